@@ -1,0 +1,41 @@
+// The semantics expression language: text -> kq::Expr (plain data, see plugin-api/kq/expr.hpp).
+//
+// Grammar (whitespace ignored):
+//   expr    := compare
+//   compare := additive (('<' | '<=' | '>' | '>=' | '==' | '!=') additive)?
+//   additive:= term (('+' | '-') term)*
+//   term    := unary (('*' | '/') unary)*
+//   unary   := '-' unary | primary
+//   primary := number | name | name '(' expr (',' expr)* ')' | '(' expr ')'
+// Numbers: decimal literals with optional fraction and exponent (1, 0.5, 1e-3, .25), plus the
+// names inf and nan. Names: the spec's inputs, or the functions relu, abs, exp, log, sqrt, tanh,
+// sigmoid, erf, gelu, silu (one argument), max, min (two), select, clamp (three).
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kq/expr.hpp"
+
+namespace kq {
+
+struct ExprParseError {
+  int column = 0;  // 1-based column in the expression text
+  std::string message;
+};
+
+struct ExprParseResult {
+  std::optional<Expr> expr;            // set on success
+  std::optional<ExprParseError> error;  // set on failure
+};
+
+// Parses `text`. Names that are not functions resolve to an index into `input_names`; any other
+// name is an error at its column. Never throws for bad text.
+ExprParseResult parse_expr(std::string_view text, const std::vector<std::string>& input_names);
+
+// Writes an expression back as text in the language (fully parenthesised); used in reports and
+// by code generators that want a readable comment.
+std::string to_text(const Expr& e, const std::vector<std::string>& input_names);
+
+}  // namespace kq

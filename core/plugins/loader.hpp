@@ -1,0 +1,52 @@
+// Plugin discovery and loading (Boost.DLL). Every failure becomes one LoadError line; loading
+// goes on with the other plugins.
+#pragma once
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kq/arm.hpp"
+
+namespace kq {
+
+// One arm and the library that holds its code. The arm is destroyed before the library is
+// unloaded (the member order below guarantees it).
+struct LoadedArm {
+  std::shared_ptr<void> library;  // keeps the shared object loaded
+  std::filesystem::path plugin_file;
+  ArmIdentity identity;
+  std::unique_ptr<IKernelArm> arm;
+
+  LoadedArm() = default;
+  LoadedArm(LoadedArm&&) = default;
+  LoadedArm& operator=(LoadedArm&&) = default;
+  ~LoadedArm() { arm.reset(); }
+};
+
+struct LoadError {
+  std::filesystem::path file;
+  std::string message;  // one line: what failed and why
+};
+
+struct PluginSet {
+  std::vector<LoadedArm> arms;  // sorted by name
+  std::vector<LoadError> errors;
+  std::vector<std::filesystem::path> searched;  // directories looked in, in order
+};
+
+struct PluginSearch {
+  std::vector<std::filesystem::path> dirs;   // every *.so inside is a candidate
+  std::vector<std::filesystem::path> files;  // explicit plugin files
+};
+
+// The search the command line uses: --plugin-dir dirs (or, when none is given, the "plugins"
+// folder beside the kq binary), then every directory in KQ_PLUGIN_PATH (':'-separated), then
+// --plugin files.
+PluginSearch default_plugin_search(const std::filesystem::path& exe_dir,
+                                   const std::vector<std::filesystem::path>& cli_dirs,
+                                   const std::vector<std::filesystem::path>& cli_files);
+
+PluginSet load_plugins(const PluginSearch& search);
+
+}  // namespace kq

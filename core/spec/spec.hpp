@@ -1,0 +1,78 @@
+// A loaded, validated spec: the operation contract handed to arms (kq::OpSpec) plus what the
+// host alone needs (comparison rule, qualification extras, timing policy, decision).
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kq/op_spec.hpp"
+
+namespace kq {
+
+struct CompareRule {
+  enum class Kind { bitwise, ulp, tolerance };
+  Kind kind = Kind::bitwise;
+  std::int64_t max_ulp = 0;  // ulp
+  double atol = 0.0;         // tolerance: |got - want| <= atol + rtol * |want|; NaN never passes
+  double rtol = 0.0;
+};
+
+struct QualificationExtras {
+  std::uint64_t seed = 20261129;
+  std::vector<std::int64_t> extra_sizes;  // element counts added to the built-in case sizes
+  double hang_timeout_s = 60.0;           // a worker silent this long is killed: verdict hung
+};
+
+struct TimingPolicy {
+  enum class L2 { flush, rotate, warm };
+  std::vector<std::int64_t> sizes;  // element counts
+  L2 l2 = L2::flush;
+  std::vector<std::string> modes{"single"};  // single, graph
+  int min_rounds = 10;
+  int max_rounds = 200;
+  double max_seconds = 30.0;  // per size, all arms together
+  double warmup_ms = 50.0;    // per arm and size
+};
+
+struct Decision {
+  std::string baseline;       // arm name
+  double min_speedup = 1.03;  // a win smaller than this, or inside the noise, is no win
+};
+
+struct Spec {
+  OpSpec op;
+  CompareRule compare;
+  QualificationExtras qualification;
+  TimingPolicy timing;
+  Decision decision;
+  std::string path;    // the file it was read from
+  std::string text;    // its exact contents
+  std::string sha256;  // of `text`
+};
+
+// Every spec problem is reported as one of these; what() is "file:line:column: field: message".
+class SpecError : public std::runtime_error {
+ public:
+  SpecError(std::string file, int line, int column, std::string field, std::string message);
+  const std::string& file() const { return file_; }
+  int line() const { return line_; }      // 1-based
+  int column() const { return column_; }  // 1-based
+  const std::string& field() const { return field_; }  // dotted path, e.g. "timing.sizes[2]"
+  const std::string& message() const { return message_; }
+
+ private:
+  std::string file_;
+  int line_;
+  int column_;
+  std::string field_;
+  std::string message_;
+};
+
+// Reads and validates a spec file. Throws SpecError (also for an unreadable file, at 0:0).
+Spec load_spec(const std::filesystem::path& file);
+// The same from text; `file` is used in error messages only.
+Spec parse_spec(const std::string& text, const std::string& file);
+
+}  // namespace kq

@@ -1,0 +1,63 @@
+// Tensor views: a non-owning description of a caller-owned buffer. Shapes and strides are in
+// elements; the data pointer is kept as is, so offsets and alignment are visible to the arm.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace kq {
+
+enum class DType : std::uint8_t { f32, f64 };
+enum class Device : std::uint8_t { cpu, cuda };
+
+inline constexpr std::size_t dtype_size(DType t) { return t == DType::f32 ? 4 : 8; }
+inline constexpr std::string_view to_string(DType t) { return t == DType::f32 ? "f32" : "f64"; }
+inline constexpr std::string_view to_string(Device d) { return d == Device::cpu ? "cpu" : "cuda"; }
+
+inline constexpr int kMaxRank = 8;
+
+struct TensorView {
+  void* data = nullptr;
+  DType dtype = DType::f32;
+  Device device = Device::cpu;
+  int rank = 0;
+  std::array<std::int64_t, kMaxRank> shape{};
+  std::array<std::int64_t, kMaxRank> strides{};  // in elements; may be 0 (broadcast) or negative
+
+  std::int64_t numel() const {
+    std::int64_t n = 1;
+    for (int i = 0; i < rank; ++i) n *= shape[i];
+    return n;
+  }
+  // Row-major dense: the innermost stride is 1 and each outer stride is the product of the
+  // extents inside it (extents of 1 may carry any stride).
+  bool is_contiguous() const {
+    std::int64_t expect = 1;
+    for (int i = rank - 1; i >= 0; --i) {
+      if (shape[i] != 1 && strides[i] != expect) return false;
+      expect *= shape[i];
+    }
+    return true;
+  }
+  // The largest power of two (up to 256) that divides the data pointer.
+  std::size_t alignment() const {
+    auto p = reinterpret_cast<std::uintptr_t>(data);
+    std::size_t a = 1;
+    while (a < 256 && (p % (a * 2)) == 0) a *= 2;
+    return a;
+  }
+  // Row-major contiguous view of `n` elements starting at `data`, as a rank-1 tensor.
+  static TensorView contiguous_1d(void* data, std::int64_t n, DType t, Device d) {
+    TensorView v;
+    v.data = data;
+    v.dtype = t;
+    v.device = d;
+    v.rank = 1;
+    v.shape[0] = n;
+    v.strides[0] = 1;
+    return v;
+  }
+};
+
+}  // namespace kq
