@@ -34,6 +34,6 @@ function(kq_add_plugin target)
     CXX_VISIBILITY_PRESET hidden
     CUDA_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON
-    INSTALL_RPATH "$ORIGIN:$ORIGIN/../lib")
+    INSTALL_RPATH "$ORIGIN:$ORIGIN/../../lib")
   install(TARGETS ${target} LIBRARY DESTINATION bin/plugins)
 endfunction()
