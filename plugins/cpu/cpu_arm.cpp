@@ -1,0 +1,176 @@
+// cpu_tbb: evaluates any spec's expression on the CPU in the spec's dtype (float32 arithmetic for
+// f32, float64 for f64), block-wise and in parallel with TBB. prepare() compiles the expression
+// (program.hpp); run() checks the views (validate.hpp) and executes (executor.hpp). No exception
+// crosses the plugin boundary: every interface method catches and returns a Status.
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "executor.hpp"
+#include "kq/plugin_api.hpp"
+#include "program.hpp"
+#include "validate.hpp"
+
+#ifndef KQ_CPU_EXTRA_FLAGS
+#define KQ_CPU_EXTRA_FLAGS ""
+#endif
+
+namespace kq::cpu {
+namespace {
+
+Status from_exception() {
+  try {
+    throw;
+  } catch (const std::bad_alloc&) {
+    return Status::error("cpu_tbb: out of memory");
+  } catch (const std::exception& e) {
+    return Status::error(std::string("cpu_tbb: ") + e.what());
+  } catch (...) {
+    return Status::error("cpu_tbb: unknown exception");
+  }
+}
+
+Status check_spec(const OpSpec& spec) {
+  if (spec.dtype != DType::f32 && spec.dtype != DType::f64) {
+    return Status::unsupported("dtype is neither f32 nor f64");
+  }
+  if (spec.inputs.size() > static_cast<std::size_t>(kMaxInputs)) {
+    return Status::unsupported("the spec has " + std::to_string(spec.inputs.size()) +
+                               " inputs; cpu_tbb handles at most " + std::to_string(kMaxInputs));
+  }
+  if (spec.outputs.size() != 1) {
+    return Status::unsupported("the spec has " + std::to_string(spec.outputs.size()) +
+                               " outputs; cpu_tbb computes exactly one (the semantics expression)");
+  }
+  if (std::string err = check_expr(spec.semantics, static_cast<int>(spec.inputs.size()));
+      !err.empty()) {
+    return Status::unsupported("cannot compile the semantics: " + err);
+  }
+  return Status::ok();
+}
+
+template <class T>
+RunViews<T> make_views(std::span<const TensorView> inputs, const TensorView& output,
+                       const CheckedViews& checked) {
+  RunViews<T> v;
+  v.numel = checked.numel;
+  v.inputs.reserve(inputs.size());
+  for (const TensorView& in : inputs) v.inputs.push_back(simplify<T>(in));
+  v.output = simplify<T>(output);
+  // An exactly aliased input may be read in place by the root instruction itself; then the root
+  // goes through scratch, keeping the kernels' __restrict promise.
+  v.output_direct = v.output.dense && !checked.any_alias;
+  return v;
+}
+
+class CpuTbbArm final : public IKernelArm {
+ public:
+  ArmIdentity identity() const override {
+    ArmIdentity id;
+    id.name = "cpu_tbb";
+    id.family = "cpu";
+    id.device = Device::cpu;
+    id.version = "1";
+    try {
+      id.sources = build::source_files();
+      id.compile_flags = build::compile_flags();
+    } catch (...) {
+      // identity() cannot report a Status; a failed allocation leaves the lists empty.
+    }
+    return id;
+  }
+
+  Status supports(const OpSpec& spec) const override {
+    try {
+      return check_spec(spec);
+    } catch (...) {
+      return from_exception();
+    }
+  }
+
+  Status prepare(const Problem& problem) override {
+    try {
+      prepared_.reset();
+      if (problem.spec == nullptr) return Status::error("prepare: the problem has no spec");
+      const OpSpec& spec = *problem.spec;
+      if (Status s = check_spec(spec); !s.is_ok()) return s;
+      auto state = std::make_unique<Prepared>();
+      if (Status s = make_spec_facts(spec, state->facts); !s.is_ok()) return s;
+      CheckedViews checked;
+      if (Status s = check_views(state->facts, problem.inputs, problem.outputs, checked);
+          !s.is_ok()) {
+        return s;
+      }
+      CompileResult c = compile(spec.semantics, static_cast<int>(spec.inputs.size()), spec.dtype);
+      if (!c.program) return Status::error("compile: " + c.error);
+      state->program = std::move(*c.program);
+      if (spec.dtype == DType::f32) {
+        state->typed.emplace<TypedProgram<float>>(state->program);
+      } else {
+        state->typed.emplace<TypedProgram<double>>(state->program);
+      }
+      prepared_ = std::move(state);
+      return Status::ok();
+    } catch (...) {
+      prepared_.reset();
+      return from_exception();
+    }
+  }
+
+  Status run(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
+             void* /*stream: CPU arms get nullptr and finish before returning*/) override {
+    try {
+      if (!prepared_) return Status::error("run: called before a successful prepare()");
+      const Prepared& st = *prepared_;
+      CheckedViews checked;
+      if (Status s = check_views(st.facts, inputs, outputs, checked); !s.is_ok()) return s;
+      if (checked.numel == 0) return Status::ok();
+      if (const auto* p = std::get_if<TypedProgram<float>>(&st.typed)) {
+        execute(*p, make_views<float>(inputs, outputs[0], checked), pool_);
+      } else if (const auto* p = std::get_if<TypedProgram<double>>(&st.typed)) {
+        execute(*p, make_views<double>(inputs, outputs[0], checked), pool_);
+      } else {
+        return Status::error("run: no typed program");
+      }
+      return Status::ok();
+    } catch (...) {
+      return from_exception();
+    }
+  }
+
+  std::vector<Artifact> artifacts() const override {
+    std::vector<Artifact> out;
+    try {
+      if (prepared_) {
+        const std::int64_t block =
+            prepared_->program.dtype == DType::f32 ? kBlock<float> : kBlock<double>;
+        out.push_back({"source", "program.txt",
+                       prepared_->program.listing(prepared_->facts.input_names, block)});
+      }
+      out.push_back(
+          {"flags", "flags.txt",
+           std::string(build::compile_flags()) + "\ntarget options: " + KQ_CPU_EXTRA_FLAGS + "\n"});
+    } catch (...) {
+      // artifacts() cannot report a Status; return what was gathered.
+    }
+    return out;
+  }
+
+ private:
+  struct Prepared {
+    SpecFacts facts;
+    Program program;
+    std::variant<std::monostate, TypedProgram<float>, TypedProgram<double>> typed;
+  };
+  std::unique_ptr<Prepared> prepared_;
+  ScratchPool pool_;
+};
+
+void make_arms(ArmList& out) { out.push_back(std::make_unique<CpuTbbArm>()); }
+
+}  // namespace
+}  // namespace kq::cpu
+
+KQ_EXPORT_ARMS(kq::cpu::make_arms)

@@ -1,0 +1,197 @@
+#include "program.hpp"
+
+#include <bit>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+#include "ops.hpp"
+
+namespace kq::cpu {
+namespace {
+
+bool valid_op(Op op) { return static_cast<unsigned>(op) <= static_cast<unsigned>(Op::clamp); }
+
+// Evaluates `op` once on constant operands in T, through the same functors the kernels use.
+template <class T>
+double fold_in(Op op, const double* a) {
+  T r{};
+  ops::visit_op(op, [&]<class F>() {
+    if constexpr (requires(T x) { F::f(x); }) {
+      r = F::f(static_cast<T>(a[0]));
+    } else if constexpr (requires(T x) { F::f(x, x); }) {
+      r = F::f(static_cast<T>(a[0]), static_cast<T>(a[1]));
+    } else {
+      r = F::f(static_cast<T>(a[0]), static_cast<T>(a[1]), static_cast<T>(a[2]));
+    }
+  });
+  return static_cast<double>(r);
+}
+
+double fold(DType t, Op op, const double* a) {
+  return t == DType::f32 ? fold_in<float>(op, a) : fold_in<double>(op, a);
+}
+
+double round_to(DType t, double v) {
+  return t == DType::f32 ? static_cast<double>(static_cast<float>(v)) : v;
+}
+
+}  // namespace
+
+std::string check_expr(const Expr& e, int num_inputs) {
+  const int n = static_cast<int>(e.nodes.size());
+  if (n == 0) return "the expression has no nodes";
+  if (n > kMaxNodes) {
+    return "the expression has " + std::to_string(n) + " nodes; cpu_tbb compiles at most " +
+           std::to_string(kMaxNodes);
+  }
+  for (int i = 0; i < n; ++i) {
+    const ExprNode& node = e.nodes[i];
+    const std::string where = "node " + std::to_string(i) + ": ";
+    if (!valid_op(node.op)) return where + "unknown op";
+    if (node.op == Op::input && (node.input < 0 || node.input >= num_inputs)) {
+      return where + "input index " + std::to_string(node.input) + " out of range";
+    }
+    for (int k = 0; k < arity(node.op); ++k) {
+      if (node.args[k] < 0 || node.args[k] >= i) {
+        return where + "operand " + std::to_string(k) + " is not an earlier node";
+      }
+    }
+  }
+  return {};
+}
+
+CompileResult compile(const Expr& e, int num_inputs, DType dtype) {
+  CompileResult out;
+  if (std::string err = check_expr(e, num_inputs); !err.empty()) {
+    out.error = err;
+    return out;
+  }
+  const int n = static_cast<int>(e.nodes.size());
+
+  // Keep what the root depends on: a node list may carry dead nodes.
+  std::vector<char> live(n, 0);
+  live[n - 1] = 1;
+  for (int i = n - 1; i >= 0; --i) {
+    if (!live[i]) continue;
+    for (int k = 0; k < arity(e.nodes[i].op); ++k) live[e.nodes[i].args[k]] = 1;
+  }
+
+  Program p;
+  p.dtype = dtype;
+  p.text = e.text;
+  std::vector<int> value_of(n, -1);
+  // Hash-consing key: (op, input, constant bits, operand values). Equal keys compute equal values.
+  using Key = std::tuple<int, int, std::uint64_t, int, int, int>;
+  std::map<Key, int> seen;
+
+  for (int i = 0; i < n; ++i) {
+    if (!live[i]) continue;
+    const ExprNode& node = e.nodes[i];
+    Value v;
+    int src[3] = {-1, -1, -1};
+    bool all_const = arity(node.op) > 0;
+    for (int k = 0; k < arity(node.op); ++k) {
+      src[k] = value_of[node.args[k]];
+      all_const = all_const && p.values[src[k]].kind == ValueKind::constant;
+    }
+    if (node.op == Op::input) {
+      v.kind = ValueKind::input;
+      v.input = node.input;
+    } else if (node.op == Op::constant || all_const) {
+      double args[3] = {0, 0, 0};
+      for (int k = 0; k < arity(node.op); ++k) args[k] = p.values[src[k]].constant;
+      v.kind = ValueKind::constant;
+      v.constant =
+          node.op == Op::constant ? round_to(dtype, node.value) : fold(dtype, node.op, args);
+    }
+    const Key key{
+        v.kind == ValueKind::temp ? static_cast<int>(node.op) : -1 - static_cast<int>(v.kind),
+        v.input,
+        std::bit_cast<std::uint64_t>(v.constant),
+        v.kind == ValueKind::temp ? src[0] : -1,
+        v.kind == ValueKind::temp ? src[1] : -1,
+        v.kind == ValueKind::temp ? src[2] : -1};
+    if (auto it = seen.find(key); it != seen.end()) {
+      value_of[i] = it->second;
+      continue;
+    }
+    const int id = static_cast<int>(p.values.size());
+    p.values.push_back(v);
+    seen.emplace(key, id);
+    value_of[i] = id;
+    if (v.kind == ValueKind::temp) {
+      Instr in;
+      in.op = node.op;
+      in.dst = id;
+      for (int k = 0; k < 3; ++k) in.src[k] = src[k];
+      p.instrs.push_back(in);
+    }
+  }
+  p.root = value_of[n - 1];
+
+  // Slots. Inputs and constants keep theirs for the whole block; a temp's slot is taken before its
+  // operands' slots are released, so an instruction never writes a slot it reads (the kernels
+  // declare their output __restrict).
+  int next_slot = 0;
+  for (Value& v : p.values) {
+    if (v.kind != ValueKind::temp) v.slot = next_slot++;
+  }
+  std::vector<int> uses(p.values.size(), 0);
+  for (const Instr& in : p.instrs) {
+    for (int k = 0; k < arity(in.op); ++k) ++uses[in.src[k]];
+  }
+  std::vector<int> free_slots;
+  for (const Instr& in : p.instrs) {
+    int slot;
+    if (!free_slots.empty()) {
+      slot = free_slots.back();
+      free_slots.pop_back();
+    } else {
+      slot = next_slot++;
+    }
+    p.values[in.dst].slot = slot;
+    for (int k = 0; k < arity(in.op); ++k) {
+      const int s = in.src[k];
+      if (--uses[s] == 0 && p.values[s].kind == ValueKind::temp && s != p.root) {
+        free_slots.push_back(p.values[s].slot);
+      }
+    }
+  }
+  p.num_slots = next_slot;
+  out.program = std::move(p);
+  return out;
+}
+
+std::string Program::listing(const std::vector<std::string>& input_names,
+                             std::int64_t block) const {
+  std::ostringstream os;
+  os.precision(17);
+  os << "# cpu_tbb program for: " << text << "\n"
+     << "# arithmetic: " << (dtype == DType::f32 ? "float32" : "float64") << ", block of " << block
+     << " elements, " << num_slots << " scratch slots of one block each\n"
+     << "# each instruction is one loop over the block; dense inputs are read in place, strided\n"
+     << "# ones gathered into their slot; the last one writes a dense output directly\n";
+  auto name = [&](int v) { return "%" + std::to_string(v); };
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const Value& v = values[i];
+    if (v.kind == ValueKind::input) {
+      const std::string nm = v.input < static_cast<int>(input_names.size())
+                                 ? input_names[v.input]
+                                 : "#" + std::to_string(v.input);
+      os << name(static_cast<int>(i)) << " = input " << nm << "  [slot " << v.slot << "]\n";
+    } else if (v.kind == ValueKind::constant) {
+      os << name(static_cast<int>(i)) << " = constant " << v.constant << "  [slot " << v.slot
+         << "]\n";
+    }
+  }
+  for (const Instr& in : instrs) {
+    os << name(in.dst) << " = " << to_string(in.op);
+    for (int k = 0; k < arity(in.op); ++k) os << (k ? ", " : " ") << name(in.src[k]);
+    os << "  [slot " << values[in.dst].slot << "]\n";
+  }
+  os << "out = " << name(root) << "\n";
+  return os.str();
+}
+
+}  // namespace kq::cpu
