@@ -22,7 +22,8 @@ function(kq_add_plugin target)
   add_custom_command(
     OUTPUT "${gen}"
     COMMAND ${CMAKE_COMMAND} "-DOUT=${gen}" "-DROOT=${PROJECT_SOURCE_DIR}" "-DFILES=${abs_sources}"
-            "-DFLAGS=${flags}" -P "${KQ_HASH_SCRIPT}"
+            "-DFLAGS=${flags} $<JOIN:$<TARGET_PROPERTY:${target},COMPILE_OPTIONS>, >"
+            -P "${KQ_HASH_SCRIPT}"
     DEPENDS ${abs_sources} "${KQ_HASH_SCRIPT}"
     COMMENT "Hashing sources of ${target}"
     VERBATIM)
@@ -36,4 +37,8 @@ function(kq_add_plugin target)
     VISIBILITY_INLINES_HIDDEN ON
     INSTALL_RPATH "$ORIGIN:$ORIGIN/../../lib")
   install(TARGETS ${target} LIBRARY DESTINATION bin/plugins)
+  if(NOT TARGET kq_all_plugins)
+    add_custom_target(kq_all_plugins)
+  endif()
+  add_dependencies(kq_all_plugins ${target})
 endfunction()

@@ -41,7 +41,9 @@ inline double min(double a, double b) {
 
 inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
-inline double gelu(double x) { return 0.5 * x * (1.0 + std::erf(x / std::numbers::sqrt2)); }
+// 0.5 x (1 + erf(x / sqrt 2)) written with erfc: the same function, without the cancellation
+// of 1 + erf(...) for negative x (at x = -7.5 the erf form is wrong in the 4th digit).
+inline double gelu(double x) { return 0.5 * x * std::erfc(-x / std::numbers::sqrt2); }
 
 inline double silu(double x) { return x * sigmoid(x); }
 
