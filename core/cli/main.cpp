@@ -1,3 +1,64 @@
-#include <cstdio>
-#include "util/version.hpp"
-int main() { std::printf("kq %s\n", kq::kq_version()); }
+// kq: qualify and benchmark compute kernels. The command line parses options and calls the
+// pipeline's stages; each subcommand lives in its own file.
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cli/common.hpp"
+#include "spec/spec.hpp"
+
+namespace {
+
+const char* kUsage = R"(usage: kq <command> [options]
+
+commands:
+  list               the arms found, their family and device, and plugins that failed to load
+  check-spec FILE    validate a spec; errors name file:line:column and the field
+  run SPEC           qualify every arm on the spec, time the qualified ones, report, decide
+  report RUN_DIR     rebuild report.md and summary.json from a run directory
+  version            kq's version and the commit it was built from
+
+`kq <command> --help` gives each command's options.
+
+exit codes:
+  0  ok
+  1  a candidate failed qualification (rejected, crashed or hung)
+  2  bad usage or a bad spec
+  3  internal error
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace kq::cli;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::cout << kUsage;
+    return args.empty() ? kBadUsage : kOk;
+  }
+  if (args[0] == "--version") args[0] = "version";
+  const std::map<std::string, int (*)(const std::vector<std::string>&)> commands = {
+      {"list", cmd_list},       {"check-spec", cmd_check_spec},
+      {"run", cmd_run},         {"report", cmd_report},
+      {"version", cmd_version}, {"__worker-qualify", cmd_worker_qualify},
+      {"__worker-time", cmd_worker_time}};
+  auto it = commands.find(args[0]);
+  if (it == commands.end()) {
+    std::cerr << "kq: unknown command '" << args[0] << "'\n\n" << kUsage;
+    return kBadUsage;
+  }
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  try {
+    return it->second(rest);
+  } catch (const UsageError& e) {
+    std::cerr << "kq " << args[0] << ": " << e.what() << "\n";
+    return kBadUsage;
+  } catch (const kq::SpecError& e) {
+    std::cerr << e.what() << "\n";
+    return kBadUsage;
+  } catch (const std::exception& e) {
+    std::cerr << "kq " << args[0] << ": internal error: " << e.what() << "\n";
+    return kInternal;
+  }
+}

@@ -10,6 +10,11 @@
 // Numbers: decimal literals with optional fraction and exponent (1, 0.5, 1e-3, .25), plus the
 // names inf and nan. Names: the spec's inputs, or the functions relu, abs, exp, log, sqrt, tanh,
 // sigmoid, erf, gelu, silu (one argument), max, min (two), select, clamp (three).
+// A name is looked up as a function first, then as the constant inf or nan, then as an input: an
+// input named like a function or a constant cannot be referenced (the error says so). A leading
+// '-' is always the neg operator, so "-1" is neg(1), never a negative constant. Comparisons do
+// not chain: "a < b < c" is an error; write "(a < b) < c". Nesting ('(', calls, unary '-') is
+// limited to 256 levels so that hostile text cannot exhaust the stack.
 #pragma once
 #include <optional>
 #include <string>
@@ -35,7 +40,8 @@ struct ExprParseResult {
 ExprParseResult parse_expr(std::string_view text, const std::vector<std::string>& input_names);
 
 // Writes an expression back as text in the language (fully parenthesised); used in reports and
-// by code generators that want a readable comment.
+// by code generators that want a readable comment. Constants use 17 significant digits, so for
+// anything parse_expr produced, parse_expr(to_text(e)) gives the identical node list.
 std::string to_text(const Expr& e, const std::vector<std::string>& input_names);
 
 }  // namespace kq

@@ -16,11 +16,18 @@
 
 namespace kq {
 
-// One element: `inputs[i]` is the value of input i.
+// One element: `inputs[i]` is the value of input i. For speed nothing is checked: `e` must be
+// well-formed (as parse_expr makes it) and `inputs` must cover every input index it reads. An
+// empty expression gives NaN. Allocates nothing for expressions of up to 64 nodes.
 double eval_scalar(const Expr& e, std::span<const double> inputs);
 
 // Every element of `out` (host memory; any strides, rank up to kMaxRank) from `inputs` of the
 // same shape (host memory; any strides, 0 for broadcast), in parallel with TBB.
+// `inputs` holds exactly as many views as the expression's largest input index + 1. Throws
+// std::invalid_argument, before writing anything, for a malformed expression, a wrong input
+// count, a shape mismatch, a device other than cpu, a missing data pointer, a rank outside
+// 0..kMaxRank, or an output with stride 0 over more than one element. Overlap between the output
+// and an input is not checked: an exact alias (in place) works; any other overlap is undefined.
 void eval_reference(const Expr& e, std::span<const TensorView> inputs, const TensorView& out);
 
 }  // namespace kq

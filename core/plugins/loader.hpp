@@ -32,12 +32,15 @@ struct LoadError {
 struct PluginSet {
   std::vector<LoadedArm> arms;  // sorted by name
   std::vector<LoadError> errors;
-  std::vector<std::filesystem::path> searched;  // directories looked in, in order
+  std::vector<std::filesystem::path> searched;  // directories looked in, in order (absent ones too)
 };
 
 struct PluginSearch {
   std::vector<std::filesystem::path> dirs;   // every *.so inside is a candidate
   std::vector<std::filesystem::path> files;  // explicit plugin files
+  // Entries of `dirs` that may be absent without an error: the default folder beside the binary.
+  // A folder the user named (--plugin-dir, KQ_PLUGIN_PATH) that does not exist is a LoadError.
+  std::vector<std::filesystem::path> may_be_absent;
 };
 
 // The search the command line uses: --plugin-dir dirs (or, when none is given, the "plugins"

@@ -18,9 +18,12 @@ namespace kq::detail {
 inline std::uint32_t plugin_abi_version() { return kAbiVersion; }
 }  // namespace kq::detail
 
-#define KQ_PLUGIN_ALIAS_(symbol, alias_name)                                              \
-  extern "C" __attribute__((visibility("default"), section("boostdll"), weak))           \
-  const void* alias_name = reinterpret_cast<const void*>(reinterpret_cast<std::intptr_t>(&symbol));
+// Declared extern "C" first, then defined (as BOOST_DLL_ALIAS does): a single `extern "C" T x =
+// init;` is valid but makes GCC warn "initialized and declared 'extern'" in every plugin.
+#define KQ_PLUGIN_ALIAS_(symbol, alias_name)                                \
+  extern "C" __attribute__((visibility("default"))) const void* alias_name; \
+  __attribute__((section("boostdll"), weak)) const void* alias_name =       \
+      reinterpret_cast<const void*>(reinterpret_cast<std::intptr_t>(&symbol));
 
 #define KQ_EXPORT_ARMS(create_fn)                                  \
   namespace {                                                      \

@@ -3,6 +3,7 @@
 #include "kq/abi.hpp"
 #include "kq/arm.hpp"
 #include "kq/build_info.hpp"
+#include "kq/contract.hpp"
 #include "kq/export.hpp"
 #include "kq/expr.hpp"
 #include "kq/op_spec.hpp"

@@ -1,0 +1,31 @@
+#include <iostream>
+
+#include "cli/common.hpp"
+#include "expr/parser.hpp"
+#include "spec/spec.hpp"
+
+namespace kq::cli {
+
+int cmd_check_spec(const std::vector<std::string>& args) {
+  po::options_description opts("check-spec options");
+  opts.add_options()("spec", po::value<std::vector<std::string>>()->required(), "spec file(s)");
+  po::positional_options_description pos;
+  pos.add("spec", -1);
+  po::variables_map vm;
+  if (!parse_subcommand("kq check-spec FILE [FILE...]", opts, pos, args, vm)) return kOk;
+  int rc = kOk;
+  for (const auto& f : vm["spec"].as<std::vector<std::string>>()) {
+    try {
+      Spec s = load_spec(f);
+      std::cout << f << ": ok: " << s.op.op << " = " << to_text(s.op.semantics, s.op.inputs) << " ("
+                << to_string(s.op.dtype) << ", " << s.op.inputs.size() << " inputs, "
+                << s.timing.sizes.size() << " timing sizes, baseline " << s.decision.baseline << ")\n";
+    } catch (const SpecError& e) {
+      std::cerr << e.what() << "\n";
+      rc = kBadUsage;
+    }
+  }
+  return rc;
+}
+
+}  // namespace kq::cli

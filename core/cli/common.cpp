@@ -1,0 +1,85 @@
+#include "cli/common.hpp"
+
+#include <iostream>
+#include <sstream>
+
+#include "worker/supervise.hpp"
+
+namespace kq::cli {
+
+void add_plugin_options(po::options_description& d) {
+  d.add_options()
+      ("plugin-dir", po::value<std::vector<std::string>>()->composing(),
+       "load every plugin in DIR (repeatable; replaces the default plugins/ beside kq)")
+      ("plugin", po::value<std::vector<std::string>>()->composing(), "load the plugin FILE (repeatable)");
+}
+
+PluginSet load_plugins_from(const po::variables_map& vm, bool print_errors) {
+  std::vector<std::filesystem::path> dirs, files;
+  if (vm.count("plugin-dir"))
+    for (const auto& d : vm["plugin-dir"].as<std::vector<std::string>>()) dirs.emplace_back(d);
+  if (vm.count("plugin"))
+    for (const auto& f : vm["plugin"].as<std::vector<std::string>>()) files.emplace_back(f);
+  PluginSet set = load_plugins(default_plugin_search(self_executable().parent_path(), dirs, files));
+  if (print_errors)
+    for (const auto& e : set.errors) std::cerr << "kq: plugin " << e.file.string() << ": " << e.message << "\n";
+  return set;
+}
+
+bool parse_subcommand(const std::string& usage, const po::options_description& options,
+                      const po::positional_options_description& positional,
+                      const std::vector<std::string>& args, po::variables_map& vm) {
+  po::options_description all(options);
+  all.add_options()("help,h", "show this help");
+  try {
+    po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
+    if (vm.count("help")) {
+      std::cout << "usage: " << usage << "\n\n" << all << "\n";
+      return false;
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::ostringstream s;
+    s << e.what() << "\nusage: " << usage;
+    throw UsageError(s.str());
+  }
+  return true;
+}
+
+std::vector<std::string> split_csv(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  std::istringstream in(s);
+  while (std::getline(in, cur, ','))
+    if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+std::vector<std::int64_t> parse_sizes(const std::string& s) {
+  std::vector<std::int64_t> out;
+  for (const auto& item : split_csv(s)) {
+    std::size_t used = 0;
+    std::int64_t v = 0;
+    try {
+      if (auto caret = item.find('^'); caret != std::string::npos) {
+        std::int64_t base = std::stoll(item.substr(0, caret), &used);
+        if (used != caret) throw std::invalid_argument(item);
+        int e = std::stoi(item.substr(caret + 1), &used);
+        if (used != item.size() - caret - 1 || e < 0 || e > 62) throw std::invalid_argument(item);
+        v = 1;
+        for (int i = 0; i < e; ++i) v *= base;
+      } else {
+        v = std::stoll(item, &used);
+        if (used != item.size()) throw std::invalid_argument(item);
+      }
+    } catch (const std::logic_error&) {
+      throw UsageError("--sizes: '" + item + "' is not an element count (write 4096 or 2^12)");
+    }
+    if (v <= 0) throw UsageError("--sizes: '" + item + "' must be positive");
+    out.push_back(v);
+  }
+  if (out.empty()) throw UsageError("--sizes: no sizes given");
+  return out;
+}
+
+}  // namespace kq::cli

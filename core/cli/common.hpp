@@ -1,0 +1,49 @@
+// Shared pieces of the command line: exit codes, plugin options, arm selection.
+#pragma once
+#include <boost/program_options.hpp>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "plugins/loader.hpp"
+
+namespace kq::cli {
+
+// Documented in README.md and `kq --help`.
+enum ExitCode : int {
+  kOk = 0,
+  kCandidateFailed = 1,  // an arm failed qualification (rejected, crashed or hung)
+  kBadUsage = 2,         // bad usage or a bad spec
+  kInternal = 3,         // kq itself failed
+};
+
+// Thrown for bad usage; main prints the message and exits with kBadUsage.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+namespace po = boost::program_options;
+
+// --plugin-dir, --plugin (both repeatable).
+void add_plugin_options(po::options_description& d);
+// Loads plugins as the options and KQ_PLUGIN_PATH say; prints load errors to stderr unless quiet.
+PluginSet load_plugins_from(const po::variables_map& vm, bool print_errors);
+
+// Parses args of a subcommand; prints help and returns false when --help was given.
+bool parse_subcommand(const std::string& usage, const po::options_description& options,
+                      const po::positional_options_description& positional,
+                      const std::vector<std::string>& args, po::variables_map& vm);
+
+std::vector<std::string> split_csv(const std::string& s);
+// "4096,65536,2^20" -> element counts; throws UsageError on anything else.
+std::vector<std::int64_t> parse_sizes(const std::string& s);
+
+int cmd_list(const std::vector<std::string>& args);
+int cmd_check_spec(const std::vector<std::string>& args);
+int cmd_run(const std::vector<std::string>& args);
+int cmd_report(const std::vector<std::string>& args);
+int cmd_version(const std::vector<std::string>& args);
+int cmd_worker_qualify(const std::vector<std::string>& args);
+int cmd_worker_time(const std::vector<std::string>& args);
+
+}  // namespace kq::cli

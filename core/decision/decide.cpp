@@ -1,0 +1,127 @@
+#include "decision/decide.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+
+#include "timing/stats.hpp"
+
+namespace kq {
+namespace {
+
+double median_of(std::vector<double>& v) {
+  auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  double m = *mid;
+  if (v.size() % 2 == 0) m = (m + *std::max_element(v.begin(), mid)) / 2;
+  return m;
+}
+
+std::string fmt(double x) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2f", x);
+  return b;
+}
+
+}  // namespace
+
+SpeedupEstimate bootstrap_speedup(const std::vector<double>& base, const std::vector<double>& arm,
+                                  int resamples, std::uint64_t seed) {
+  SpeedupEstimate e;
+  if (base.empty() || arm.empty()) return e;
+  e.ratio = summarize(base).median / summarize(arm).median;
+  std::mt19937_64 rng(seed);
+  std::vector<double> ratios, a(arm.size()), b(base.size());
+  ratios.reserve(static_cast<std::size_t>(resamples));
+  std::uniform_int_distribution<std::size_t> pa(0, arm.size() - 1), pb(0, base.size() - 1);
+  for (int r = 0; r < resamples; ++r) {
+    for (auto& x : a) x = arm[pa(rng)];
+    for (auto& x : b) x = base[pb(rng)];
+    ratios.push_back(median_of(b) / median_of(a));
+  }
+  std::sort(ratios.begin(), ratios.end());
+  e.lo = quantile_sorted(ratios, 0.025);
+  e.hi = quantile_sorted(ratios, 0.975);
+  return e;
+}
+
+nlohmann::json decide(const std::map<std::int64_t, std::map<std::string, std::vector<double>>>& samples,
+                      const std::string& baseline, double min_speedup) {
+  using nlohmann::json;
+  json d = {{"baseline", baseline}, {"min_speedup", min_speedup}};
+  json per_size = json::array();
+  bool baseline_ran = false;
+  struct Win { std::int64_t size; std::string arm; SpeedupEstimate e; };
+  std::vector<Win> wins;
+  for (const auto& [size, arms] : samples) {
+    auto b = arms.find(baseline);
+    if (b == arms.end() || b->second.empty()) continue;
+    baseline_ran = true;
+    Win best{size, "", {}};
+    for (const auto& [name, s] : arms) {
+      if (name == baseline || s.empty()) continue;
+      SpeedupEstimate e = bootstrap_speedup(b->second, s, 2000, static_cast<std::uint64_t>(size));
+      bool wins_here = e.lo > 1.0 && e.ratio >= min_speedup;
+      if (wins_here && (best.arm.empty() || e.ratio > best.e.ratio)) best = {size, name, e};
+    }
+    json row = {{"size", size}, {"winner", best.arm.empty() ? baseline : best.arm}};
+    if (!best.arm.empty()) {
+      row["speedup"] = best.e.ratio;
+      row["lo"] = best.e.lo;
+      row["hi"] = best.e.hi;
+      wins.push_back(best);
+    }
+    per_size.push_back(row);
+  }
+  d["baseline_ran"] = baseline_ran;
+  d["per_size"] = per_size;
+
+  // Consecutive sizes won by the same arm form one range.
+  json ranges = json::array();
+  std::vector<std::int64_t> sizes;
+  for (const auto& [size, arms] : samples) sizes.push_back(size);
+  for (std::size_t i = 0; i < wins.size();) {
+    std::size_t j = i;
+    auto next_size = [&](std::int64_t s) {
+      auto it = std::upper_bound(sizes.begin(), sizes.end(), s);
+      return it == sizes.end() ? std::int64_t{-1} : *it;
+    };
+    while (j + 1 < wins.size() && wins[j + 1].arm == wins[i].arm &&
+           wins[j + 1].size == next_size(wins[j].size))
+      ++j;
+    double lo = wins[i].e.ratio, hi = wins[i].e.ratio;
+    for (std::size_t k = i; k <= j; ++k) {
+      lo = std::min(lo, wins[k].e.ratio);
+      hi = std::max(hi, wins[k].e.ratio);
+    }
+    ranges.push_back({{"arm", wins[i].arm}, {"from", wins[i].size}, {"to", wins[j].size},
+                      {"min_speedup", lo}, {"max_speedup", hi}});
+    i = j + 1;
+  }
+  d["ranges"] = ranges;
+
+  std::string sentence;
+  if (!baseline_ran) {
+    sentence = "No decision: the baseline arm " + baseline + " was not timed in this run.";
+  } else if (ranges.empty()) {
+    sentence = "Keep " + baseline + ": no arm beats it by " + fmt(min_speedup) +
+               "x or more beyond noise at any timed size.";
+  } else {
+    for (const auto& r : ranges) {
+      if (!sentence.empty()) sentence += " ";
+      std::string span = r["from"] == r["to"] ? "at " + std::to_string(r["from"].get<std::int64_t>()) + " elements"
+                                              : "for " + std::to_string(r["from"].get<std::int64_t>()) + " to " +
+                                                    std::to_string(r["to"].get<std::int64_t>()) + " elements";
+      std::string sp = fmt(r["min_speedup"].get<double>()) == fmt(r["max_speedup"].get<double>())
+                           ? fmt(r["min_speedup"].get<double>()) + "x"
+                           : fmt(r["min_speedup"].get<double>()) + "x to " + fmt(r["max_speedup"].get<double>()) + "x";
+      sentence += "Adopt " + r["arm"].get<std::string>() + " " + span + ": " + sp + " faster than " +
+                  baseline + " (95% bootstrap interval above 1).";
+    }
+    if (wins.size() < per_size.size()) sentence += " At the other sizes keep " + baseline + ".";
+  }
+  d["sentence"] = sentence;
+  return d;
+}
+
+}  // namespace kq

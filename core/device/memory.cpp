@@ -1,0 +1,125 @@
+#include "device/memory.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <utility>
+
+#include "device/cuda_check.hpp"
+#include "device/stream.hpp"
+
+namespace kq {
+
+DeviceMemory::DeviceMemory(Device device, std::size_t bytes) : device_(device), bytes_(bytes) {
+  std::size_t n = bytes == 0 ? 256 : (bytes + 255) / 256 * 256;
+  if (device == Device::cpu) {
+    data_ = std::aligned_alloc(256, n);
+    if (!data_) throw std::runtime_error("cannot allocate " + std::to_string(bytes) + " bytes of host memory");
+    return;
+  }
+#if KQ_HAVE_CUDA
+  cuda_check(cudaMalloc(&data_, n), ("cudaMalloc of " + std::to_string(bytes) + " bytes").c_str());
+#else
+  throw std::runtime_error("this kq was built without CUDA");
+#endif
+}
+
+DeviceMemory::DeviceMemory(DeviceMemory&& o) noexcept
+    : device_(o.device_), data_(std::exchange(o.data_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+
+DeviceMemory& DeviceMemory::operator=(DeviceMemory&& o) noexcept {
+  if (this != &o) {
+    release();
+    device_ = o.device_;
+    data_ = std::exchange(o.data_, nullptr);
+    bytes_ = std::exchange(o.bytes_, 0);
+  }
+  return *this;
+}
+
+DeviceMemory::~DeviceMemory() { release(); }
+
+void DeviceMemory::release() {
+  if (!data_) return;
+  if (device_ == Device::cpu) {
+    std::free(data_);
+  } else {
+#if KQ_HAVE_CUDA
+    cudaFree(data_);  // errors here are reported by the next checked call
+#endif
+  }
+  data_ = nullptr;
+}
+
+void DeviceMemory::upload(const void* host, std::size_t offset, std::size_t bytes) {
+  if (offset + bytes > bytes_) throw std::out_of_range("upload past the end of an allocation");
+  if (device_ == Device::cpu) {
+    std::memcpy(static_cast<char*>(data_) + offset, host, bytes);
+    return;
+  }
+#if KQ_HAVE_CUDA
+  auto s = static_cast<cudaStream_t>(host_copy_stream());
+  cuda_check(cudaMemcpyAsync(static_cast<char*>(data_) + offset, host, bytes,
+                             cudaMemcpyHostToDevice, s),
+             "cudaMemcpy to the device");
+  cuda_check(cudaStreamSynchronize(s), "cudaMemcpy to the device");
+#endif
+}
+
+void DeviceMemory::download(void* host, std::size_t offset, std::size_t bytes) const {
+  if (offset + bytes > bytes_) throw std::out_of_range("download past the end of an allocation");
+  if (device_ == Device::cpu) {
+    std::memcpy(host, static_cast<const char*>(data_) + offset, bytes);
+    return;
+  }
+#if KQ_HAVE_CUDA
+  auto s = static_cast<cudaStream_t>(host_copy_stream());
+  cuda_check(cudaMemcpyAsync(host, static_cast<const char*>(data_) + offset, bytes,
+                             cudaMemcpyDeviceToHost, s),
+             "cudaMemcpy from the device");
+  cuda_check(cudaStreamSynchronize(s), "cudaMemcpy from the device");
+#endif
+}
+
+void DeviceMemory::fill_byte(unsigned char value) {
+  if (device_ == Device::cpu) {
+    std::memset(data_, value, bytes_);
+    return;
+  }
+#if KQ_HAVE_CUDA
+  auto s = static_cast<cudaStream_t>(host_copy_stream());
+  cuda_check(cudaMemsetAsync(data_, value, bytes_, s), "cudaMemset");
+  cuda_check(cudaStreamSynchronize(s), "cudaMemset");
+#endif
+}
+
+bool cuda_usable(std::string* why) {
+#if KQ_HAVE_CUDA
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    if (why) *why = std::string("no CUDA device (") + cudaGetErrorString(e) + ")";
+    return false;
+  }
+  if (n == 0) {
+    if (why) *why = "no CUDA device";
+    return false;
+  }
+  return true;
+#else
+  if (why) *why = "this kq was built without CUDA";
+  return false;
+#endif
+}
+
+void device_synchronize(Device device, const char* what) {
+  if (device == Device::cpu) return;
+#if KQ_HAVE_CUDA
+  cuda_check(cudaDeviceSynchronize(), what);
+  cuda_check(cudaGetLastError(), what);
+#else
+  (void)what;
+#endif
+}
+
+}  // namespace kq

@@ -1,0 +1,44 @@
+// Owning allocations on the host or a CUDA device, with the copies qualification and timing
+// need. The host drives CUDA arms through the runtime API; no plugin code is involved.
+#pragma once
+#include <cstddef>
+#include <string>
+
+#include "kq/tensor.hpp"
+
+namespace kq {
+
+class DeviceMemory {
+ public:
+  DeviceMemory() = default;
+  // 256-byte aligned; throws std::runtime_error naming the size and the device on failure.
+  DeviceMemory(Device device, std::size_t bytes);
+  DeviceMemory(DeviceMemory&& o) noexcept;
+  DeviceMemory& operator=(DeviceMemory&& o) noexcept;
+  DeviceMemory(const DeviceMemory&) = delete;
+  DeviceMemory& operator=(const DeviceMemory&) = delete;
+  ~DeviceMemory();
+
+  void* data() const { return data_; }
+  std::size_t size() const { return bytes_; }
+  Device device() const { return device_; }
+
+  void upload(const void* host, std::size_t offset, std::size_t bytes);
+  void download(void* host, std::size_t offset, std::size_t bytes) const;
+  void fill_byte(unsigned char value);
+
+ private:
+  void release();
+  Device device_ = Device::cpu;
+  void* data_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// Whether this build and machine can run CUDA arms; when not, `why` says why.
+bool cuda_usable(std::string* why);
+
+// Waits for all work on the device (CUDA) and reports a pending error as an exception whose
+// message names `what`. A no-op on the host.
+void device_synchronize(Device device, const char* what);
+
+}  // namespace kq

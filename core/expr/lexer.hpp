@@ -1,0 +1,63 @@
+// Tokens of the expression language, produced one at a time so that the parser reports the
+// leftmost problem in the text, whether it is lexical or grammatical.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace kq::syntax {
+
+enum class Tok {
+  number,
+  name,
+  lparen,
+  rparen,
+  comma,
+  plus,
+  minus,
+  star,
+  slash,
+  lt,
+  le,
+  gt,
+  ge,
+  eq,
+  ne,
+  end,
+  error,  // Token::error says what is wrong at Token::pos
+};
+
+struct Token {
+  Tok kind = Tok::end;
+  std::size_t pos = 0;  // byte offset of the first character in the text
+  std::size_t len = 0;  // bytes
+  double value = 0.0;   // number
+  std::string error;    // error
+};
+
+class Lexer {
+ public:
+  explicit Lexer(std::string_view text) : text_(text) {}
+  // The next token; after `end` it keeps returning `end`. The parser stops at the first `error`.
+  Token next();
+
+ private:
+  Token number(std::size_t start);
+  Token unexpected(std::size_t start) const;
+
+  std::string_view text_;
+  std::size_t pos_ = 0;
+};
+
+// The 1-based column of byte offset `pos`, counting UTF-8 characters, not bytes, as an editor does.
+int column_at(std::string_view text, std::size_t pos);
+
+// How a token is named in messages: "'+'", "'foo'", "number '1.5'", "the end of the expression".
+std::string describe(const Token& t, std::string_view text);
+
+inline bool is_comparison(Tok t) {
+  return t == Tok::lt || t == Tok::le || t == Tok::gt || t == Tok::ge || t == Tok::eq ||
+         t == Tok::ne;
+}
+
+}  // namespace kq::syntax

@@ -1,0 +1,222 @@
+#include "expr/reference.hpp"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "expr/batch_program.hpp"
+#include "expr/functions.hpp"
+#include "expr/odometer.hpp"
+
+namespace kq {
+namespace {
+
+// Expressions up to this many nodes are evaluated in a stack array.
+constexpr std::size_t kInlineNodes = 64;
+
+// Elements per TBB task at least: enough to amortise a task's setup (one BatchProgram).
+constexpr std::int64_t kGrain = 16384;
+
+// Node i's value goes to v[i]; operands are already there because the list is post-order.
+double eval_nodes(const Expr& e, std::span<const double> inputs, double* v) {
+  const std::size_t n = e.nodes.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const ExprNode& node = e.nodes[i];
+    if (node.op == Op::constant) {
+      v[i] = node.value;
+    } else if (node.op == Op::input) {
+      v[i] = inputs[static_cast<std::size_t>(node.input)];
+    } else {
+      ref::visit_op(node.op, [&]<Op o>() {
+        constexpr int k = arity(o);
+        if constexpr (k == 1)
+          v[i] = ref::apply<o>(v[node.args[0]], 0.0, 0.0);
+        else if constexpr (k == 2)
+          v[i] = ref::apply<o>(v[node.args[0]], v[node.args[1]], 0.0);
+        else
+          v[i] = ref::apply<o>(v[node.args[0]], v[node.args[1]], v[node.args[2]]);
+      });
+    }
+  }
+  return v[n - 1];
+}
+
+[[noreturn]] void invalid(const std::string& what) {
+  throw std::invalid_argument("eval_reference: " + what);
+}
+
+std::string shape_text(const TensorView& t) {
+  std::string s = "[";
+  for (int d = 0; d < t.rank; ++d) s += (d ? ", " : "") + std::to_string(t.shape[d]);
+  return s + "]";
+}
+
+// The number of inputs the expression reads (its largest input index + 1), after checking
+// that it is well-formed.
+int check_expr(const Expr& e) {
+  if (e.nodes.empty()) invalid("the expression has no nodes");
+  int inputs = 0;
+  for (std::size_t i = 0; i < e.nodes.size(); ++i) {
+    const ExprNode& n = e.nodes[i];
+    if (n.op > Op::clamp) invalid("node " + std::to_string(i) + " has an unknown op");
+    if (n.op == Op::input) {
+      if (n.input < 0) invalid("node " + std::to_string(i) + " has a negative input index");
+      inputs = std::max(inputs, n.input + 1);
+    }
+    for (int a = 0; a < arity(n.op); ++a)
+      if (n.args[a] < 0 || static_cast<std::size_t>(n.args[a]) >= i)
+        invalid("node " + std::to_string(i) + " (" + std::string(to_string(n.op)) +
+                ") has operand " + std::to_string(n.args[a]) + ", which does not come before it");
+  }
+  return inputs;
+}
+
+void check_view(const TensorView& t, const std::string& name) {
+  if (t.device != Device::cpu)
+    invalid(name + " is on device " + std::string(to_string(t.device)) +
+            "; the reference reads and writes host memory only");
+  if (t.dtype != DType::f32 && t.dtype != DType::f64) invalid(name + " has an unknown dtype");
+  if (t.rank < 0 || t.rank > kMaxRank)
+    invalid(name + " has rank " + std::to_string(t.rank) + ", outside 0.." +
+            std::to_string(kMaxRank));
+  for (int d = 0; d < t.rank; ++d)
+    if (t.shape[d] < 0) invalid(name + " has a negative extent: shape " + shape_text(t));
+  if (t.data == nullptr && t.numel() > 0)
+    invalid(name + " has no data pointer but " + std::to_string(t.numel()) + " elements");
+}
+
+void check_arguments(const Expr& e, std::span<const TensorView> inputs, const TensorView& out) {
+  const int wanted = check_expr(e);
+  if (inputs.size() != static_cast<std::size_t>(wanted))
+    invalid("the expression reads " + std::to_string(wanted) + " input(s) but " +
+            std::to_string(inputs.size()) + " tensor(s) were given");
+  check_view(out, "out");
+  // Overlapping output elements would be written by several threads at once.
+  for (int d = 0; d < out.rank; ++d)
+    if (out.strides[d] == 0 && out.shape[d] > 1)
+      invalid("out has stride 0 in dimension " + std::to_string(d) + " of extent " +
+              std::to_string(out.shape[d]) + ": its elements would overlap");
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    const TensorView& in = inputs[k];
+    const std::string name = "input " + std::to_string(k);
+    check_view(in, name);
+    if (in.rank != out.rank ||
+        !std::equal(in.shape.begin(), in.shape.begin() + in.rank, out.shape.begin()))
+      invalid(name + " has shape " + shape_text(in) + " but out has shape " + shape_text(out) +
+              " (broadcast is written as stride 0, with the output's shape)");
+  }
+}
+
+// Reads `lanes` elements of `t` into doubles: exact for both dtypes.
+void load_contiguous(const TensorView& t, std::int64_t start, int lanes, double* dst) {
+  if (t.dtype == DType::f32) {
+    const float* p = static_cast<const float*>(t.data) + start;
+    for (int l = 0; l < lanes; ++l) dst[l] = p[l];
+  } else {
+    const double* p = static_cast<const double*>(t.data) + start;
+    for (int l = 0; l < lanes; ++l) dst[l] = p[l];
+  }
+}
+
+// The one rounding of the reference: double to the output's dtype, to nearest even.
+void store_contiguous(const TensorView& t, std::int64_t start, int lanes, const double* src) {
+  if (t.dtype == DType::f32) {
+    float* p = static_cast<float*>(t.data) + start;
+    for (int l = 0; l < lanes; ++l) p[l] = static_cast<float>(src[l]);
+  } else {
+    double* p = static_cast<double*>(t.data) + start;
+    for (int l = 0; l < lanes; ++l) p[l] = src[l];
+  }
+}
+
+void load_strided(const TensorView& t, const std::int64_t* offsets, int lanes, double* dst) {
+  if (t.dtype == DType::f32) {
+    const float* p = static_cast<const float*>(t.data);
+    for (int l = 0; l < lanes; ++l) dst[l] = p[offsets[l]];
+  } else {
+    const double* p = static_cast<const double*>(t.data);
+    for (int l = 0; l < lanes; ++l) dst[l] = p[offsets[l]];
+  }
+}
+
+void store_strided(const TensorView& t, const std::int64_t* offsets, int lanes, const double* src) {
+  if (t.dtype == DType::f32) {
+    float* p = static_cast<float*>(t.data);
+    for (int l = 0; l < lanes; ++l) p[offsets[l]] = static_cast<float>(src[l]);
+  } else {
+    double* p = static_cast<double*>(t.data);
+    for (int l = 0; l < lanes; ++l) p[offsets[l]] = src[l];
+  }
+}
+
+// Every tensor dense in row-major order: the linear index is the offset in each of them.
+void eval_contiguous(const Expr& e, std::span<const TensorView> inputs, const TensorView& out,
+                     std::int64_t begin, std::int64_t end) {
+  constexpr int kBatch = ref::BatchProgram::kBatch;
+  ref::BatchProgram program(e, static_cast<int>(inputs.size()));
+  for (std::int64_t start = begin; start < end; start += kBatch) {
+    const int lanes = static_cast<int>(std::min<std::int64_t>(kBatch, end - start));
+    for (std::size_t k = 0; k < inputs.size(); ++k)
+      load_contiguous(inputs[k], start, lanes, program.input(static_cast<int>(k)));
+    store_contiguous(out, start, lanes, program.run(lanes));
+  }
+}
+
+void eval_strided(const Expr& e, std::span<const TensorView> inputs, const TensorView& out,
+                  std::int64_t begin, std::int64_t end) {
+  constexpr int kBatch = ref::BatchProgram::kBatch;
+  ref::BatchProgram program(e, static_cast<int>(inputs.size()));
+  // Tensor t's offsets for the batch at t * kBatch; the output is the last tensor.
+  std::vector<const TensorView*> tensors;
+  for (const TensorView& in : inputs) tensors.push_back(&in);
+  tensors.push_back(&out);
+  std::vector<std::int64_t> offsets(tensors.size() * kBatch);
+  ref::Odometer odometer(out.rank, out.shape, tensors, begin);
+
+  for (std::int64_t start = begin; start < end; start += kBatch) {
+    const int lanes = static_cast<int>(std::min<std::int64_t>(kBatch, end - start));
+    for (int l = 0; l < lanes; ++l) {
+      for (std::size_t t = 0; t < tensors.size(); ++t) offsets[t * kBatch + l] = odometer.offset(t);
+      odometer.step();
+    }
+    for (std::size_t k = 0; k < inputs.size(); ++k)
+      load_strided(inputs[k], &offsets[k * kBatch], lanes, program.input(static_cast<int>(k)));
+    store_strided(out, &offsets[inputs.size() * kBatch], lanes, program.run(lanes));
+  }
+}
+
+}  // namespace
+
+double eval_scalar(const Expr& e, std::span<const double> inputs) {
+  if (e.nodes.empty()) return std::numeric_limits<double>::quiet_NaN();
+  if (e.nodes.size() <= kInlineNodes) {
+    double v[kInlineNodes];
+    return eval_nodes(e, inputs, v);
+  }
+  std::vector<double> v(e.nodes.size());
+  return eval_nodes(e, inputs, v.data());
+}
+
+void eval_reference(const Expr& e, std::span<const TensorView> inputs, const TensorView& out) {
+  check_arguments(e, inputs, out);
+  const std::int64_t n = out.numel();
+  if (n == 0) return;
+  const bool contiguous =
+      out.is_contiguous() && std::all_of(inputs.begin(), inputs.end(),
+                                         [](const TensorView& t) { return t.is_contiguous(); });
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, n, kGrain),
+                    [&](const tbb::blocked_range<std::int64_t>& r) {
+                      if (contiguous)
+                        eval_contiguous(e, inputs, out, r.begin(), r.end());
+                      else
+                        eval_strided(e, inputs, out, r.begin(), r.end());
+                    });
+}
+
+}  // namespace kq

@@ -1,0 +1,32 @@
+#include "plan/case.hpp"
+
+namespace kq {
+
+const char* to_string(ValueClass v) {
+  switch (v) {
+    case ValueClass::mixed: return "mixed";
+    case ValueClass::all_negative: return "all_negative";
+    case ValueClass::cancel: return "cancel";
+    case ValueClass::negative_zero: return "negative_zero";
+    case ValueClass::denormal: return "denormal";
+    case ValueClass::huge: return "huge";
+    case ValueClass::overflow: return "overflow";
+    case ValueClass::nan: return "nan";
+    case ValueClass::inf: return "inf";
+  }
+  return "?";
+}
+
+std::int64_t Case::numel() const {
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+std::uint64_t Case::host_bytes(std::size_t elem_size) const {
+  // Inputs and their pristine copies, the output, its copy from the device, the reference.
+  auto n = static_cast<std::uint64_t>(numel()) * elem_size;
+  return n * (2 * inputs.size() + 3);
+}
+
+}  // namespace kq

@@ -1,0 +1,55 @@
+// A qualification case: one named, seeded, reproducible input configuration, classified by the
+// spec's contract. Produced by plan_cases(); consumed by the qualification stage.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kq {
+
+// How input values are drawn. Every class mixes signs; none is all zeros.
+enum class ValueClass {
+  mixed,          // uniform in [-scale, scale]
+  all_negative,   // every input negative: relu-like ops see only negative arguments
+  cancel,         // input 1 = -input 0 exactly (sums are exactly zero, signed +0)
+  negative_zero,  // every other element -0.0 in every input, the rest mixed
+  denormal,       // subnormals (1e-40, smallest subnormal) and the smallest normal, mixed in
+  huge,           // magnitudes near 1e20
+  overflow,       // magnitudes near the dtype's max, so sums overflow to inf
+  nan,            // NaN in input `special_input` (ieee domain)
+  inf,            // +inf and -inf in input `special_input` (ieee domain)
+};
+
+const char* to_string(ValueClass v);
+
+// Where a tensor lives inside its allocation and how it is laid out.
+struct Placement {
+  std::vector<std::int64_t> strides;  // elements; empty means row-major contiguous
+  std::int64_t offset_bytes = 0;      // from a 256-byte aligned base
+};
+
+struct Case {
+  std::string name;   // unique and stable, e.g. "size/1025", "offset/x+4", "values/nan_in_x"
+  std::string group;  // size, rank, offset, layout, alias, values
+  bool in_contract = true;
+  std::string outside_because;  // why the contract does not admit it (when !in_contract)
+
+  std::vector<std::int64_t> shape;
+  std::vector<Placement> inputs;
+  Placement output;
+  // The output placed on input `alias_input`'s storage, shifted by `alias_shift` elements
+  // (0 = an exact alias, in-place).
+  int alias_input = -1;
+  std::int64_t alias_shift = 0;
+
+  ValueClass values = ValueClass::mixed;
+  double scale = 1.0;
+  int special_input = -1;  // for nan / inf
+  std::uint64_t seed = 0;
+
+  std::int64_t numel() const;
+  // Host bytes qualification needs for this case (inputs, output, reference, mirrors).
+  std::uint64_t host_bytes(std::size_t elem_size) const;
+};
+
+}  // namespace kq

@@ -1,0 +1,191 @@
+#include "plan/plan_cases.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace kq {
+namespace {
+
+std::uint64_t fnv1a(const std::string& s, std::uint64_t h) {
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+bool has_rank(const Spec& s, int r) {
+  const auto& rs = s.op.layouts.ranks;
+  return std::find(rs.begin(), rs.end(), r) != rs.end();
+}
+
+std::vector<std::int64_t> contiguous_strides(const std::vector<std::int64_t>& shape) {
+  std::vector<std::int64_t> st(shape.size());
+  std::int64_t s = 1;
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    st[i] = s;
+    s *= shape[i];
+  }
+  return st;
+}
+
+class Planner {
+ public:
+  explicit Planner(const Spec& s) : spec_(s) {}
+
+  // A case over `shape`, contiguous everywhere, mixed values at scale 1.
+  Case make(std::string group, std::string name, std::vector<std::int64_t> shape) const {
+    Case c;
+    c.group = std::move(group);
+    c.name = c.group + "/" + name;
+    c.shape = std::move(shape);
+    c.inputs.resize(spec_.op.inputs.size());
+    c.seed = fnv1a(c.name, 1469598103934665603ull ^ spec_.qualification.seed);
+    const int r = static_cast<int>(c.shape.size());
+    if (!has_rank(spec_, r)) outside(c, "rank " + std::to_string(r) + " is not among the spec's ranks");
+    return c;
+  }
+
+  // The smallest admitted rank holding n elements: {n}, {1, n}, ...
+  std::vector<std::int64_t> shape_for(std::int64_t n) const {
+    int r = spec_.op.layouts.ranks.empty() ? 1 : *std::min_element(spec_.op.layouts.ranks.begin(),
+                                                                   spec_.op.layouts.ranks.end());
+    std::vector<std::int64_t> shape(static_cast<std::size_t>(std::max(r, 1)), 1);
+    shape.back() = n;
+    return shape;
+  }
+
+  static void outside(Case& c, const std::string& why) {
+    if (!c.in_contract) return;  // keep the first reason
+    c.in_contract = false;
+    c.outside_because = why;
+  }
+
+  const Spec& spec_;
+};
+
+}  // namespace
+
+std::vector<Case> plan_cases(const Spec& spec, const PlanOptions& options) {
+  Planner p(spec);
+  std::vector<Case> cases;
+  const std::size_t es = dtype_size(spec.op.dtype);
+  const auto& in = spec.op.inputs;
+  const bool contiguous_only = spec.op.layouts.contiguous_only;
+
+  // Sizes: empty, tiny, around every power-of-two boundary a vector or block width could use,
+  // and large enough to need several waves of blocks.
+  std::vector<std::int64_t> sizes = {0,    1,    2,    3,    4,    5,    7,     8,
+                                     31,   32,   33,   127,  128,  129,  255,   256,
+                                     257,  1023, 1024, 1025, 4095, 4097, 65537, (1 << 20) + 3};
+  if (!options.quick) sizes.push_back((1 << 24) + 1);
+  for (auto n : spec.qualification.extra_sizes) sizes.push_back(n);
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  for (auto n : sizes) cases.push_back(p.make("size", std::to_string(n), p.shape_for(n)));
+  if (options.include_huge && !options.quick) {
+    // Above 2^31 elements: 32-bit index arithmetic wraps here.
+    const std::int64_t n = (std::int64_t{1} << 31) + 5;
+    cases.push_back(p.make("size", std::to_string(n), p.shape_for(n)));
+  }
+
+  // Ranks 1 to 5 with uneven extents; ranks outside the spec's list must be refused.
+  const std::vector<std::vector<std::int64_t>> shapes = {
+      {1031}, {33, 65}, {3, 5, 67}, {2, 3, 5, 33}, {2, 3, 1, 5, 7}};
+  for (const auto& s : shapes) {
+    std::string name;
+    for (auto d : s) name += (name.empty() ? "" : "x") + std::to_string(d);
+    cases.push_back(p.make("rank", name, s));
+  }
+
+  // Views offset from an aligned base, one tensor at a time.
+  const auto offset_shape = p.shape_for(1025);
+  for (std::int64_t off : {4, 8, 12}) {
+    if (off % static_cast<std::int64_t>(es) != 0) continue;
+    for (std::size_t t = 0; t <= in.size(); ++t) {
+      const bool is_out = t == in.size();
+      std::string tname = is_out ? spec.op.outputs[0].name : in[t];
+      Case c = p.make("offset", tname + "+" + std::to_string(off), offset_shape);
+      (is_out ? c.output : c.inputs[t]).offset_bytes = off;
+      if (off % spec.op.layouts.min_alignment_bytes != 0)
+        Planner::outside(c, tname + " is " + std::to_string(off) +
+                                " bytes from alignment, the spec requires " +
+                                std::to_string(spec.op.layouts.min_alignment_bytes));
+      cases.push_back(std::move(c));
+    }
+  }
+
+  // Strided, transposed and broadcast views, one tensor at a time.
+  const std::vector<std::int64_t> mat = {33, 65};
+  for (std::size_t t = 0; t <= in.size(); ++t) {
+    const bool is_out = t == in.size();
+    std::string tname = is_out ? spec.op.outputs[0].name : in[t];
+    auto place = [&](Case& c) -> Placement& { return is_out ? c.output : c.inputs[t]; };
+
+    Case strided = p.make("layout", tname + "_stride2", p.shape_for(1025));
+    place(strided).strides = contiguous_strides(strided.shape);
+    place(strided).strides.back() = 2;
+    if (contiguous_only) Planner::outside(strided, tname + " is strided (every other element)");
+    cases.push_back(std::move(strided));
+
+    Case tr = p.make("layout", tname + "_transposed", mat);
+    place(tr).strides = {1, mat[0]};
+    if (contiguous_only) Planner::outside(tr, tname + " is a transposed view");
+    cases.push_back(std::move(tr));
+
+    if (!is_out) {
+      Case bc = p.make("layout", tname + "_broadcast", mat);
+      place(bc).strides = {0, 1};  // every row reads the same 65 elements
+      if (contiguous_only) Planner::outside(bc, tname + " is broadcast (stride 0)");
+      cases.push_back(std::move(bc));
+    }
+  }
+
+  // Aliasing: the output is an input (in place), or overlaps one partially.
+  for (std::size_t t = 0; t < in.size(); ++t) {
+    Case exact = p.make("alias", spec.op.outputs[0].name + "_is_" + in[t], p.shape_for(1025));
+    exact.alias_input = static_cast<int>(t);
+    const auto& ma = spec.op.outputs[0].may_alias;
+    if (std::find(ma.begin(), ma.end(), in[t]) == ma.end())
+      Planner::outside(exact, "the output is input " + in[t] + ", which may_alias does not allow");
+    cases.push_back(std::move(exact));
+
+    Case partial = p.make("alias", spec.op.outputs[0].name + "_overlaps_" + in[t], p.shape_for(1025));
+    partial.alias_input = static_cast<int>(t);
+    partial.alias_shift = 3;
+    Planner::outside(partial, "the output partially overlaps input " + in[t]);
+    cases.push_back(std::move(partial));
+  }
+
+  // Value classes, at a size with a tail for every vector width.
+  const auto vshape = p.shape_for(4097);
+  for (double scale : {1e-3, 1.0, 1e3}) {
+    Case c = p.make("values", "mixed_" + std::string(scale == 1e-3 ? "1e-3" : scale == 1.0 ? "1" : "1e3"), vshape);
+    c.scale = scale;
+    cases.push_back(std::move(c));
+  }
+  for (ValueClass v : {ValueClass::all_negative, ValueClass::negative_zero, ValueClass::denormal,
+                       ValueClass::huge, ValueClass::overflow}) {
+    Case c = p.make("values", to_string(v), vshape);
+    c.values = v;
+    cases.push_back(std::move(c));
+  }
+  if (in.size() >= 2) {
+    Case c = p.make("values", "cancel", vshape);
+    c.values = ValueClass::cancel;
+    cases.push_back(std::move(c));
+  }
+  if (spec.op.domain == Domain::ieee) {
+    for (ValueClass v : {ValueClass::nan, ValueClass::inf}) {
+      for (std::size_t t = 0; t < in.size(); ++t) {
+        Case c = p.make("values", std::string(to_string(v)) + "_in_" + in[t], vshape);
+        c.values = v;
+        c.special_input = static_cast<int>(t);
+        cases.push_back(std::move(c));
+      }
+    }
+  }
+  return cases;
+}
+
+}  // namespace kq

@@ -1,0 +1,29 @@
+// Opening one plugin file and finding its two exports. Boost.DLL stays behind this header: the
+// library is handed out type-erased, so nothing above the loader sees a Boost type.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "kq/arm.hpp"
+
+namespace kq {
+
+struct PluginLibrary {
+  // Owns the boost::dll::shared_library; the library is unloaded when the last copy goes.
+  std::shared_ptr<void> handle;
+  std::uint32_t (*abi_version)() = nullptr;  // the kq_abi_version alias
+  void (*create_arms)(ArmList&) = nullptr;   // the kq_create_arms alias
+};
+
+struct OpenedPlugin {
+  PluginLibrary library;  // set when `error` is empty
+  std::string error;      // one line: why the file is not a usable plugin
+};
+
+// Loads `file` with immediate binding and local symbols, then reads both aliases. Calls nothing
+// inside the plugin beyond its static initialisers (which dlopen runs).
+OpenedPlugin open_plugin_library(const std::filesystem::path& file);
+
+}  // namespace kq

@@ -1,0 +1,226 @@
+#include "qualify/case_tensors.hpp"
+
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "qualify/values.hpp"
+
+namespace kq {
+namespace {
+
+std::vector<std::int64_t> row_major(const std::vector<std::int64_t>& shape) {
+  std::vector<std::int64_t> st(shape.size());
+  std::int64_t s = 1;
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    st[i] = s;
+    s *= shape[i];
+  }
+  return st;
+}
+
+TensorView make_view(void* data, DType dtype, Device device, const std::vector<std::int64_t>& shape,
+                     const std::vector<std::int64_t>& strides) {
+  TensorView v;
+  v.data = data;
+  v.dtype = dtype;
+  v.device = device;
+  v.rank = static_cast<int>(shape.size());
+  for (int i = 0; i < v.rank; ++i) {
+    v.shape[i] = shape[i];
+    v.strides[i] = strides[i];
+  }
+  return v;
+}
+
+std::int64_t numel_of(const std::vector<std::int64_t>& shape) {
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+// Allocates a tensor for `place` between guard zones.
+CaseTensor make_tensor(const std::string& name, const std::vector<std::int64_t>& shape,
+                       const Placement& place, DType dtype, Device device) {
+  CaseTensor t;
+  t.name = name;
+  auto strides = place.strides.empty() ? row_major(shape) : place.strides;
+  std::int64_t lo = 0, hi = 0;
+  const bool empty = numel_of(shape) == 0;
+  for (std::size_t i = 0; i < shape.size() && !empty; ++i) {
+    std::int64_t reach = (shape[i] - 1) * strides[i];
+    (reach < 0 ? lo : hi) += reach;
+  }
+  t.min_elem = lo;
+  t.span_elems = empty ? 0 : hi - lo + 1;
+  const std::size_t es = dtype_size(dtype);
+  t.view_offset = kGuardBytes + static_cast<std::size_t>(place.offset_bytes) +
+                  static_cast<std::size_t>(-lo) * es;
+  const std::size_t bytes = kGuardBytes + static_cast<std::size_t>(place.offset_bytes) +
+                            static_cast<std::size_t>(t.span_elems) * es + kGuardBytes;
+  t.memory = DeviceMemory(device, bytes);
+  t.view = make_view(static_cast<char*>(t.memory.data()) + t.view_offset, dtype, device, shape, strides);
+  return t;
+}
+
+std::size_t data_begin(const CaseTensor& t) {
+  return t.view_offset - static_cast<std::size_t>(-t.min_elem) * dtype_size(t.view.dtype);
+}
+std::size_t data_end(const CaseTensor& t) {
+  return data_begin(t) + static_cast<std::size_t>(t.span_elems) * dtype_size(t.view.dtype);
+}
+
+}  // namespace
+
+CaseTensors::CaseTensors(const Case& c, const std::vector<std::string>& input_names,
+                         const std::string& output_name, DType dtype, Device device)
+    : dtype_(dtype), alias_input_(c.alias_input), shape_(c.shape) {
+  for (std::size_t i = 0; i < input_names.size(); ++i)
+    inputs_.push_back(make_tensor(input_names[i], c.shape, c.inputs[i], dtype, device));
+  const std::size_t es = dtype_size(dtype);
+  if (alias_input_ >= 0) {
+    const CaseTensor& owner = inputs_[static_cast<std::size_t>(alias_input_)];
+    out_view_offset_ = owner.view_offset + static_cast<std::size_t>(c.alias_shift) * es;
+    out_strides_ = std::vector<std::int64_t>(owner.view.strides.begin(),
+                                             owner.view.strides.begin() + owner.view.rank);
+    output_view_ = make_view(static_cast<char*>(owner.memory.data()) + out_view_offset_, dtype,
+                             device, c.shape, out_strides_);
+  } else {
+    output_ = make_tensor(output_name, c.shape, c.output, dtype, device);
+    out_view_offset_ = output_->view_offset;
+    output_view_ = output_->view;
+    out_strides_ = std::vector<std::int64_t>(output_view_.strides.begin(),
+                                             output_view_.strides.begin() + output_view_.rank);
+  }
+  out_contiguous_ = output_view_.is_contiguous();
+  for (const auto& t : inputs_) input_views_.push_back(t.view);
+  output_views_.push_back(output_view_);
+}
+
+const CaseTensor& CaseTensors::output_owner() const {
+  return alias_input_ >= 0 ? inputs_[static_cast<std::size_t>(alias_input_)] : *output_;
+}
+
+void CaseTensors::load_inputs(const Case& c, std::uint64_t generation) {
+  for (std::size_t i = 0; i < inputs_.size(); ++i) {
+    CaseTensor& t = inputs_[i];
+    t.pristine.assign(t.memory.size(), kGuardByte);
+    fill_input_values(c, static_cast<int>(i), dtype_, t.pristine.data() + data_begin(t), t.span_elems,
+                      generation);
+    t.memory.upload(t.pristine.data(), 0, t.pristine.size());
+  }
+}
+
+void CaseTensors::poison_output(int k) {
+  if (alias_input_ >= 0) {  // in place: start again from the pristine input
+    const CaseTensor& t = inputs_[static_cast<std::size_t>(alias_input_)];
+    const_cast<DeviceMemory&>(t.memory).upload(t.pristine.data(), 0, t.pristine.size());
+    return;
+  }
+  std::vector<unsigned char> img(output_->memory.size(), kGuardByte);
+  std::fill(img.begin() + static_cast<std::ptrdiff_t>(data_begin(*output_)),
+            img.begin() + static_cast<std::ptrdiff_t>(data_end(*output_)), kPoisonBytes[k]);
+  output_->memory.upload(img.data(), 0, img.size());
+}
+
+std::vector<TensorView> CaseTensors::pristine_input_views() const {
+  std::vector<TensorView> v;
+  for (const auto& t : inputs_) {
+    TensorView h = t.view;
+    h.device = Device::cpu;
+    h.data = const_cast<unsigned char*>(t.pristine.data()) + t.view_offset;
+    v.push_back(h);
+  }
+  return v;
+}
+
+std::string CaseTensors::check_inputs_unchanged() const {
+  for (std::size_t i = 0; i < inputs_.size(); ++i) {
+    const CaseTensor& t = inputs_[i];
+    std::vector<unsigned char> now(t.memory.size());
+    t.memory.download(now.data(), 0, now.size());
+    const bool in_place = static_cast<int>(i) == alias_input_;
+    const std::size_t b = data_begin(t), e = data_end(t);
+    for (std::size_t k = 0; k < now.size(); ++k) {
+      if (now[k] == t.pristine[k] || (in_place && k >= b && k < e)) continue;
+      std::string where =
+          k < b   ? std::to_string(b - k) + " bytes before its data (guard zone)"
+          : k >= e ? std::to_string(k - e) + " bytes past its end (guard zone)"
+                   : "at storage element " + std::to_string((k - b) / dtype_size(dtype_));
+      char buf[48];
+      std::snprintf(buf, sizeof buf, " (byte 0x%02x, was 0x%02x)", now[k], t.pristine[k]);
+      return "input " + t.name + " was modified " + where + buf;
+    }
+  }
+  return {};
+}
+
+std::vector<unsigned char> CaseTensors::download_output() const {
+  const CaseTensor& t = output_owner();
+  std::vector<unsigned char> out(t.memory.size());
+  t.memory.download(out.data(), 0, out.size());
+  return out;
+}
+
+std::size_t CaseTensors::output_byte(std::int64_t i) const {
+  const std::size_t es = dtype_size(dtype_);
+  if (out_contiguous_) return out_view_offset_ + static_cast<std::size_t>(i) * es;
+  std::int64_t off = 0;
+  for (std::size_t d = shape_.size(); d-- > 0;) {
+    off += (i % shape_[d]) * out_strides_[d];
+    i /= shape_[d];
+  }
+  return static_cast<std::size_t>(static_cast<std::int64_t>(out_view_offset_) + off * static_cast<std::int64_t>(es));
+}
+
+void CaseTensors::for_chunks(std::int64_t n,
+                             const std::function<void(std::int64_t, std::int64_t)>& f) const {
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, n, 1 << 16),
+                    [&](const tbb::blocked_range<std::int64_t>& r) { f(r.begin(), r.end()); });
+}
+
+std::string CaseTensors::check_output_surroundings(const std::vector<unsigned char>& out_alloc,
+                                                   int poison) const {
+  if (alias_input_ >= 0) return {};  // the input checks cover the owner's guards
+  const CaseTensor& t = *output_;
+  const std::size_t b = data_begin(t), e = data_end(t);
+  for (std::size_t k = 0; k < b; ++k)
+    if (out_alloc[k] != kGuardByte)
+      return "wrote " + std::to_string(b - k) + " bytes before the start of output " + t.name;
+  for (std::size_t k = out_alloc.size(); k-- > e;)
+    if (out_alloc[k] != kGuardByte)
+      return "wrote past the end of output " + t.name + " (byte " + std::to_string(k - e) +
+             " after its last element)";
+  if (out_contiguous_) return {};
+  // Strided output: bytes between the view's elements must keep the poison.
+  std::vector<char> mine(out_alloc.size(), 0);
+  const std::size_t es = dtype_size(dtype_);
+  for (std::int64_t i = 0; i < output_view_.numel(); ++i)
+    std::fill_n(mine.begin() + static_cast<std::ptrdiff_t>(output_byte(i)), es, 1);
+  for (std::size_t k = b; k < e; ++k)
+    if (!mine[k] && out_alloc[k] != kPoisonBytes[poison])
+      return "wrote between the elements of strided output " + t.name + " (byte " +
+             std::to_string(k - b) + " of its span)";
+  return {};
+}
+
+std::int64_t CaseTensors::first_difference(const std::vector<unsigned char>& a,
+                                           const std::vector<unsigned char>& b) const {
+  const std::size_t es = dtype_size(dtype_);
+  std::int64_t first = -1;
+  std::mutex mu;
+  for_chunks(output_view_.numel(), [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t i = lo; i < hi; ++i) {
+      std::size_t p = output_byte(i);
+      if (std::memcmp(a.data() + p, b.data() + p, es) != 0) {
+        std::lock_guard lock(mu);
+        if (first < 0 || i < first) first = i;
+        return;
+      }
+    }
+  });
+  return first;
+}
+
+}  // namespace kq

@@ -1,0 +1,125 @@
+// The tensors of one qualification case on an arm's device: each in its own allocation, between
+// guard zones, at the case's offset and strides; host mirrors of everything for checking.
+//
+//   allocation = [guard][offset][span of the view's elements, gaps included][guard]
+//
+// The output of an aliasing case has no allocation of its own: it lives in an input's.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "device/memory.hpp"
+#include "kq/tensor.hpp"
+#include "plan/case.hpp"
+
+namespace kq {
+
+inline constexpr std::size_t kGuardBytes = 256;
+inline constexpr unsigned char kGuardByte = 0xCD;
+// Two output poisons: finite, normal, distinct (0xA5A5A5A5 = -2.87e-16f, 0x5A5A5A5A = 1.54e16f).
+inline constexpr unsigned char kPoisonBytes[2] = {0xA5, 0x5A};
+
+struct CaseTensor {
+  std::string name;
+  DeviceMemory memory;                    // the allocation on the arm's device
+  std::vector<unsigned char> pristine;    // what the whole allocation must hold (inputs)
+  std::size_t view_offset = 0;            // bytes from the allocation start to the view's data
+  std::int64_t min_elem = 0;              // lowest element offset the view reaches (<= 0)
+  std::int64_t span_elems = 0;            // elements between the lowest and highest reached
+  TensorView view;                        // on the device
+};
+
+class CaseTensors {
+ public:
+  CaseTensors(const Case& c, const std::vector<std::string>& input_names,
+              const std::string& output_name, DType dtype, Device device);
+
+  const std::vector<TensorView>& input_views() const { return input_views_; }
+  const std::vector<TensorView>& output_views() const { return output_views_; }
+
+  // Draws input values (generation 0, 1, ...), uploads them, and records them as pristine.
+  void load_inputs(const Case& c, std::uint64_t generation);
+  // Fills the output's allocation (data region and guards as they should be) with poison `k`.
+  void poison_output(int k);
+
+  // Host views of the pristine inputs, for the reference.
+  std::vector<TensorView> pristine_input_views() const;
+
+  // The checks. Each returns an empty string when fine, else one line saying what was wrong.
+  // Input allocations (guards and data, gaps included) must equal their pristine copies.
+  std::string check_inputs_unchanged() const;
+  // The output's guard zones and the bytes of its allocation outside the view's elements.
+  std::string check_output_surroundings(const std::vector<unsigned char>& out_alloc, int poison) const;
+  // Downloads the output's whole allocation.
+  std::vector<unsigned char> download_output() const;
+
+  struct Mismatch {
+    std::int64_t index = -1;  // logical (row-major) index of the first bad element
+    std::int64_t count = 0;   // how many elements are bad
+    std::uint64_t want_bits = 0, got_bits = 0;
+  };
+  // The view's elements in a downloaded output allocation against `want` (dense, logical
+  // order, the dtype's values) by `matches(want_bits, got_bits)`.
+  template <typename Match>
+  Mismatch compare_output(const std::vector<unsigned char>& out_alloc, const void* want,
+                          Match&& matches) const;
+  // The first element (logical index) at which two downloaded output allocations differ in
+  // their bits, or -1.
+  std::int64_t first_difference(const std::vector<unsigned char>& a,
+                                const std::vector<unsigned char>& b) const;
+
+  bool aliased() const { return alias_input_ >= 0; }
+  int alias_input() const { return alias_input_; }
+
+ private:
+  const CaseTensor& output_owner() const;
+  // Byte position in the output owner's allocation of the element at logical index i.
+  std::size_t output_byte(std::int64_t i) const;
+  // Calls f(first, last) over chunks of logical indices, in parallel.
+  void for_chunks(std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& f) const;
+
+  DType dtype_;
+  std::vector<CaseTensor> inputs_;
+  std::optional<CaseTensor> output_;  // absent when aliased
+  TensorView output_view_;
+  int alias_input_ = -1;
+  std::vector<TensorView> input_views_, output_views_;
+  std::vector<std::int64_t> shape_;
+  std::vector<std::int64_t> out_strides_;
+  std::size_t out_view_offset_ = 0;  // bytes from the owner allocation's start to the view
+  bool out_contiguous_ = true;
+};
+
+template <typename Match>
+CaseTensors::Mismatch CaseTensors::compare_output(const std::vector<unsigned char>& out_alloc,
+                                                  const void* want, Match&& matches) const {
+  const std::size_t es = dtype_size(dtype_);
+  const std::int64_t n = output_view_.numel();
+  std::mutex mu;
+  Mismatch m;
+  for_chunks(n, [&](std::int64_t lo, std::int64_t hi) {
+    std::int64_t first = -1, count = 0;
+    std::uint64_t wb = 0, gb = 0;
+    for (std::int64_t i = lo; i < hi; ++i) {
+      std::uint64_t w = 0, g = 0;
+      std::memcpy(&w, static_cast<const unsigned char*>(want) + i * es, es);
+      std::memcpy(&g, out_alloc.data() + output_byte(i), es);
+      if (!matches(w, g)) {
+        if (first < 0) first = i, wb = w, gb = g;
+        ++count;
+      }
+    }
+    if (count == 0) return;
+    std::lock_guard lock(mu);
+    m.count += count;
+    if (m.index < 0 || first < m.index) m.index = first, m.want_bits = wb, m.got_bits = gb;
+  });
+  return m;
+}
+
+}  // namespace kq

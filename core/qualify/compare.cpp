@@ -1,0 +1,63 @@
+#include "qualify/compare.hpp"
+
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace kq {
+namespace {
+
+// Maps a float's bits to an integer line on which adjacent floats are adjacent integers and
+// -0 and +0 coincide.
+std::int64_t ordered(DType dtype, std::uint64_t bits) {
+  if (dtype == DType::f32) {
+    auto b = static_cast<std::uint32_t>(bits);
+    std::int64_t mag = b & 0x7fffffffu;
+    return (b >> 31) ? -mag : mag;
+  }
+  std::int64_t mag = static_cast<std::int64_t>(bits & 0x7fffffffffffffffull);
+  return (bits >> 63) ? -mag : mag;
+}
+
+}  // namespace
+
+double bits_to_double(DType dtype, std::uint64_t bits) {
+  if (dtype == DType::f32) return std::bit_cast<float>(static_cast<std::uint32_t>(bits));
+  return std::bit_cast<double>(bits);
+}
+
+std::string describe_bits(DType dtype, std::uint64_t bits) {
+  char buf[96];
+  if (dtype == DType::f32)
+    std::snprintf(buf, sizeof buf, "%.9g (0x%08x)", bits_to_double(dtype, bits),
+                  static_cast<unsigned>(bits));
+  else
+    std::snprintf(buf, sizeof buf, "%.17g (0x%016llx)", bits_to_double(dtype, bits),
+                  static_cast<unsigned long long>(bits));
+  return buf;
+}
+
+bool element_matches(const CompareRule& rule, DType dtype, std::uint64_t want_bits,
+                     std::uint64_t got_bits) {
+  if (want_bits == got_bits) return true;
+  const double want = bits_to_double(dtype, want_bits);
+  const double got = bits_to_double(dtype, got_bits);
+  if (std::isnan(want) || std::isnan(got)) return std::isnan(want) && std::isnan(got);
+  switch (rule.kind) {
+    case CompareRule::Kind::bitwise:
+      return false;
+    case CompareRule::Kind::ulp: {
+      if (std::isinf(want) || std::isinf(got)) return want == got;
+      std::int64_t d = ordered(dtype, want_bits) - ordered(dtype, got_bits);
+      if (d < 0) d = -d;
+      return d <= rule.max_ulp;
+    }
+    case CompareRule::Kind::tolerance:
+      if (std::isinf(want) || std::isinf(got)) return want == got;
+      return std::fabs(got - want) <= rule.atol + rule.rtol * std::fabs(want);
+  }
+  return false;
+}
+
+}  // namespace kq

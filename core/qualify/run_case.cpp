@@ -1,0 +1,190 @@
+#include "qualify/run_case.hpp"
+
+#include <chrono>
+#include <fstream>
+#include <optional>
+
+#include "device/stream.hpp"
+#include "expr/reference.hpp"
+#include "qualify/case_tensors.hpp"
+#include "qualify/compare.hpp"
+
+namespace kq {
+
+const char* to_string(CaseOutcome::Result r) {
+  switch (r) {
+    case CaseOutcome::Result::passed: return "passed";
+    case CaseOutcome::Result::refused: return "refused";
+    case CaseOutcome::Result::failed: return "failed";
+    case CaseOutcome::Result::skipped: return "skipped";
+  }
+  return "?";
+}
+
+namespace {
+
+std::uint64_t available_host_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  std::uint64_t kb = 0;
+  std::string unit;
+  while (in >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb * 1024;
+  return 0;
+}
+
+CaseOutcome fail(std::string check, std::string message) {
+  CaseOutcome o;
+  o.result = CaseOutcome::Result::failed;
+  o.check = std::move(check);
+  o.message = std::move(message);
+  return o;
+}
+
+class CaseRunner {
+ public:
+  CaseRunner(IKernelArm& arm, Device device, const Spec& spec, const Case& c)
+      : arm_(arm), device_(device), spec_(spec), case_(c), stream_(device),
+        tensors_(c, spec.op.inputs, spec.op.outputs[0].name, spec.op.dtype, device) {}
+
+  CaseOutcome run() {
+    tensors_.load_inputs(case_, 0);
+    tensors_.poison_output(0);
+    Problem problem{&spec_.op, tensors_.input_views(), tensors_.output_views()};
+    Status st = arm_.prepare(problem);
+    if (st.is_ok()) st = call_run();
+    if (!case_.in_contract) return out_of_contract(st);
+    if (st.is_unsupported())
+      return fail("refused_in_contract", "refused a case inside the contract: " + st.message());
+    if (st.is_error()) return fail("arm_error", "returned an error: " + st.message());
+
+    // First run, poison 0.
+    auto out1 = tensors_.download_output();
+    if (auto o = check_memory(out1, 0)) return *o;
+    auto want = reference();
+    if (auto o = check_values(out1, want, "values")) return *o;
+
+    // Second run, poison 1: the same bits again (no dependence on the output's old contents,
+    // no nondeterminism).
+    tensors_.poison_output(1);
+    if (auto o = run_again("second run")) return *o;
+    auto out2 = tensors_.download_output();
+    if (auto o = check_memory(out2, 1)) return *o;
+    if (std::int64_t i = tensors_.first_difference(out1, out2); i >= 0) {
+      CaseOutcome o = fail("repeat_differs", "a second run (another poison) gave different bits");
+      o.index = i;
+      return o;
+    }
+
+    // New values under the same pointers: defeats result caches keyed on the pointers.
+    tensors_.load_inputs(case_, 1);
+    tensors_.poison_output(0);
+    if (auto o = run_again("run on new values")) return *o;
+    auto out3 = tensors_.download_output();
+    if (auto o = check_memory(out3, 0)) return *o;
+    auto want3 = reference();
+    if (auto o = check_values(out3, want3, "new_values")) return *o;
+    return {};
+  }
+
+ private:
+  Status call_run() {
+    Status st = arm_.run(tensors_.input_views(), tensors_.output_views(), stream_.handle());
+    stream_.synchronize("the arm's work on its stream");
+    return st;
+  }
+
+  std::optional<CaseOutcome> run_again(const char* what) {
+    Status st = call_run();
+    if (st.is_ok()) return std::nullopt;
+    return fail(st.is_error() ? "arm_error" : "refused_in_contract",
+                std::string(what) + " returned " + to_string(st.code()) + ": " + st.message());
+  }
+
+  CaseOutcome out_of_contract(const Status& st) {
+    if (!st.is_ok()) {
+      CaseOutcome o;
+      o.result = CaseOutcome::Result::refused;
+      o.message = std::string(st.is_error() ? "error: " : "") + st.message();
+      return o;
+    }
+    auto out = tensors_.download_output();
+    std::string extra;
+    if (auto o = check_memory(out, 0)) extra = "; it also " + o->message;
+    return fail("accepted_out_of_contract",
+                "computed a case outside the contract (" + case_.outside_because +
+                    ") instead of refusing it" + extra);
+  }
+
+  std::optional<CaseOutcome> check_memory(const std::vector<unsigned char>& out, int poison) {
+    // Finish anything the arm left running elsewhere before reading inputs back, so a late
+    // write is still caught here rather than in the next case.
+    if (device_ == Device::cuda) device_synchronize(device_, "work left running by the arm");
+    if (auto m = tensors_.check_inputs_unchanged(); !m.empty()) return fail("input_modified", m);
+    if (auto m = tensors_.check_output_surroundings(out, poison); !m.empty())
+      return fail(m.find("between") != std::string::npos ? "output_gaps" : "output_guard", m);
+    return std::nullopt;
+  }
+
+  std::vector<unsigned char> reference() {
+    const std::int64_t n = case_.numel();
+    std::vector<unsigned char> want(static_cast<std::size_t>(n) * dtype_size(spec_.op.dtype));
+    TensorView out = TensorView::contiguous_1d(want.data(), n, spec_.op.dtype, Device::cpu);
+    auto inputs = tensors_.pristine_input_views();
+    // Evaluate over the case's shape: the dense output takes the same shape.
+    out.rank = static_cast<int>(case_.shape.size());
+    std::int64_t s = 1;
+    for (int d = out.rank - 1; d >= 0; --d) {
+      out.shape[d] = case_.shape[static_cast<std::size_t>(d)];
+      out.strides[d] = s;
+      s *= out.shape[d];
+    }
+    eval_reference(spec_.op.semantics, inputs, out);
+    return want;
+  }
+
+  std::optional<CaseOutcome> check_values(const std::vector<unsigned char>& got,
+                                          const std::vector<unsigned char>& want,
+                                          const char* check) {
+    const DType dt = spec_.op.dtype;
+    auto m = tensors_.compare_output(got, want.data(), [&](std::uint64_t w, std::uint64_t g) {
+      return element_matches(spec_.compare, dt, w, g);
+    });
+    if (m.count == 0) return std::nullopt;
+    CaseOutcome o = fail(check, std::to_string(m.count) + " of " + std::to_string(case_.numel()) +
+                                    " elements wrong");
+    o.index = m.index;
+    o.bad_count = m.count;
+    o.expected = describe_bits(dt, m.want_bits);
+    o.got = describe_bits(dt, m.got_bits);
+    o.message += "; first at index " + std::to_string(m.index) + ": expected " + o.expected +
+                 ", got " + o.got;
+    return o;
+  }
+
+  IKernelArm& arm_;
+  Device device_;
+  const Spec& spec_;
+  const Case& case_;
+  Stream stream_;
+  CaseTensors tensors_;
+};
+
+}  // namespace
+
+CaseOutcome run_case(IKernelArm& arm, Device device, const Spec& spec, const Case& c) {
+  auto t0 = std::chrono::steady_clock::now();
+  const std::uint64_t need = c.host_bytes(dtype_size(spec.op.dtype));
+  if (const std::uint64_t have = available_host_bytes(); have != 0 && need > have) {
+    CaseOutcome o;
+    o.result = CaseOutcome::Result::skipped;
+    o.message = "needs " + std::to_string(need >> 20) + " MiB of host memory, " +
+                std::to_string(have >> 20) + " MiB available";
+    return o;
+  }
+  CaseOutcome o = CaseRunner(arm, device, spec, c).run();
+  o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return o;
+}
+
+}  // namespace kq

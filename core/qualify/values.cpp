@@ -1,0 +1,91 @@
+#include "qualify/values.hpp"
+
+#include <tbb/parallel_for.h>
+
+#include <cmath>
+#include <limits>
+
+namespace kq {
+namespace {
+
+std::uint64_t mix(std::uint64_t x) {  // splitmix64 finaliser
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+template <typename T>
+struct Gen {
+  const Case& c;
+  int input;
+  std::uint64_t seed;
+
+  double uniform(std::int64_t j, int t) const {  // in [0, 1)
+    std::uint64_t h = mix(seed ^ mix(static_cast<std::uint64_t>(j) * 0x100000001b3ull + static_cast<std::uint64_t>(t)));
+    return static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0);
+  }
+  double mixed(std::int64_t j, int t, double scale) const { return (2.0 * uniform(j, t) - 1.0) * scale; }
+
+  T value(std::int64_t j) const {
+    using L = std::numeric_limits<T>;
+    const int t = input;
+    switch (c.values) {
+      case ValueClass::mixed:
+        return static_cast<T>(mixed(j, t, c.scale));
+      case ValueClass::all_negative:
+        return static_cast<T>(-(0.25 + uniform(j, t)));
+      case ValueClass::cancel:
+        if (t == 1) return static_cast<T>(-static_cast<T>(mixed(j, 0, 1.0)));
+        return static_cast<T>(mixed(j, t, 1.0));
+      case ValueClass::negative_zero:
+        return (j % 2 == 0) ? static_cast<T>(-0.0) : static_cast<T>(mixed(j, t, 1.0));
+      case ValueClass::denormal: {
+        const T table[] = {static_cast<T>(sizeof(T) == 4 ? 1e-40 : 1e-310),
+                           -static_cast<T>(sizeof(T) == 4 ? 1e-40 : 1e-310),
+                           L::denorm_min(), -L::denorm_min(), L::min(), -L::min(),
+                           static_cast<T>(L::min() * 0.5), -static_cast<T>(L::min() * 0.375)};
+        std::uint64_t k = static_cast<std::uint64_t>(uniform(j, t) * 10.0);
+        if (k < 8) return table[k];
+        return static_cast<T>(mixed(j, t, 1.0));
+      }
+      case ValueClass::huge:
+        return static_cast<T>((uniform(j, t + 7) < 0.5 ? -1.0 : 1.0) * (1.0 + uniform(j, t)) * 1e20);
+      case ValueClass::overflow: {
+        // Mostly one sign per element across inputs, so sums overflow to +inf or -inf.
+        double sign = uniform(j, 99) < 0.5 ? -1.0 : 1.0;
+        if (uniform(j, t + 13) < 0.1) sign = -sign;
+        return static_cast<T>(sign * (0.6 + 0.4 * uniform(j, t)) * static_cast<double>(L::max()));
+      }
+      case ValueClass::nan:
+        if (t == c.special_input && j % 7 == 3) return (j % 14 == 3) ? L::quiet_NaN() : -L::quiet_NaN();
+        return static_cast<T>(mixed(j, t, 1.0));
+      case ValueClass::inf:
+        if (t == c.special_input && j % 7 == 3) return L::infinity();
+        if (t == c.special_input && j % 7 == 5) return -L::infinity();
+        return static_cast<T>(mixed(j, t, 1.0));
+    }
+    return T(1);
+  }
+};
+
+template <typename T>
+void fill(const Case& c, int input, T* dst, std::int64_t count, std::uint64_t generation) {
+  Gen<T> g{c, input, mix(c.seed + generation * 0x51ed27ull)};
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, count, 1 << 16),
+                    [&](const tbb::blocked_range<std::int64_t>& r) {
+                      for (std::int64_t j = r.begin(); j < r.end(); ++j) dst[j] = g.value(j);
+                    });
+}
+
+}  // namespace
+
+void fill_input_values(const Case& c, int input, DType dtype, void* dst, std::int64_t count,
+                       std::uint64_t generation) {
+  if (dtype == DType::f32)
+    fill(c, input, static_cast<float*>(dst), count, generation);
+  else
+    fill(c, input, static_cast<double*>(dst), count, generation);
+}
+
+}  // namespace kq

@@ -1,0 +1,148 @@
+#include "report/summary.hpp"
+
+#include <fstream>
+#include <map>
+
+#include "decision/decide.hpp"
+#include "timing/stats.hpp"
+#include "util/json_lines.hpp"
+
+namespace kq {
+
+nlohmann::json summarize_run(const std::filesystem::path& dir) {
+  using nlohmann::json;
+  json manifest = json::object();
+  {
+    std::ifstream in(dir / "manifest.json");
+    if (in) manifest = json::parse(in, nullptr, false);
+    if (manifest.is_discarded()) manifest = json::object();
+  }
+  json s;
+  s["run_dir"] = dir.string();
+  s["op"] = manifest.value("op", "");
+  s["spec_sha256"] = manifest.value("spec_sha256", "");
+  s["machine"] = manifest.value("machine", json::object());
+  s["kq"] = manifest.value("kq", json::object());
+  s["started"] = manifest.value("started", "");
+  const json spec = manifest.value("spec", json::object());
+  const std::string baseline = spec.value("baseline", "");
+  const double min_speedup = spec.value("min_speedup", 1.03);
+  const double bytes_per_element = spec.value("bytes_per_element", 0.0);
+
+  // Arms as the manifest lists them, with their verdicts.
+  std::map<std::string, json> arms;
+  std::vector<std::string> order;
+  for (const auto& a : manifest.value("arms", json::array())) {
+    std::string n = a.value("name", "");
+    arms[n] = {{"name", n}, {"family", a.value("family", "")}, {"device", a.value("device", "")},
+               {"expected_rejection", a.value("expected_rejection", "")}, {"verdict", "not run"}};
+    order.push_back(n);
+  }
+  int in_passed = 0, in_total = 0, out_refused = 0, out_total = 0;
+  for (const auto& r : read_json_lines(dir / "qualification.jsonl")) {
+    std::string type = r.value("type", ""), arm = r.value("arm", "");
+    if (!arms.count(arm)) continue;
+    if (type == "verdict") {
+      for (const char* k : {"verdict", "check", "case", "detail", "counts"})
+        if (r.contains(k)) arms[arm][k] = r[k];
+    } else if (type == "case" && arms[arm].value("family", "") != "broken") {
+      bool in = r.value("in_contract", true);
+      std::string res = r.value("result", "");
+      if (res == "skipped") continue;
+      (in ? in_total : out_total)++;
+      if (in && res == "passed") in_passed++;
+      if (!in && res == "refused") out_refused++;
+    }
+  }
+  int broken_total = 0, broken_caught = 0, good_total = 0, good_qualified = 0;
+  json arm_list = json::array();
+  for (const auto& n : order) {
+    json& a = arms[n];
+    const std::string v = a["verdict"];
+    if (a["family"] == "broken") {
+      if (v == "not run" || v == "skipped" || v == "unsupported") {
+        a["caught"] = nullptr;
+      } else {
+        broken_total++;
+        std::string want = a.value("expected_rejection", "");
+        bool caught = v != "qualified" && (want.empty() || a.value("check", "") == want);
+        a["caught"] = caught;
+        broken_caught += caught;
+      }
+    } else if (v != "not run" && v != "skipped" && v != "unsupported") {
+      good_total++;
+      good_qualified += v == "qualified";
+    }
+    arm_list.push_back(a);
+  }
+  s["arms"] = arm_list;
+  s["headline"] = {{"in_contract_cases_passed", in_passed}, {"in_contract_cases", in_total},
+                   {"out_of_contract_refused", out_refused}, {"out_of_contract_cases", out_total},
+                   {"broken_rejected", broken_caught}, {"broken_total", broken_total},
+                   {"good_qualified", good_qualified}, {"good_total", good_total}};
+
+  // Timing.
+  std::map<std::int64_t, std::map<std::string, std::vector<double>>> samples;
+  std::map<std::int64_t, json> size_info;
+  std::map<std::pair<std::int64_t, std::string>, json> rechecks, skips;
+  bool timing_seen = false;
+  for (const auto& r : read_json_lines(dir / "rounds.jsonl")) {
+    timing_seen = true;
+    std::string type = r.value("type", "");
+    std::int64_t size = r.value("size", std::int64_t{0});
+    if (type == "round" && r.value("mode", "single") == "single" && !r.value("throttled", false))
+      samples[size][r.value("arm", "")].push_back(r.value("seconds", 0.0));
+    else if (type == "size_end")
+      size_info[size] = r;
+    else if (type == "recheck")
+      rechecks[{size, r.value("arm", "")}] = r;
+    else if (type == "arm_skip")
+      skips[{size, r.value("arm", "")}] = r;
+  }
+  json timing = json::array();
+  for (const auto& [size, per_arm] : samples) {
+    json row = {{"size", size}, {"bytes", bytes_per_element * static_cast<double>(size)}};
+    if (size_info.count(size)) {
+      row["rounds"] = size_info[size].value("rounds", 0);
+      row["stopped_by"] = size_info[size].value("stopped_by", "");
+    } else {
+      row["stopped_by"] = "incomplete (the run stopped during this size)";
+    }
+    json list = json::array();
+    auto base = per_arm.find(baseline);
+    for (const auto& [arm, v] : per_arm) {
+      SampleStats st = summarize(v);
+      json a = {{"arm", arm},       {"n", st.n},          {"median_s", st.median},
+                {"min_s", st.min},  {"q1_s", st.q1},      {"q3_s", st.q3},
+                {"rel_noise", st.rel_noise()}};
+      if (st.median > 0 && bytes_per_element > 0)
+        a["gbps"] = bytes_per_element * static_cast<double>(size) / st.median / 1e9;
+      if (base != per_arm.end() && arm != baseline) {
+        SpeedupEstimate e = bootstrap_speedup(base->second, v, 2000, static_cast<std::uint64_t>(size));
+        a["speedup"] = e.ratio;
+        a["speedup_lo"] = e.lo;
+        a["speedup_hi"] = e.hi;
+      }
+      if (auto it = rechecks.find({size, arm}); it != rechecks.end()) {
+        a["recheck_ok"] = it->second.value("ok", false);
+        if (it->second.contains("message")) a["recheck_message"] = it->second["message"];
+      }
+      list.push_back(a);
+    }
+    row["arms"] = list;
+    timing.push_back(row);
+  }
+  json skipped = json::array();
+  for (const auto& [k, r] : skips) skipped.push_back(r);
+  s["timing"] = timing;
+  s["timing_skips"] = skipped;
+  s["timing_ran"] = timing_seen;
+  // An arm whose timing-loop output was wrong cannot win anything.
+  auto decision_samples = samples;
+  for (const auto& [key, r] : rechecks)
+    if (!r.value("ok", false)) decision_samples[key.first].erase(key.second);
+  s["decision"] = decide(decision_samples, baseline, min_speedup);
+  return s;
+}
+
+}  // namespace kq

@@ -1,0 +1,20 @@
+// manifest.json: what a run was. Written before the first stage starts.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "kq/arm.hpp"
+#include "plugins/loader.hpp"
+#include "qualify/qualify_stage.hpp"
+#include "spec/spec.hpp"
+
+namespace kq {
+
+nlohmann::json identity_json(const ArmIdentity& id);
+
+nlohmann::json build_manifest(const Spec& spec, const std::vector<StageArm>& arms,
+                              const std::vector<LoadError>& load_errors,
+                              const nlohmann::json& machine, const std::vector<std::string>& command);
+
+}  // namespace kq

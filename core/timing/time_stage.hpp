@@ -1,0 +1,29 @@
+// The timing stage, parent side: one worker process runs every qualified arm (so that they
+// share one device, one clock and one schedule) and streams its records into rounds.jsonl.
+#pragma once
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "qualify/qualify_stage.hpp"
+
+namespace kq {
+
+struct TimeStageOptions {
+  std::filesystem::path spec_file;
+  std::filesystem::path out_jsonl;  // rounds.jsonl
+  std::filesystem::path log_file;   // the worker's stderr
+  std::vector<std::int64_t> sizes;  // overrides the spec's timing sizes when not empty
+  double silence_timeout_s = 300.0;
+  std::function<void(const nlohmann::json&)> on_record;
+};
+
+struct TimeStageResult {
+  bool completed = false;
+  std::string problem;  // when the worker died or hung
+};
+
+TimeStageResult time_stage(const std::vector<StageArm>& arms, const TimeStageOptions& options);
+
+}  // namespace kq

@@ -1,0 +1,127 @@
+#include "worker/supervise.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+
+extern char** environ;
+
+namespace kq {
+
+std::string WorkerExit::describe() const {
+  if (hung) return "hung (killed after its deadline)";
+  if (signal) return "killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
+  return "exit code " + std::to_string(exit_code);
+}
+
+std::filesystem::path self_executable() { return std::filesystem::read_symlink("/proc/self/exe"); }
+
+WorkerExit supervise_worker(const std::vector<std::string>& argv,
+                            const std::filesystem::path& stderr_log, double initial_silence_s,
+                            const std::function<double(const nlohmann::json&)>& on_record) {
+  int pipefd[2];
+  if (pipe2(pipefd, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+  int logfd = open(stderr_log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (logfd < 0) throw std::runtime_error("cannot open " + stderr_log.string());
+
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, logfd, 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  // Its own process group, so a kill reaches anything the worker started.
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, args[0], &fa, &attr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  close(pipefd[1]);
+  close(logfd);
+  if (rc != 0) {
+    close(pipefd[0]);
+    throw std::runtime_error("cannot start worker " + argv[0] + ": " + std::strerror(rc));
+  }
+
+  WorkerExit ex;
+  using clock = std::chrono::steady_clock;
+  auto deadline = clock::now() + std::chrono::duration<double>(initial_silence_s);
+  std::string buf;
+  char chunk[65536];
+  bool open_pipe = true;
+  while (open_pipe) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
+    if (left <= 0) {
+      ex.hung = true;
+      kill(-pid, SIGKILL);
+      break;
+    }
+    pollfd p{pipefd[0], POLLIN, 0};
+    int n = poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
+    if (n < 0 && errno != EINTR) break;
+    if (n <= 0) continue;
+    ssize_t got = read(pipefd[0], chunk, sizeof chunk);
+    if (got <= 0) {
+      open_pipe = false;
+      break;
+    }
+    buf.append(chunk, static_cast<std::size_t>(got));
+    std::size_t nl;
+    while ((nl = buf.find('\n')) != std::string::npos) {
+      std::string line = buf.substr(0, nl);
+      buf.erase(0, nl + 1);
+      auto j = nlohmann::json::parse(line, nullptr, false);
+      if (j.is_discarded()) continue;
+      double silence = on_record(j);
+      deadline = clock::now() + std::chrono::duration<double>(silence);
+    }
+  }
+  close(pipefd[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status)) ex.signal = WTERMSIG(status);
+  if (WIFEXITED(status)) ex.exit_code = WEXITSTATUS(status);
+  // Anything the worker left behind in its group goes too.
+  kill(-pid, SIGKILL);
+  return ex;
+}
+
+std::function<void(const nlohmann::json&)> claim_protocol_stdout() {
+  std::fflush(stdout);
+  int proto = fcntl(1, F_DUPFD_CLOEXEC, 3);
+  if (proto < 0) throw std::runtime_error("dup of stdout failed");
+  dup2(2, 1);
+  auto mu = std::make_shared<std::mutex>();
+  return [proto, mu](const nlohmann::json& j) {
+    std::string line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    std::lock_guard lock(*mu);
+    const char* p = line.data();
+    std::size_t left = line.size();
+    while (left > 0) {
+      ssize_t w = write(proto, p, left);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        return;
+      }
+      p += w;
+      left -= static_cast<std::size_t>(w);
+    }
+  };
+}
+
+}  // namespace kq

@@ -1,0 +1,133 @@
+// The kq command line end to end on this machine: every subcommand, the exit codes, and a
+// full run of the CPU arm on residual_relu that leaves a complete run directory.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "test_support.hpp"
+#include "util/json_lines.hpp"
+
+using kq::test::run_kq;
+
+TEST_CASE("kq without a command prints usage and exits 2") {
+  auto r = run_kq("");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("usage: kq <command>") != std::string::npos);
+  CHECK(r.out.find("exit codes") != std::string::npos);
+}
+
+TEST_CASE("every subcommand has --help") {
+  for (const char* c : {"list", "check-spec", "run", "report", "version"}) {
+    auto r = run_kq(std::string(c) + " --help");
+    INFO(c << ": " << r.out);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("usage: kq") != std::string::npos);
+  }
+}
+
+TEST_CASE("unknown command and bad options are usage errors") {
+  CHECK(run_kq("frobnicate").exit_code == 2);
+  auto r = run_kq("run specs/residual_relu.yaml --no-such-option");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("no-such-option") != std::string::npos);
+  r = run_kq("run specs/residual_relu.yaml --arms no_such_arm");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("no arm named 'no_such_arm'") != std::string::npos);
+  r = run_kq("run specs/residual_relu.yaml --sizes 12,abc --no-timing");
+  CHECK(r.exit_code == 2);
+}
+
+TEST_CASE("kq version names the commit") {
+  auto r = run_kq("version");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("commit") != std::string::npos);
+}
+
+TEST_CASE("kq list finds the CPU arm") {
+  auto r = run_kq("list");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("cpu_tbb") != std::string::npos);
+}
+
+TEST_CASE("kq check-spec accepts every shipped spec and rejects a bad one with its position") {
+  for (const auto& e : std::filesystem::directory_iterator(kq::test::source_dir() / "specs")) {
+    if (e.path().extension() != ".yaml") continue;
+    auto r = run_kq("check-spec " + e.path().string());
+    INFO(e.path() << ": " << r.out);
+    CHECK(r.exit_code == 0);
+  }
+  auto dir = kq::test::temp_dir("check-spec");
+  std::ofstream(dir / "bad.yaml") << "kq_spec: 1\nop: x\nsemantic: relu(x)\n";
+  auto r = run_kq("check-spec " + (dir / "bad.yaml").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("bad.yaml:3:1") != std::string::npos);
+}
+
+TEST_CASE("kq run of the CPU arm on residual_relu writes a complete run directory") {
+  auto dir = kq::test::temp_dir("run") / "run";
+  auto r = run_kq("run specs/residual_relu.yaml --arms cpu_tbb --quick --sizes 4096,65536 --out " + dir.string());
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("cpu_tbb: qualified") != std::string::npos);
+
+  auto manifest = nlohmann::json::parse(kq::test::read_file(dir / "manifest.json"));
+  CHECK(manifest["op"] == "residual_relu");
+  CHECK(manifest["spec_sha256"].get<std::string>().size() == 64);
+  CHECK(manifest["kq"].contains("commit"));
+  CHECK(manifest["kq"].contains("dirty"));
+  CHECK(manifest["machine"].contains("hostname"));
+  REQUIRE(manifest["arms"].size() == 1);
+  CHECK(manifest["arms"][0]["name"] == "cpu_tbb");
+  CHECK(manifest["arms"][0]["plugin_sha256"].get<std::string>().size() == 64);
+  CHECK(!manifest["arms"][0]["sources"].empty());
+  CHECK(kq::test::read_file(dir / "spec.yaml") ==
+        kq::test::read_file(kq::test::source_dir() / "specs/residual_relu.yaml"));
+
+  auto q = kq::read_json_lines(dir / "qualification.jsonl");
+  int cases = 0, refused = 0;
+  std::string verdict;
+  for (const auto& j : q) {
+    if (j["type"] == "case") {
+      ++cases;
+      if (j["result"] == "refused") ++refused;
+      if (j["in_contract"] == true) CHECK_MESSAGE(j["result"] == "passed", j.dump());
+      if (j["in_contract"] == false) CHECK_MESSAGE(j["result"] == "refused", j.dump());
+    }
+    if (j["type"] == "verdict") verdict = j["verdict"];
+  }
+  CHECK(cases > 50);
+  CHECK(refused > 5);  // strided, transposed, broadcast, aliasing, rank 5
+  CHECK(verdict == "qualified");
+
+  auto rounds = kq::read_json_lines(dir / "rounds.jsonl");
+  int samples = 0;
+  for (const auto& j : rounds)
+    if (j["type"] == "round") {
+      ++samples;
+      CHECK(j["seconds"].get<double>() > 0);
+    }
+  CHECK(samples >= 20);  // two sizes, at least min_rounds each
+
+  auto report = kq::test::read_file(dir / "report.md");
+  CHECK(report.find("## Qualification") != std::string::npos);
+  CHECK(report.find("## Decision") != std::string::npos);
+  CHECK(report.find("nvrtc_jit") != std::string::npos);  // the baseline did not run here
+  auto summary = nlohmann::json::parse(kq::test::read_file(dir / "summary.json"));
+  CHECK(summary["decision"]["baseline_ran"] == false);
+
+  // The report can be rebuilt from the directory alone.
+  std::filesystem::remove(dir / "report.md");
+  CHECK(run_kq("report " + dir.string()).exit_code == 0);
+  CHECK(std::filesystem::exists(dir / "report.md"));
+}
+
+TEST_CASE("a run directory cut short still reads back") {
+  auto dir = kq::test::temp_dir("torn");
+  {
+    std::ofstream f(dir / "rounds.jsonl");
+    f << R"({"type":"round","arm":"a","size":4096,"mode":"single","round":0,"seconds":1e-5})" << "\n";
+    f << R"({"type":"round","arm":"a","size":40)";  // killed mid-line
+  }
+  auto lines = kq::read_json_lines(dir / "rounds.jsonl");
+  CHECK(lines.size() == 1);
+}

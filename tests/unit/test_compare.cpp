@@ -1,0 +1,66 @@
+// Comparison rules on bit patterns.
+#include <doctest/doctest.h>
+
+#include <bit>
+#include <cmath>
+#include <limits>
+
+#include "qualify/compare.hpp"
+
+namespace {
+
+std::uint64_t b(float f) { return std::bit_cast<std::uint32_t>(f); }
+kq::CompareRule bitwise() { return {}; }
+kq::CompareRule ulp(std::int64_t n) {
+  kq::CompareRule r;
+  r.kind = kq::CompareRule::Kind::ulp;
+  r.max_ulp = n;
+  return r;
+}
+kq::CompareRule tol(double a, double rt) {
+  kq::CompareRule r;
+  r.kind = kq::CompareRule::Kind::tolerance;
+  r.atol = a;
+  r.rtol = rt;
+  return r;
+}
+constexpr auto F = kq::DType::f32;
+const float nan = std::numeric_limits<float>::quiet_NaN();
+const float inf = std::numeric_limits<float>::infinity();
+
+}  // namespace
+
+TEST_CASE("bitwise: signed zeros count, NaN is a mask") {
+  CHECK(kq::element_matches(bitwise(), F, b(1.5f), b(1.5f)));
+  CHECK(!kq::element_matches(bitwise(), F, b(0.0f), b(-0.0f)));
+  CHECK(!kq::element_matches(bitwise(), F, b(1.0f), b(std::nextafter(1.0f, 2.0f))));
+  CHECK(kq::element_matches(bitwise(), F, b(nan), b(-nan)));          // any NaN for a NaN
+  CHECK(kq::element_matches(bitwise(), F, b(nan), 0x7fc0dead));       // payloads free
+  CHECK(!kq::element_matches(bitwise(), F, b(nan), b(0.0f)));         // swallowed NaN
+  CHECK(!kq::element_matches(bitwise(), F, b(0.0f), b(nan)));         // invented NaN
+  CHECK(!kq::element_matches(bitwise(), F, b(inf), b(-inf)));
+}
+
+TEST_CASE("ulp: distance on the ordered line, zeros coincide") {
+  const float one = 1.0f, up2 = std::nextafter(std::nextafter(one, 2.0f), 2.0f);
+  CHECK(kq::element_matches(ulp(2), F, b(one), b(up2)));
+  CHECK(!kq::element_matches(ulp(1), F, b(one), b(up2)));
+  CHECK(kq::element_matches(ulp(0), F, b(0.0f), b(-0.0f)));
+  CHECK(kq::element_matches(ulp(2), F, b(-std::numeric_limits<float>::denorm_min()),
+                            b(std::numeric_limits<float>::denorm_min())));
+  CHECK(!kq::element_matches(ulp(1000), F, b(inf), b(std::numeric_limits<float>::max())));
+  CHECK(!kq::element_matches(ulp(1000), F, b(1.0f), b(nan)));
+}
+
+TEST_CASE("tolerance: NaN passes only for NaN, infinities only for themselves") {
+  CHECK(kq::element_matches(tol(1e-6, 1e-5), F, b(1.0f), b(1.000005f)));
+  CHECK(!kq::element_matches(tol(1e-6, 1e-5), F, b(1.0f), b(1.0001f)));
+  CHECK(!kq::element_matches(tol(1e30, 1.0), F, b(1.0f), b(nan)));
+  CHECK(kq::element_matches(tol(1e-6, 1e-5), F, b(nan), b(nan)));
+  CHECK(!kq::element_matches(tol(1e30, 1.0), F, b(inf), b(3e38f)));
+}
+
+TEST_CASE("bit descriptions give value and pattern") {
+  CHECK(kq::describe_bits(F, b(1.5f)) == "1.5 (0x3fc00000)");
+  CHECK(kq::describe_bits(F, b(-0.0f)) == "-0 (0x80000000)");
+}

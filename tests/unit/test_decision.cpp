@@ -1,0 +1,79 @@
+// The decision and its statistics on synthetic samples.
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "decision/decide.hpp"
+#include "timing/stats.hpp"
+
+namespace {
+
+std::vector<double> noisy(double center, double rel, int n, unsigned seed) {
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<double> u(-rel, rel);
+  std::vector<double> v;
+  for (int i = 0; i < n; ++i) v.push_back(center * (1 + u(g)));
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("summary statistics") {
+  auto s = kq::summarize({5, 1, 3, 2, 4});
+  CHECK(s.median == 3);
+  CHECK(s.min == 1);
+  CHECK(s.max == 5);
+  CHECK(s.q1 == 2);
+  CHECK(s.q3 == 4);
+  auto [lo, hi] = kq::median_ci95(noisy(10, 0.01, 200, 1));
+  CHECK(lo < 10.01);
+  CHECK(hi > 9.99);
+  CHECK(hi - lo < 0.01);
+}
+
+TEST_CASE("a clear win is adopted for the sizes it wins, with its interval") {
+  std::map<std::int64_t, std::map<std::string, std::vector<double>>> s;
+  s[4096]["base"] = noisy(4e-6, 0.02, 40, 1);
+  s[4096]["fast"] = noisy(4e-6, 0.02, 40, 2);  // a tie
+  s[1 << 20]["base"] = noisy(10e-6, 0.02, 40, 3);
+  s[1 << 20]["fast"] = noisy(7e-6, 0.02, 40, 4);
+  s[1 << 24]["base"] = noisy(60e-6, 0.02, 40, 5);
+  s[1 << 24]["fast"] = noisy(50e-6, 0.02, 40, 6);
+  auto d = kq::decide(s, "base", 1.03);
+  CHECK(d["baseline_ran"] == true);
+  REQUIRE(d["ranges"].size() == 1);
+  CHECK(d["ranges"][0]["arm"] == "fast");
+  CHECK(d["ranges"][0]["from"] == 1 << 20);
+  CHECK(d["ranges"][0]["to"] == 1 << 24);
+  CHECK(d["per_size"][0]["winner"] == "base");
+  std::string sentence = d["sentence"];
+  CHECK(sentence.find("Adopt fast for 1048576 to 16777216 elements") != std::string::npos);
+  CHECK(sentence.find("keep base") != std::string::npos);
+}
+
+TEST_CASE("a win inside the noise or below the threshold is no win") {
+  std::map<std::int64_t, std::map<std::string, std::vector<double>>> s;
+  s[4096]["base"] = noisy(10e-6, 0.3, 30, 1);
+  s[4096]["fast"] = noisy(9.8e-6, 0.3, 30, 2);
+  s[8192]["base"] = noisy(10e-6, 0.001, 30, 3);
+  s[8192]["fast"] = noisy(9.9e-6, 0.001, 30, 4);  // 1% faster, surely, but under 1.03
+  auto d = kq::decide(s, "base", 1.03);
+  CHECK(d["ranges"].empty());
+  CHECK(d["sentence"].get<std::string>().rfind("Keep base", 0) == 0);
+}
+
+TEST_CASE("no baseline, no decision") {
+  std::map<std::int64_t, std::map<std::string, std::vector<double>>> s;
+  s[4096]["cpu"] = {1e-5, 1.1e-5};
+  auto d = kq::decide(s, "nvrtc_jit", 1.03);
+  CHECK(d["baseline_ran"] == false);
+  CHECK(d["sentence"].get<std::string>().find("No decision") == 0);
+}
+
+TEST_CASE("bootstrap interval brackets the ratio") {
+  auto e = kq::bootstrap_speedup(noisy(2.0, 0.05, 50, 1), noisy(1.0, 0.05, 50, 2));
+  CHECK(e.ratio == doctest::Approx(2.0).epsilon(0.05));
+  CHECK(e.lo < e.ratio);
+  CHECK(e.hi > e.ratio);
+  CHECK(e.lo > 1.8);
+}

@@ -1,0 +1,132 @@
+// The qualification checks of one case, on small in-process CPU arms with known flaws.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+
+#include "kq/contract.hpp"
+#include "plan/plan_cases.hpp"
+#include "qualify/qualify_arm.hpp"
+#include "qualify/run_case.hpp"
+#include "spec_fixture.hpp"
+
+namespace {
+
+enum class Flaw { none, skip_tail, write_past_end, write_before, mutate_input, no_relu, pointer_cache, ignore_contract, error_status };
+
+// relu(x + residual) over contiguous f32 views, with one flaw.
+class FakeArm : public kq::IKernelArm {
+ public:
+  explicit FakeArm(Flaw f) : flaw_(f) {}
+  kq::ArmIdentity identity() const override { return {"fake", "test", kq::Device::cpu, "1", {}, "", ""}; }
+  kq::Status supports(const kq::OpSpec&) const override { return kq::Status::ok(); }
+  kq::Status prepare(const kq::Problem& p) override {
+    spec_ = p.spec;
+    return kq::Status::ok();
+  }
+  kq::Status run(std::span<const kq::TensorView> in, std::span<const kq::TensorView> out, void*) override {
+    if (flaw_ == Flaw::error_status) return kq::Status::error("out of cheese");
+    if (flaw_ != Flaw::ignore_contract) {
+      kq::Status s = kq::check_contract(*spec_, in, out, kq::Device::cpu);
+      if (!s.is_ok()) return s;
+    }
+    const std::int64_t n = out[0].numel();
+    auto* x = static_cast<float*>(in[0].data);
+    auto* r = static_cast<const float*>(in[1].data);
+    auto* o = static_cast<float*>(out[0].data);
+    if (flaw_ == Flaw::pointer_cache) {
+      if (o == last_out_ && x == last_x_) return kq::Status::ok();
+      last_out_ = o;
+      last_x_ = x;
+    }
+    std::int64_t end = n;
+    if (flaw_ == Flaw::skip_tail) end = n - n % 4;
+    if (flaw_ == Flaw::write_past_end && n > 0) o[n] = 1.0f;
+    if (flaw_ == Flaw::write_before && n > 0) o[-1] = 1.0f;
+    for (std::int64_t i = 0; i < end; ++i) {
+      float s = x[i] + r[i];
+      float v = flaw_ == Flaw::no_relu ? s : (s > 0 ? s : (std::isnan(s) ? s : 0.0f));
+      o[i] = v;
+    }
+    if (flaw_ == Flaw::mutate_input && n > 1) x[n / 2] = 42.0f;
+    return kq::Status::ok();
+  }
+
+ private:
+  Flaw flaw_;
+  const kq::OpSpec* spec_ = nullptr;
+  const void* last_out_ = nullptr;
+  const void* last_x_ = nullptr;
+};
+
+kq::Case find(const std::vector<kq::Case>& cases, const std::string& name) {
+  for (const auto& c : cases)
+    if (c.name == name) return c;
+  FAIL("no case " << name);
+  return {};
+}
+
+kq::CaseOutcome run(Flaw f, const std::string& case_name) {
+  static const kq::Spec spec = kq::test::residual_relu_spec();
+  static const auto cases = kq::plan_cases(spec, {false, true});
+  FakeArm arm(f);
+  return kq::run_case(arm, kq::Device::cpu, spec, find(cases, case_name));
+}
+
+}  // namespace
+
+TEST_CASE("a correct arm passes in-contract cases and refuses the others") {
+  for (const char* n : {"size/0", "size/1", "size/1025", "offset/x+4", "offset/out+12", "rank/3x5x67",
+                        "values/negative_zero", "values/denormal", "values/overflow", "values/cancel"}) {
+    auto o = run(Flaw::none, n);
+    CHECK_MESSAGE(o.result == kq::CaseOutcome::Result::passed, n << ": " << o.check << " " << o.message);
+  }
+  for (const char* n : {"layout/x_stride2", "alias/out_is_x", "alias/out_overlaps_residual", "rank/2x3x1x5x7"}) {
+    auto o = run(Flaw::none, n);
+    CHECK_MESSAGE(o.result == kq::CaseOutcome::Result::refused, n << ": " << o.message);
+  }
+}
+
+TEST_CASE("each flaw is caught by its check") {
+  struct Expect { Flaw flaw; const char* case_name; const char* check; };
+  for (auto e : {Expect{Flaw::skip_tail, "size/1025", "values"},
+                 Expect{Flaw::write_past_end, "size/1025", "output_guard"},
+                 Expect{Flaw::write_before, "size/33", "output_guard"},
+                 Expect{Flaw::mutate_input, "size/1025", "input_modified"},
+                 Expect{Flaw::no_relu, "values/all_negative", "values"},
+                 Expect{Flaw::pointer_cache, "size/1025", "new_values"},
+                 Expect{Flaw::ignore_contract, "layout/x_stride2", "accepted_out_of_contract"},
+                 Expect{Flaw::error_status, "size/7", "arm_error"}}) {
+    auto o = run(e.flaw, e.case_name);
+    INFO(e.case_name << ": " << o.message);
+    CHECK(o.result == kq::CaseOutcome::Result::failed);
+    CHECK(o.check == e.check);
+  }
+}
+
+TEST_CASE("a value failure names the first bad index, expected and got") {
+  auto o = run(Flaw::skip_tail, "size/1025");
+  CHECK(o.index == 1024);
+  CHECK(o.bad_count == 1);
+  CHECK(o.got == "-2.86985403e-16 (0xa5a5a5a5)");  // the poison, never written
+  CHECK(o.message.find("first at index 1024") != std::string::npos);
+}
+
+TEST_CASE("qualify_arm turns case outcomes into a verdict") {
+  const kq::Spec spec = kq::test::residual_relu_spec();
+  auto cases = kq::plan_cases(spec, {false, true});
+  std::vector<kq::Case> few;
+  for (const auto& c : cases)
+    if (c.numel() < 5000) few.push_back(c);
+  std::vector<nlohmann::json> records;
+  FakeArm good(Flaw::none);
+  auto v = kq::qualify_arm(good, good.identity(), spec, few, [&](const nlohmann::json& j) { records.push_back(j); });
+  CHECK(v["verdict"] == "qualified");
+  CHECK(v["counts"]["failed"] == 0);
+  CHECK(records.size() == 2 * few.size() + 1);
+  FakeArm bad(Flaw::skip_tail);
+  v = kq::qualify_arm(bad, bad.identity(), spec, few, [](const nlohmann::json&) {});
+  CHECK(v["verdict"] == "rejected");
+  CHECK(v["check"] == "values");
+}

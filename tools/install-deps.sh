@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages kq builds with, when any is missing. As root it runs apt-get;
+# otherwise it prints the command to run. The CUDA toolkit is not a Debian package here: kq
+# finds nvcc on PATH or in /usr/local/cuda, and builds the CPU parts alone without it.
+set -euo pipefail
+packages=(cmake ninja-build g++ make git pkg-config
+          libboost-dev libboost-program-options-dev libyaml-cpp-dev libtbb-dev
+          doctest-dev nlohmann-json3-dev libssl-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "kq: missing Debian packages: ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+  echo "kq: run as root, or: sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"
