@@ -1,0 +1,82 @@
+// parse_spec: YAML text -> a validated Spec. The sections are read in schema order, so the
+// first problem in that order is the one reported.
+#include "spec/map_fields.hpp"
+#include "spec/sections.hpp"
+#include "util/sha256.hpp"
+
+namespace kq {
+namespace spec_detail {
+namespace {
+
+constexpr std::int64_t kFormatVersion = 1;
+
+YAML::Node load_one_document(const Source& src) {
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAll(std::string(src.text));
+  } catch (const YAML::Exception& e) {
+    src.fail(e.mark, "", "YAML syntax error: " + e.msg);
+  }
+  if (docs.empty()) src.fail(YAML::Mark(), "", "no spec in the file (it is empty or all comments)");
+  if (docs.size() > 1) {
+    src.fail(docs[1].Mark(), "", "a spec file holds one YAML document; this is a second one");
+  }
+  return docs[0];
+}
+
+// kq_spec is read first: another version may have other keys, so it decides how to read on.
+void check_format_version(const Field& root) {
+  if (auto v = peek(root, "kq_spec")) {
+    const std::int64_t version = read_int(*v);
+    if (version != kFormatVersion) {
+      v->fail("unsupported kq_spec version " + std::to_string(version) +
+              "; this kq reads version " + std::to_string(kFormatVersion));
+    }
+  }
+}
+
+OpSpec read_contract(const MapFields& top) {
+  OpSpec op;
+  op.op = read_identifier(top.require("op"), "op name");
+  if (auto d = top.get("description")) op.description = read_string(*d);
+  static constexpr DType kDTypes[] = {DType::f32, DType::f64};
+  op.dtype = kDTypes[read_choice(top.require("dtype"), "dtype", {"f32", "f64"})];
+  std::vector<Field> input_fields;
+  op.inputs = read_inputs(top.require("inputs"), input_fields);
+  op.outputs = read_outputs(top.require("outputs"), op.inputs);
+  op.semantics = read_semantics(top.require("semantics"), op.inputs, input_fields);
+  if (auto d = top.get("domain")) {
+    static constexpr Domain kDomains[] = {Domain::finite, Domain::ieee};
+    op.domain = kDomains[read_choice(*d, "domain", {"finite", "ieee"})];
+  }
+  op.layouts = read_layouts(top.get("layouts"), op.dtype);
+  return op;
+}
+
+}  // namespace
+}  // namespace spec_detail
+
+Spec parse_spec(const std::string& text, const std::string& file) {
+  using namespace spec_detail;
+  const Source src{file, text};
+  const YAML::Node doc = load_one_document(src);
+  const Field root(src, doc, "", doc.Mark());
+  check_format_version(root);
+  const MapFields top(
+      root, {"kq_spec", "op", "description", "dtype", "inputs", "outputs", "semantics", "domain",
+             "layouts", "compare", "qualification", "timing", "decision"});
+  top.require("kq_spec");
+
+  Spec spec;
+  spec.op = read_contract(top);
+  spec.compare = read_compare(top.require("compare"));
+  spec.qualification = read_qualification(top.get("qualification"));
+  spec.timing = read_timing(top.require("timing"));
+  spec.decision = read_decision(top.require("decision"));
+  spec.path = file;
+  spec.text = text;
+  spec.sha256 = sha256_hex(text);
+  return spec;
+}
+
+}  // namespace kq

@@ -1,0 +1,31 @@
+// qualification: extras for the correctness run (seed, more sizes, the hang timeout).
+#include <algorithm>
+
+#include "spec/map_fields.hpp"
+#include "spec/sections.hpp"
+
+namespace kq::spec_detail {
+
+QualificationExtras read_qualification(const std::optional<Field>& f) {
+  QualificationExtras q;
+  if (!f) return q;
+  MapFields m(*f, {"seed", "extra_sizes", "hang_timeout_s"});
+  if (auto v = m.get("seed")) {
+    const std::int64_t seed = read_int(*v);
+    if (seed < 0) v->fail("must be a non-negative integer, got " + std::to_string(seed));
+    q.seed = static_cast<std::uint64_t>(seed);
+  }
+  if (auto v = m.get("extra_sizes")) {
+    for (const Field& item : read_list(*v)) {
+      const std::int64_t n = read_positive_int(item);
+      if (std::find(q.extra_sizes.begin(), q.extra_sizes.end(), n) != q.extra_sizes.end()) {
+        item.fail("size " + std::to_string(n) + " is listed twice");
+      }
+      q.extra_sizes.push_back(n);
+    }
+  }
+  if (auto v = m.get("hang_timeout_s")) q.hang_timeout_s = read_positive(*v);
+  return q;
+}
+
+}  // namespace kq::spec_detail
