@@ -10,25 +10,31 @@ int cmd_list(const std::vector<std::string>& args) {
   po::options_description opts("list options");
   add_plugin_options(opts);
   po::variables_map vm;
-  if (!parse_subcommand("kq list [--plugin-dir DIR] [--plugin FILE]", opts, {}, args, vm)) return kOk;
+  if (!parse_subcommand("kq list [--plugin-dir DIR] [--plugin FILE]", opts, {}, args, vm))
+    return kOk;
   PluginSet set = load_plugins_from(vm, false);
   std::string why;
   const bool cuda = cuda_usable(&why);
   std::cout << "searched: ";
-  for (std::size_t i = 0; i < set.searched.size(); ++i) std::cout << (i ? ", " : "") << set.searched[i].string();
-  std::cout << "\n\n" << std::left << std::setw(28) << "arm" << std::setw(18) << "family" << std::setw(7)
-            << "device" << "plugin\n";
+  for (std::size_t i = 0; i < set.searched.size(); ++i)
+    std::cout << (i ? ", " : "") << set.searched[i].string();
+  std::cout << "\n\n"
+            << std::left << std::setw(28) << "arm" << std::setw(18) << "family" << std::setw(7)
+            << "device"
+            << "plugin\n";
   for (const auto& a : set.arms) {
-    std::cout << std::setw(28) << a.identity.name << std::setw(18) << a.identity.family << std::setw(7)
-              << to_string(a.identity.device) << a.plugin_file.filename().string();
-    if (a.identity.device == Device::cuda && !cuda) std::cout << "  (cannot run here: " << why << ")";
+    std::cout << std::setw(28) << a.identity.name << std::setw(18) << a.identity.family
+              << std::setw(7) << to_string(a.identity.device) << a.plugin_file.filename().string();
+    if (a.identity.device == Device::cuda && !cuda)
+      std::cout << "  (cannot run here: " << why << ")";
     if (!a.identity.expected_rejection.empty())
       std::cout << "  (known broken; must fail " << a.identity.expected_rejection << ")";
     std::cout << "\n";
   }
   if (!set.errors.empty()) {
     std::cout << "\nload errors:\n";
-    for (const auto& e : set.errors) std::cout << "  " << e.file.string() << ": " << e.message << "\n";
+    for (const auto& e : set.errors)
+      std::cout << "  " << e.file.string() << ": " << e.message << "\n";
   }
   return kOk;
 }

@@ -41,14 +41,14 @@ void print_record(const nlohmann::json& j) {
   if (type == "verdict") {
     std::cout << "  " << j.value("arm", "") << ": " << j.value("verdict", "");
     if (j.contains("counts"))
-      std::cout << " (" << j["counts"].value("passed", 0) << " passed, " << j["counts"].value("refused", 0)
-                << " refused, " << j["counts"].value("failed", 0) << " failed, "
-                << j["counts"].value("skipped", 0) << " skipped)";
+      std::cout << " (" << j["counts"].value("passed", 0) << " passed, "
+                << j["counts"].value("refused", 0) << " refused, " << j["counts"].value("failed", 0)
+                << " failed, " << j["counts"].value("skipped", 0) << " skipped)";
     if (!j.value("detail", "").empty()) std::cout << ": " << j.value("detail", "");
     std::cout << std::endl;
   } else if (type == "size_end") {
-    std::cout << "  " << j.value("size", 0LL) << " elements: " << j.value("rounds", 0) << " rounds, stopped by "
-              << j.value("stopped_by", "") << std::endl;
+    std::cout << "  " << j.value("size", 0LL) << " elements: " << j.value("rounds", 0)
+              << " rounds, stopped by " << j.value("stopped_by", "") << std::endl;
   } else if (type == "arm_skip") {
     std::cout << "  " << j.value("arm", "") << " not timed at " << j.value("size", 0LL) << ": "
               << j.value("reason", "") << std::endl;
@@ -60,9 +60,11 @@ void print_record(const nlohmann::json& j) {
 int cmd_run(const std::vector<std::string>& args) {
   po::options_description opts("run options");
   opts.add_options()("spec", po::value<std::string>()->required(), "the spec file")(
-      "arms", po::value<std::string>(), "only these arms, comma-separated (default: every arm but broken ones)")(
+      "arms", po::value<std::string>(),
+      "only these arms, comma-separated (default: every arm but broken ones)")(
       "include-broken", po::bool_switch(), "also run the known-broken candidates")(
-      "out", po::value<std::string>()->default_value(""), "write the run here instead of RUNS_DIR/<id>")(
+      "out", po::value<std::string>()->default_value(""),
+      "write the run here instead of RUNS_DIR/<id>")(
       "runs-dir", po::value<std::string>()->default_value("runs"), "where run directories go")(
       "quick", po::bool_switch(), "qualify on the smaller sizes only")(
       "no-timing", po::bool_switch(), "qualify only")(
@@ -71,20 +73,24 @@ int cmd_run(const std::vector<std::string>& args) {
   po::positional_options_description pos;
   pos.add("spec", 1);
   po::variables_map vm;
-  if (!parse_subcommand("kq run SPEC [--arms A,B] [--out DIR] [options]", opts, pos, args, vm)) return kOk;
+  if (!parse_subcommand("kq run SPEC [--arms A,B] [--out DIR] [options]", opts, pos, args, vm))
+    return kOk;
 
+  std::vector<std::int64_t> sizes;
+  if (vm.count("sizes")) sizes = parse_sizes(vm["sizes"].as<std::string>());
   Spec spec = load_spec(vm["spec"].as<std::string>());
   PluginSet set = load_plugins_from(vm, true);
   std::vector<StageArm> arms = select_arms(set, vm);
   if (arms.empty()) throw UsageError("no arms to run (kq list shows what was found)");
 
   const nlohmann::json machine = machine_info();
-  const auto dir = create_run_dir(vm["runs-dir"].as<std::string>(), vm["out"].as<std::string>(), spec.op.op,
-                                  machine_short_name(machine));
+  const auto dir = create_run_dir(vm["runs-dir"].as<std::string>(), vm["out"].as<std::string>(),
+                                  spec.op.op, machine_short_name(machine));
   write_file_atomic(dir / "spec.yaml", spec.text);
   std::vector<std::string> command = {"kq", "run"};
   command.insert(command.end(), args.begin(), args.end());
-  write_file_atomic(dir / "manifest.json", build_manifest(spec, arms, set.errors, machine, command).dump(2) + "\n");
+  write_file_atomic(dir / "manifest.json",
+                    build_manifest(spec, arms, set.errors, machine, command).dump(2) + "\n");
   std::cout << "kq run " << spec.op.op << " -> " << dir.string() << "\n";
 
   std::cout << "qualifying " << arms.size() << " arm(s)\n";
@@ -112,9 +118,10 @@ int cmd_run(const std::vector<std::string>& args) {
     t.out_jsonl = dir / "rounds.jsonl";
     t.log_file = dir / "logs" / "time.log";
     t.on_record = print_record;
-    if (vm.count("sizes")) t.sizes = parse_sizes(vm["sizes"].as<std::string>());
+    t.sizes = sizes;
     auto res = time_stage(qualified, t);
-    if (!res.completed) std::cout << "  timing stopped early: " << res.problem << " (see logs/time.log)\n";
+    if (!res.completed)
+      std::cout << "  timing stopped early: " << res.problem << " (see logs/time.log)\n";
   }
 
   auto summary = write_report(dir);

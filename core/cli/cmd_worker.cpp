@@ -20,7 +20,8 @@ LoadedArm* find_arm(PluginSet& set, const std::string& name) {
 
 std::string load_errors(const PluginSet& set) {
   std::string s;
-  for (const auto& e : set.errors) s += (s.empty() ? "" : "; ") + e.file.string() + ": " + e.message;
+  for (const auto& e : set.errors)
+    s += (s.empty() ? "" : "; ") + e.file.string() + ": " + e.message;
   return s;
 }
 
@@ -29,8 +30,8 @@ std::string load_errors(const PluginSet& set) {
 int cmd_worker_qualify(const std::vector<std::string>& args) {
   po::options_description opts("worker options");
   opts.add_options()("spec", po::value<std::string>()->required(), "")(
-      "plugin", po::value<std::string>()->required(), "")("arm", po::value<std::string>()->required(), "")(
-      "quick", po::bool_switch(), "");
+      "plugin", po::value<std::string>()->required(), "")(
+      "arm", po::value<std::string>()->required(), "")("quick", po::bool_switch(), "");
   po::variables_map vm;
   if (!parse_subcommand("kq __worker-qualify (internal)", opts, {}, args, vm)) return kOk;
   auto emit = claim_protocol_stdout();
@@ -39,12 +40,17 @@ int cmd_worker_qualify(const std::vector<std::string>& args) {
     Spec spec = load_spec(vm["spec"].as<std::string>());
     PluginSet set = load_plugins({{}, {vm["plugin"].as<std::string>()}});
     LoadedArm* arm = find_arm(set, name);
-    if (!arm) throw std::runtime_error("arm not found in " + vm["plugin"].as<std::string>() + ": " + load_errors(set));
+    if (!arm)
+      throw std::runtime_error("arm not found in " + vm["plugin"].as<std::string>() + ": " +
+                               load_errors(set));
     PlanOptions plan;
     plan.quick = vm["quick"].as<bool>();
     qualify_arm(*arm->arm, arm->identity, spec, plan_cases(spec, plan), emit);
   } catch (const std::exception& e) {
-    emit({{"type", "verdict"}, {"arm", name}, {"verdict", "crashed"}, {"check", "worker_error"},
+    emit({{"type", "verdict"},
+          {"arm", name},
+          {"verdict", "crashed"},
+          {"check", "worker_error"},
           {"detail", std::string("the worker failed: ") + e.what()}});
     return kInternal;
   }
@@ -55,7 +61,8 @@ int cmd_worker_time(const std::vector<std::string>& args) {
   po::options_description opts("worker options");
   opts.add_options()("spec", po::value<std::string>()->required(), "")(
       "plugin", po::value<std::vector<std::string>>()->required(), "")(
-      "arm", po::value<std::vector<std::string>>()->required(), "")("sizes", po::value<std::string>(), "");
+      "arm", po::value<std::vector<std::string>>()->required(), "")("sizes",
+                                                                    po::value<std::string>(), "");
   po::variables_map vm;
   if (!parse_subcommand("kq __worker-time (internal)", opts, {}, args, vm)) return kOk;
   auto emit = claim_protocol_stdout();

@@ -8,10 +8,10 @@
 namespace kq::cli {
 
 void add_plugin_options(po::options_description& d) {
-  d.add_options()
-      ("plugin-dir", po::value<std::vector<std::string>>()->composing(),
-       "load every plugin in DIR (repeatable; replaces the default plugins/ beside kq)")
-      ("plugin", po::value<std::vector<std::string>>()->composing(), "load the plugin FILE (repeatable)");
+  d.add_options()("plugin-dir", po::value<std::vector<std::string>>()->composing(),
+                  "load every plugin in DIR (repeatable; replaces the default plugins/ beside kq)")(
+      "plugin", po::value<std::vector<std::string>>()->composing(),
+      "load the plugin FILE (repeatable)");
 }
 
 PluginSet load_plugins_from(const po::variables_map& vm, bool print_errors) {
@@ -22,7 +22,8 @@ PluginSet load_plugins_from(const po::variables_map& vm, bool print_errors) {
     for (const auto& f : vm["plugin"].as<std::vector<std::string>>()) files.emplace_back(f);
   PluginSet set = load_plugins(default_plugin_search(self_executable().parent_path(), dirs, files));
   if (print_errors)
-    for (const auto& e : set.errors) std::cerr << "kq: plugin " << e.file.string() << ": " << e.message << "\n";
+    for (const auto& e : set.errors)
+      std::cerr << "kq: plugin " << e.file.string() << ": " << e.message << "\n";
   return set;
 }
 

@@ -39,9 +39,12 @@ int main(int argc, char** argv) {
   }
   if (args[0] == "--version") args[0] = "version";
   const std::map<std::string, int (*)(const std::vector<std::string>&)> commands = {
-      {"list", cmd_list},       {"check-spec", cmd_check_spec},
-      {"run", cmd_run},         {"report", cmd_report},
-      {"version", cmd_version}, {"__worker-qualify", cmd_worker_qualify},
+      {"list", cmd_list},
+      {"check-spec", cmd_check_spec},
+      {"run", cmd_run},
+      {"report", cmd_report},
+      {"version", cmd_version},
+      {"__worker-qualify", cmd_worker_qualify},
       {"__worker-time", cmd_worker_time}};
   auto it = commands.find(args[0]);
   if (it == commands.end()) {

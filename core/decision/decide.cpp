@@ -45,13 +45,18 @@ SpeedupEstimate bootstrap_speedup(const std::vector<double>& base, const std::ve
   return e;
 }
 
-nlohmann::json decide(const std::map<std::int64_t, std::map<std::string, std::vector<double>>>& samples,
-                      const std::string& baseline, double min_speedup) {
+nlohmann::json decide(
+    const std::map<std::int64_t, std::map<std::string, std::vector<double>>>& samples,
+    const std::string& baseline, double min_speedup) {
   using nlohmann::json;
   json d = {{"baseline", baseline}, {"min_speedup", min_speedup}};
   json per_size = json::array();
   bool baseline_ran = false;
-  struct Win { std::int64_t size; std::string arm; SpeedupEstimate e; };
+  struct Win {
+    std::int64_t size;
+    std::string arm;
+    SpeedupEstimate e;
+  };
   std::vector<Win> wins;
   for (const auto& [size, arms] : samples) {
     auto b = arms.find(baseline);
@@ -94,8 +99,11 @@ nlohmann::json decide(const std::map<std::int64_t, std::map<std::string, std::ve
       lo = std::min(lo, wins[k].e.ratio);
       hi = std::max(hi, wins[k].e.ratio);
     }
-    ranges.push_back({{"arm", wins[i].arm}, {"from", wins[i].size}, {"to", wins[j].size},
-                      {"min_speedup", lo}, {"max_speedup", hi}});
+    ranges.push_back({{"arm", wins[i].arm},
+                      {"from", wins[i].size},
+                      {"to", wins[j].size},
+                      {"min_speedup", lo},
+                      {"max_speedup", hi}});
     i = j + 1;
   }
   d["ranges"] = ranges;
@@ -109,14 +117,16 @@ nlohmann::json decide(const std::map<std::int64_t, std::map<std::string, std::ve
   } else {
     for (const auto& r : ranges) {
       if (!sentence.empty()) sentence += " ";
-      std::string span = r["from"] == r["to"] ? "at " + std::to_string(r["from"].get<std::int64_t>()) + " elements"
-                                              : "for " + std::to_string(r["from"].get<std::int64_t>()) + " to " +
-                                                    std::to_string(r["to"].get<std::int64_t>()) + " elements";
+      std::string span = r["from"] == r["to"]
+                             ? "at " + std::to_string(r["from"].get<std::int64_t>()) + " elements"
+                             : "for " + std::to_string(r["from"].get<std::int64_t>()) + " to " +
+                                   std::to_string(r["to"].get<std::int64_t>()) + " elements";
       std::string sp = fmt(r["min_speedup"].get<double>()) == fmt(r["max_speedup"].get<double>())
                            ? fmt(r["min_speedup"].get<double>()) + "x"
-                           : fmt(r["min_speedup"].get<double>()) + "x to " + fmt(r["max_speedup"].get<double>()) + "x";
-      sentence += "Adopt " + r["arm"].get<std::string>() + " " + span + ": " + sp + " faster than " +
-                  baseline + " (95% bootstrap interval above 1).";
+                           : fmt(r["min_speedup"].get<double>()) + "x to " +
+                                 fmt(r["max_speedup"].get<double>()) + "x";
+      sentence += "Adopt " + r["arm"].get<std::string>() + " " + span + ": " + sp +
+                  " faster than " + baseline + " (95% bootstrap interval above 1).";
     }
     if (wins.size() < per_size.size()) sentence += " At the other sizes keep " + baseline + ".";
   }

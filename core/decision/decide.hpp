@@ -21,7 +21,8 @@ SpeedupEstimate bootstrap_speedup(const std::vector<double>& base, const std::ve
 // samples[size][arm] = seconds. Returns
 //   {"baseline", "min_speedup", "baseline_ran", "per_size":[{size, winner, speedup, lo, hi}],
 //    "ranges":[{arm, from, to, min_speedup, max_speedup}], "sentence"}
-nlohmann::json decide(const std::map<std::int64_t, std::map<std::string, std::vector<double>>>& samples,
-                      const std::string& baseline, double min_speedup);
+nlohmann::json decide(
+    const std::map<std::int64_t, std::map<std::string, std::vector<double>>>& samples,
+    const std::string& baseline, double min_speedup);
 
 }  // namespace kq

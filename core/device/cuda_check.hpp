@@ -46,8 +46,9 @@ inline bool cuda_error_is_sticky(cudaError_t e) {
 
 inline void cuda_check(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return;
-  throw CudaError(std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")",
-                  static_cast<int>(e), cuda_error_is_sticky(e));
+  throw CudaError(
+      std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")",
+      static_cast<int>(e), cuda_error_is_sticky(e));
 }
 #endif
 

@@ -79,11 +79,13 @@ std::string machine_short_name(const nlohmann::json& info) {
   std::string s;
   if (!info["gpus"].empty()) {
     s = info["gpus"][0].value("name", "");
-    if (auto p = s.rfind(' '); p != std::string::npos) s = s.substr(p + 1);  // "NVIDIA H200" -> H200
+    if (auto p = s.rfind(' '); p != std::string::npos)
+      s = s.substr(p + 1);  // "NVIDIA H200" -> H200
   }
   if (s.empty()) s = info.value("hostname", "host");
   std::string out;
-  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '-';
+  for (char c : s)
+    out += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '-';
   return out;
 }
 

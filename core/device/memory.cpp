@@ -14,7 +14,9 @@ DeviceMemory::DeviceMemory(Device device, std::size_t bytes) : device_(device), 
   std::size_t n = bytes == 0 ? 256 : (bytes + 255) / 256 * 256;
   if (device == Device::cpu) {
     data_ = std::aligned_alloc(256, n);
-    if (!data_) throw std::runtime_error("cannot allocate " + std::to_string(bytes) + " bytes of host memory");
+    if (!data_)
+      throw std::runtime_error("cannot allocate " + std::to_string(bytes) +
+                               " bytes of host memory");
     return;
   }
 #if KQ_HAVE_CUDA
@@ -25,7 +27,9 @@ DeviceMemory::DeviceMemory(Device device, std::size_t bytes) : device_(device), 
 }
 
 DeviceMemory::DeviceMemory(DeviceMemory&& o) noexcept
-    : device_(o.device_), data_(std::exchange(o.data_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+    : device_(o.device_),
+      data_(std::exchange(o.data_, nullptr)),
+      bytes_(std::exchange(o.bytes_, 0)) {}
 
 DeviceMemory& DeviceMemory::operator=(DeviceMemory&& o) noexcept {
   if (this != &o) {
@@ -59,9 +63,9 @@ void DeviceMemory::upload(const void* host, std::size_t offset, std::size_t byte
   }
 #if KQ_HAVE_CUDA
   auto s = static_cast<cudaStream_t>(host_copy_stream());
-  cuda_check(cudaMemcpyAsync(static_cast<char*>(data_) + offset, host, bytes,
-                             cudaMemcpyHostToDevice, s),
-             "cudaMemcpy to the device");
+  cuda_check(
+      cudaMemcpyAsync(static_cast<char*>(data_) + offset, host, bytes, cudaMemcpyHostToDevice, s),
+      "cudaMemcpy to the device");
   cuda_check(cudaStreamSynchronize(s), "cudaMemcpy to the device");
 #endif
 }

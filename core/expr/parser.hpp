@@ -31,7 +31,7 @@ struct ExprParseError {
 };
 
 struct ExprParseResult {
-  std::optional<Expr> expr;            // set on success
+  std::optional<Expr> expr;             // set on success
   std::optional<ExprParseError> error;  // set on failure
 };
 

@@ -3,9 +3,9 @@
 // Each function is defined on doubles (core/expr/functions.hpp gives the definitions):
 //   relu(x) = x > 0 ? x : +0, NaN stays NaN (so relu(-0) = +0)
 //   max/min propagate NaN; max(-0, +0) = +0, min(-0, +0) = -0
-//   gelu(x) = 0.5 x (1 + erf(x / sqrt 2)), evaluated as 0.5 x erfc(-x / sqrt 2); silu(x) = x sigmoid(x); sigmoid(x) = 1 / (1 + exp(-x))
-//   comparisons give 1 or 0 and are false on NaN (ne is true); select(c, a, b) = c != 0 ? a : b
-//   clamp(x, lo, hi) = min(max(x, lo), hi)
+//   gelu(x) = 0.5 x (1 + erf(x / sqrt 2)), evaluated as 0.5 x erfc(-x / sqrt 2); silu(x) = x
+//   sigmoid(x); sigmoid(x) = 1 / (1 + exp(-x)) comparisons give 1 or 0 and are false on NaN (ne is
+//   true); select(c, a, b) = c != 0 ? a : b clamp(x, lo, hi) = min(max(x, lo), hi)
 // The reference reads inputs in their dtype, computes in float64, and rounds once to the
 // output's dtype.
 #pragma once

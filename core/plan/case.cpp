@@ -4,15 +4,24 @@ namespace kq {
 
 const char* to_string(ValueClass v) {
   switch (v) {
-    case ValueClass::mixed: return "mixed";
-    case ValueClass::all_negative: return "all_negative";
-    case ValueClass::cancel: return "cancel";
-    case ValueClass::negative_zero: return "negative_zero";
-    case ValueClass::denormal: return "denormal";
-    case ValueClass::huge: return "huge";
-    case ValueClass::overflow: return "overflow";
-    case ValueClass::nan: return "nan";
-    case ValueClass::inf: return "inf";
+    case ValueClass::mixed:
+      return "mixed";
+    case ValueClass::all_negative:
+      return "all_negative";
+    case ValueClass::cancel:
+      return "cancel";
+    case ValueClass::negative_zero:
+      return "negative_zero";
+    case ValueClass::denormal:
+      return "denormal";
+    case ValueClass::huge:
+      return "huge";
+    case ValueClass::overflow:
+      return "overflow";
+    case ValueClass::nan:
+      return "nan";
+    case ValueClass::inf:
+      return "inf";
   }
   return "?";
 }

@@ -42,14 +42,16 @@ class Planner {
     c.inputs.resize(spec_.op.inputs.size());
     c.seed = fnv1a(c.name, 1469598103934665603ull ^ spec_.qualification.seed);
     const int r = static_cast<int>(c.shape.size());
-    if (!has_rank(spec_, r)) outside(c, "rank " + std::to_string(r) + " is not among the spec's ranks");
+    if (!has_rank(spec_, r))
+      outside(c, "rank " + std::to_string(r) + " is not among the spec's ranks");
     return c;
   }
 
   // The smallest admitted rank holding n elements: {n}, {1, n}, ...
   std::vector<std::int64_t> shape_for(std::int64_t n) const {
-    int r = spec_.op.layouts.ranks.empty() ? 1 : *std::min_element(spec_.op.layouts.ranks.begin(),
-                                                                   spec_.op.layouts.ranks.end());
+    int r = spec_.op.layouts.ranks.empty()
+                ? 1
+                : *std::min_element(spec_.op.layouts.ranks.begin(), spec_.op.layouts.ranks.end());
     std::vector<std::int64_t> shape(static_cast<std::size_t>(std::max(r, 1)), 1);
     shape.back() = n;
     return shape;
@@ -75,9 +77,9 @@ std::vector<Case> plan_cases(const Spec& spec, const PlanOptions& options) {
 
   // Sizes: empty, tiny, around every power-of-two boundary a vector or block width could use,
   // and large enough to need several waves of blocks.
-  std::vector<std::int64_t> sizes = {0,    1,    2,    3,    4,    5,    7,     8,
-                                     31,   32,   33,   127,  128,  129,  255,   256,
-                                     257,  1023, 1024, 1025, 4095, 4097, 65537, (1 << 20) + 3};
+  std::vector<std::int64_t> sizes = {0,   1,    2,    3,    4,    5,    7,     8,
+                                     31,  32,   33,   127,  128,  129,  255,   256,
+                                     257, 1023, 1024, 1025, 4095, 4097, 65537, (1 << 20) + 3};
   if (!options.quick) sizes.push_back((1 << 24) + 1);
   for (auto n : spec.qualification.extra_sizes) sizes.push_back(n);
   std::sort(sizes.begin(), sizes.end());
@@ -150,7 +152,8 @@ std::vector<Case> plan_cases(const Spec& spec, const PlanOptions& options) {
       Planner::outside(exact, "the output is input " + in[t] + ", which may_alias does not allow");
     cases.push_back(std::move(exact));
 
-    Case partial = p.make("alias", spec.op.outputs[0].name + "_overlaps_" + in[t], p.shape_for(1025));
+    Case partial =
+        p.make("alias", spec.op.outputs[0].name + "_overlaps_" + in[t], p.shape_for(1025));
     partial.alias_input = static_cast<int>(t);
     partial.alias_shift = 3;
     Planner::outside(partial, "the output partially overlaps input " + in[t]);
@@ -160,7 +163,11 @@ std::vector<Case> plan_cases(const Spec& spec, const PlanOptions& options) {
   // Value classes, at a size with a tail for every vector width.
   const auto vshape = p.shape_for(4097);
   for (double scale : {1e-3, 1.0, 1e3}) {
-    Case c = p.make("values", "mixed_" + std::string(scale == 1e-3 ? "1e-3" : scale == 1.0 ? "1" : "1e3"), vshape);
+    Case c = p.make("values",
+                    "mixed_" + std::string(scale == 1e-3  ? "1e-3"
+                                           : scale == 1.0 ? "1"
+                                                          : "1e3"),
+                    vshape);
     c.scale = scale;
     cases.push_back(std::move(c));
   }

@@ -60,7 +60,8 @@ CaseTensor make_tensor(const std::string& name, const std::vector<std::int64_t>&
   const std::size_t bytes = kGuardBytes + static_cast<std::size_t>(place.offset_bytes) +
                             static_cast<std::size_t>(t.span_elems) * es + kGuardBytes;
   t.memory = DeviceMemory(device, bytes);
-  t.view = make_view(static_cast<char*>(t.memory.data()) + t.view_offset, dtype, device, shape, strides);
+  t.view =
+      make_view(static_cast<char*>(t.memory.data()) + t.view_offset, dtype, device, shape, strides);
   return t;
 }
 
@@ -106,8 +107,8 @@ void CaseTensors::load_inputs(const Case& c, std::uint64_t generation) {
   for (std::size_t i = 0; i < inputs_.size(); ++i) {
     CaseTensor& t = inputs_[i];
     t.pristine.assign(t.memory.size(), kGuardByte);
-    fill_input_values(c, static_cast<int>(i), dtype_, t.pristine.data() + data_begin(t), t.span_elems,
-                      generation);
+    fill_input_values(c, static_cast<int>(i), dtype_, t.pristine.data() + data_begin(t),
+                      t.span_elems, generation);
     t.memory.upload(t.pristine.data(), 0, t.pristine.size());
   }
 }
@@ -145,7 +146,7 @@ std::string CaseTensors::check_inputs_unchanged() const {
     for (std::size_t k = 0; k < now.size(); ++k) {
       if (now[k] == t.pristine[k] || (in_place && k >= b && k < e)) continue;
       std::string where =
-          k < b   ? std::to_string(b - k) + " bytes before its data (guard zone)"
+          k < b    ? std::to_string(b - k) + " bytes before its data (guard zone)"
           : k >= e ? std::to_string(k - e) + " bytes past its end (guard zone)"
                    : "at storage element " + std::to_string((k - b) / dtype_size(dtype_));
       char buf[48];
@@ -171,7 +172,8 @@ std::size_t CaseTensors::output_byte(std::int64_t i) const {
     off += (i % shape_[d]) * out_strides_[d];
     i /= shape_[d];
   }
-  return static_cast<std::size_t>(static_cast<std::int64_t>(out_view_offset_) + off * static_cast<std::int64_t>(es));
+  return static_cast<std::size_t>(static_cast<std::int64_t>(out_view_offset_) +
+                                  off * static_cast<std::int64_t>(es));
 }
 
 void CaseTensors::for_chunks(std::int64_t n,

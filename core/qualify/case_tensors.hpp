@@ -26,12 +26,12 @@ inline constexpr unsigned char kPoisonBytes[2] = {0xA5, 0x5A};
 
 struct CaseTensor {
   std::string name;
-  DeviceMemory memory;                    // the allocation on the arm's device
-  std::vector<unsigned char> pristine;    // what the whole allocation must hold (inputs)
-  std::size_t view_offset = 0;            // bytes from the allocation start to the view's data
-  std::int64_t min_elem = 0;              // lowest element offset the view reaches (<= 0)
-  std::int64_t span_elems = 0;            // elements between the lowest and highest reached
-  TensorView view;                        // on the device
+  DeviceMemory memory;                  // the allocation on the arm's device
+  std::vector<unsigned char> pristine;  // what the whole allocation must hold (inputs)
+  std::size_t view_offset = 0;          // bytes from the allocation start to the view's data
+  std::int64_t min_elem = 0;            // lowest element offset the view reaches (<= 0)
+  std::int64_t span_elems = 0;          // elements between the lowest and highest reached
+  TensorView view;                      // on the device
 };
 
 class CaseTensors {
@@ -54,7 +54,8 @@ class CaseTensors {
   // Input allocations (guards and data, gaps included) must equal their pristine copies.
   std::string check_inputs_unchanged() const;
   // The output's guard zones and the bytes of its allocation outside the view's elements.
-  std::string check_output_surroundings(const std::vector<unsigned char>& out_alloc, int poison) const;
+  std::string check_output_surroundings(const std::vector<unsigned char>& out_alloc,
+                                        int poison) const;
   // Downloads the output's whole allocation.
   std::vector<unsigned char> download_output() const;
 

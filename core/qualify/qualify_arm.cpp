@@ -27,7 +27,9 @@ nlohmann::json qualify_arm(IKernelArm& arm, const ArmIdentity& id, const Spec& s
   json first_failure;
   std::string crash;
   for (const Case& c : cases) {
-    emit({{"type", "case_start"}, {"arm", id.name}, {"case", c.name},
+    emit({{"type", "case_start"},
+          {"arm", id.name},
+          {"case", c.name},
           {"budget_s", case_budget_seconds(spec, c)}});
     CaseOutcome o;
     try {
@@ -42,9 +44,12 @@ nlohmann::json qualify_arm(IKernelArm& arm, const ArmIdentity& id, const Spec& s
       o.check = "arm_error";
       o.message = std::string("exception: ") + e.what();
     }
-    json r = {{"type", "case"},         {"arm", id.name},
-              {"case", c.name},         {"group", c.group},
-              {"in_contract", c.in_contract}, {"result", to_string(o.result)},
+    json r = {{"type", "case"},
+              {"arm", id.name},
+              {"case", c.name},
+              {"group", c.group},
+              {"in_contract", c.in_contract},
+              {"result", to_string(o.result)},
               {"seconds", o.seconds}};
     if (!c.in_contract) r["outside_because"] = c.outside_because;
     if (!o.check.empty()) r["check"] = o.check;
@@ -57,9 +62,15 @@ nlohmann::json qualify_arm(IKernelArm& arm, const ArmIdentity& id, const Spec& s
     }
     emit(r);
     switch (o.result) {
-      case CaseOutcome::Result::passed: ++passed; break;
-      case CaseOutcome::Result::refused: ++refused; break;
-      case CaseOutcome::Result::skipped: ++skipped; break;
+      case CaseOutcome::Result::passed:
+        ++passed;
+        break;
+      case CaseOutcome::Result::refused:
+        ++refused;
+        break;
+      case CaseOutcome::Result::skipped:
+        ++skipped;
+        break;
       case CaseOutcome::Result::failed:
         ++failed;
         if (first_failure.is_null()) first_failure = r;
@@ -68,8 +79,11 @@ nlohmann::json qualify_arm(IKernelArm& arm, const ArmIdentity& id, const Spec& s
     if (!crash.empty()) break;
   }
 
-  verdict["counts"] = {{"passed", passed}, {"refused", refused}, {"failed", failed},
-                       {"skipped", skipped}, {"total", cases.size()}};
+  verdict["counts"] = {{"passed", passed},
+                       {"refused", refused},
+                       {"failed", failed},
+                       {"skipped", skipped},
+                       {"total", cases.size()}};
   if (!crash.empty()) {
     verdict["verdict"] = "crashed";
     verdict["check"] = "cuda_error";

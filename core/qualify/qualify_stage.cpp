@@ -21,15 +21,20 @@ std::vector<nlohmann::json> qualify_stage(const std::vector<StageArm>& arms,
       if (opt.on_record) opt.on_record(j);
     };
     if (a.identity.device == Device::cuda && !cuda_ok) {
-      json v = {{"type", "verdict"}, {"arm", name}, {"verdict", "skipped"}, {"detail", no_cuda_reason}};
+      json v = {
+          {"type", "verdict"}, {"arm", name}, {"verdict", "skipped"}, {"detail", no_cuda_reason}};
       record(v);
       verdicts.push_back(v);
       continue;
     }
-    std::vector<std::string> argv = {self_executable().string(), "__worker-qualify",
-                                     "--spec", opt.spec_file.string(),
-                                     "--plugin", a.plugin_file.string(),
-                                     "--arm", name};
+    std::vector<std::string> argv = {self_executable().string(),
+                                     "__worker-qualify",
+                                     "--spec",
+                                     opt.spec_file.string(),
+                                     "--plugin",
+                                     a.plugin_file.string(),
+                                     "--arm",
+                                     name};
     if (opt.quick) argv.push_back("--quick");
     json verdict;
     std::string last_case;
@@ -46,8 +51,11 @@ std::vector<nlohmann::json> qualify_stage(const std::vector<StageArm>& arms,
                                        return opt.hang_timeout_s;
                                      });
     if (verdict.is_null() || ex.hung) {
-      verdict = {{"type", "verdict"}, {"arm", name}, {"verdict", ex.hung ? "hung" : "crashed"},
-                 {"check", ex.hung ? "hang" : "crash"}, {"case", last_case},
+      verdict = {{"type", "verdict"},
+                 {"arm", name},
+                 {"verdict", ex.hung ? "hung" : "crashed"},
+                 {"check", ex.hung ? "hang" : "crash"},
+                 {"case", last_case},
                  {"detail", "worker " + ex.describe() +
                                 (last_case.empty() ? "" : " during case " + last_case)}};
       record(verdict);

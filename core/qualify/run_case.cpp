@@ -13,10 +13,14 @@ namespace kq {
 
 const char* to_string(CaseOutcome::Result r) {
   switch (r) {
-    case CaseOutcome::Result::passed: return "passed";
-    case CaseOutcome::Result::refused: return "refused";
-    case CaseOutcome::Result::failed: return "failed";
-    case CaseOutcome::Result::skipped: return "skipped";
+    case CaseOutcome::Result::passed:
+      return "passed";
+    case CaseOutcome::Result::refused:
+      return "refused";
+    case CaseOutcome::Result::failed:
+      return "failed";
+    case CaseOutcome::Result::skipped:
+      return "skipped";
   }
   return "?";
 }
@@ -44,7 +48,11 @@ CaseOutcome fail(std::string check, std::string message) {
 class CaseRunner {
  public:
   CaseRunner(IKernelArm& arm, Device device, const Spec& spec, const Case& c)
-      : arm_(arm), device_(device), spec_(spec), case_(c), stream_(device),
+      : arm_(arm),
+        device_(device),
+        spec_(spec),
+        case_(c),
+        stream_(device),
         tensors_(c, spec.op.inputs, spec.op.outputs[0].name, spec.op.dtype, device) {}
 
   CaseOutcome run() {
@@ -111,9 +119,9 @@ class CaseRunner {
     auto out = tensors_.download_output();
     std::string extra;
     if (auto o = check_memory(out, 0)) extra = "; it also " + o->message;
-    return fail("accepted_out_of_contract",
-                "computed a case outside the contract (" + case_.outside_because +
-                    ") instead of refusing it" + extra);
+    return fail("accepted_out_of_contract", "computed a case outside the contract (" +
+                                                case_.outside_because + ") instead of refusing it" +
+                                                extra);
   }
 
   std::optional<CaseOutcome> check_memory(const std::vector<unsigned char>& out, int poison) {

@@ -16,7 +16,7 @@ struct CaseOutcome {
   // expected_rejection): refused_in_contract, arm_error, accepted_out_of_contract, values,
   // output_guard, output_gaps, input_modified, repeat_differs, new_values.
   std::string check;
-  std::string message;   // one line; for refusals, the arm's reason
+  std::string message;      // one line; for refusals, the arm's reason
   std::int64_t index = -1;  // first bad element (logical index), for value checks
   std::int64_t bad_count = 0;
   std::string expected, got;  // "value (bits)"

@@ -22,10 +22,13 @@ struct Gen {
   std::uint64_t seed;
 
   double uniform(std::int64_t j, int t) const {  // in [0, 1)
-    std::uint64_t h = mix(seed ^ mix(static_cast<std::uint64_t>(j) * 0x100000001b3ull + static_cast<std::uint64_t>(t)));
+    std::uint64_t h = mix(seed ^ mix(static_cast<std::uint64_t>(j) * 0x100000001b3ull +
+                                     static_cast<std::uint64_t>(t)));
     return static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0);
   }
-  double mixed(std::int64_t j, int t, double scale) const { return (2.0 * uniform(j, t) - 1.0) * scale; }
+  double mixed(std::int64_t j, int t, double scale) const {
+    return (2.0 * uniform(j, t) - 1.0) * scale;
+  }
 
   T value(std::int64_t j) const {
     using L = std::numeric_limits<T>;
@@ -43,14 +46,19 @@ struct Gen {
       case ValueClass::denormal: {
         const T table[] = {static_cast<T>(sizeof(T) == 4 ? 1e-40 : 1e-310),
                            -static_cast<T>(sizeof(T) == 4 ? 1e-40 : 1e-310),
-                           L::denorm_min(), -L::denorm_min(), L::min(), -L::min(),
-                           static_cast<T>(L::min() * 0.5), -static_cast<T>(L::min() * 0.375)};
+                           L::denorm_min(),
+                           -L::denorm_min(),
+                           L::min(),
+                           -L::min(),
+                           static_cast<T>(L::min() * 0.5),
+                           -static_cast<T>(L::min() * 0.375)};
         std::uint64_t k = static_cast<std::uint64_t>(uniform(j, t) * 10.0);
         if (k < 8) return table[k];
         return static_cast<T>(mixed(j, t, 1.0));
       }
       case ValueClass::huge:
-        return static_cast<T>((uniform(j, t + 7) < 0.5 ? -1.0 : 1.0) * (1.0 + uniform(j, t)) * 1e20);
+        return static_cast<T>((uniform(j, t + 7) < 0.5 ? -1.0 : 1.0) * (1.0 + uniform(j, t)) *
+                              1e20);
       case ValueClass::overflow: {
         // Mostly one sign per element across inputs, so sums overflow to +inf or -inf.
         double sign = uniform(j, 99) < 0.5 ? -1.0 : 1.0;
@@ -58,7 +66,8 @@ struct Gen {
         return static_cast<T>(sign * (0.6 + 0.4 * uniform(j, t)) * static_cast<double>(L::max()));
       }
       case ValueClass::nan:
-        if (t == c.special_input && j % 7 == 3) return (j % 14 == 3) ? L::quiet_NaN() : -L::quiet_NaN();
+        if (t == c.special_input && j % 7 == 3)
+          return (j % 14 == 3) ? L::quiet_NaN() : -L::quiet_NaN();
         return static_cast<T>(mixed(j, t, 1.0));
       case ValueClass::inf:
         if (t == c.special_input && j % 7 == 3) return L::infinity();

@@ -9,10 +9,14 @@ namespace kq {
 
 std::string format_seconds(double s) {
   char b[32];
-  if (s >= 1) std::snprintf(b, sizeof b, "%.3g s", s);
-  else if (s >= 1e-3) std::snprintf(b, sizeof b, "%.3g ms", s * 1e3);
-  else if (s >= 1e-6) std::snprintf(b, sizeof b, "%.3g us", s * 1e6);
-  else std::snprintf(b, sizeof b, "%.3g ns", s * 1e9);
+  if (s >= 1)
+    std::snprintf(b, sizeof b, "%.3g s", s);
+  else if (s >= 1e-3)
+    std::snprintf(b, sizeof b, "%.3g ms", s * 1e3);
+  else if (s >= 1e-6)
+    std::snprintf(b, sizeof b, "%.3g us", s * 1e6);
+  else
+    std::snprintf(b, sizeof b, "%.3g ns", s * 1e9);
   return b;
 }
 
@@ -47,7 +51,8 @@ std::string render_markdown(const nlohmann::json& s) {
   md << "- machine: " << m.value("hostname", "") << ", " << m.value("cpu", "") << ", "
      << m.value("cores", 0) << " cores";
   if (m.contains("gpus") && !m["gpus"].empty())
-    for (const auto& g : m["gpus"]) md << "; " << g.value("name", "") << " (" << g.value("sms", 0) << " SMs)";
+    for (const auto& g : m["gpus"])
+      md << "; " << g.value("name", "") << " (" << g.value("sms", 0) << " SMs)";
   else
     md << "; no usable GPU (" << m.value("cuda_unusable", "") << ")";
   md << "\n\n";
@@ -60,17 +65,19 @@ std::string render_markdown(const nlohmann::json& s) {
      << h.value("good_qualified", 0) << " of " << h.value("good_total", 0)
      << "** good arms qualified; **" << h.value("broken_rejected", 0) << " of "
      << h.value("broken_total", 0) << "** broken candidates rejected by their declared check.\n\n";
-  md << "| arm | family | device | verdict | passed | refused | failed | skipped | check | case | detail |\n";
+  md << "| arm | family | device | verdict | passed | refused | failed | skipped | check | case | "
+        "detail |\n";
   md << "|---|---|---|---|---:|---:|---:|---:|---|---|---|\n";
   for (const auto& a : s["arms"]) {
     const auto c = a.value("counts", nlohmann::json::object());
-    md << "| " << cell(a, "name") << " | " << cell(a, "family") << " | " << cell(a, "device") << " | "
-       << cell(a, "verdict");
+    md << "| " << cell(a, "name") << " | " << cell(a, "family") << " | " << cell(a, "device")
+       << " | " << cell(a, "verdict");
     if (a.contains("caught") && !a["caught"].is_null())
-      md << (a["caught"].get<bool>() ? " (as expected)" : " (NOT caught by " + cell(a, "expected_rejection") + ")");
-    md << " | " << c.value("passed", 0) << " | " << c.value("refused", 0) << " | " << c.value("failed", 0)
-       << " | " << c.value("skipped", 0) << " | " << cell(a, "check") << " | " << cell(a, "case") << " | "
-       << cell(a, "detail") << " |\n";
+      md << (a["caught"].get<bool>() ? " (as expected)"
+                                     : " (NOT caught by " + cell(a, "expected_rejection") + ")");
+    md << " | " << c.value("passed", 0) << " | " << c.value("refused", 0) << " | "
+       << c.value("failed", 0) << " | " << c.value("skipped", 0) << " | " << cell(a, "check")
+       << " | " << cell(a, "case") << " | " << cell(a, "detail") << " |\n";
   }
 
   md << "\n## Timing\n\n";
@@ -79,26 +86,34 @@ std::string render_markdown(const nlohmann::json& s) {
   }
   for (const auto& row : s["timing"]) {
     md << "### " << row.value("size", 0LL) << " elements";
-    if (row.value("bytes", 0.0) > 0) md << " (" << num(row.value("bytes", 0.0) / 1e6, "%.3g") << " MB moved per call)";
-    md << "\n\nrounds: " << row.value("rounds", 0) << ", stopped by: " << row.value("stopped_by", "") << "\n\n";
-    md << "| arm | samples | median | min | IQR | noise | GB/s | speed-up vs baseline (95% CI) | loop output |\n";
+    if (row.value("bytes", 0.0) > 0)
+      md << " (" << num(row.value("bytes", 0.0) / 1e6, "%.3g") << " MB moved per call)";
+    md << "\n\nrounds: " << row.value("rounds", 0)
+       << ", stopped by: " << row.value("stopped_by", "") << "\n\n";
+    md << "| arm | samples | median | min | IQR | noise | GB/s | speed-up vs baseline (95% CI) | "
+          "loop output |\n";
     md << "|---|---:|---:|---:|---:|---:|---:|---|---|\n";
     for (const auto& a : row["arms"]) {
-      md << "| " << cell(a, "arm") << " | " << a.value("n", 0) << " | " << format_seconds(a.value("median_s", 0.0))
-         << " | " << format_seconds(a.value("min_s", 0.0)) << " | "
+      md << "| " << cell(a, "arm") << " | " << a.value("n", 0) << " | "
+         << format_seconds(a.value("median_s", 0.0)) << " | "
+         << format_seconds(a.value("min_s", 0.0)) << " | "
          << format_seconds(a.value("q3_s", 0.0) - a.value("q1_s", 0.0)) << " | "
          << num(100 * a.value("rel_noise", 0.0), "%.1f%%") << " | "
          << (a.contains("gbps") ? num(a["gbps"].get<double>(), "%.1f") : "") << " | ";
       if (a.contains("speedup"))
         md << num(a["speedup"].get<double>()) << "x (" << num(a["speedup_lo"].get<double>()) << "–"
            << num(a["speedup_hi"].get<double>()) << ")";
-      md << " | " << (a.contains("recheck_ok") ? (a["recheck_ok"].get<bool>() ? "ok" : "WRONG: " + cell(a, "recheck_message")) : "")
+      md << " | "
+         << (a.contains("recheck_ok")
+                 ? (a["recheck_ok"].get<bool>() ? "ok" : "WRONG: " + cell(a, "recheck_message"))
+                 : "")
          << " |\n";
     }
     md << "\n";
   }
   for (const auto& k : s["timing_skips"])
-    md << "- " << cell(k, "arm") << " not timed at " << k.value("size", 0LL) << ": " << cell(k, "reason") << "\n";
+    md << "- " << cell(k, "arm") << " not timed at " << k.value("size", 0LL) << ": "
+       << cell(k, "reason") << "\n";
 
   md << "\n## Decision\n\n" << s["decision"].value("sentence", "") << "\n";
   return md.str();

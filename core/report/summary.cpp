@@ -34,8 +34,11 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
   std::vector<std::string> order;
   for (const auto& a : manifest.value("arms", json::array())) {
     std::string n = a.value("name", "");
-    arms[n] = {{"name", n}, {"family", a.value("family", "")}, {"device", a.value("device", "")},
-               {"expected_rejection", a.value("expected_rejection", "")}, {"verdict", "not run"}};
+    arms[n] = {{"name", n},
+               {"family", a.value("family", "")},
+               {"device", a.value("device", "")},
+               {"expected_rejection", a.value("expected_rejection", "")},
+               {"verdict", "not run"}};
     order.push_back(n);
   }
   int in_passed = 0, in_total = 0, out_refused = 0, out_total = 0;
@@ -76,10 +79,10 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
     arm_list.push_back(a);
   }
   s["arms"] = arm_list;
-  s["headline"] = {{"in_contract_cases_passed", in_passed}, {"in_contract_cases", in_total},
+  s["headline"] = {{"in_contract_cases_passed", in_passed},  {"in_contract_cases", in_total},
                    {"out_of_contract_refused", out_refused}, {"out_of_contract_cases", out_total},
-                   {"broken_rejected", broken_caught}, {"broken_total", broken_total},
-                   {"good_qualified", good_qualified}, {"good_total", good_total}};
+                   {"broken_rejected", broken_caught},       {"broken_total", broken_total},
+                   {"good_qualified", good_qualified},       {"good_total", good_total}};
 
   // Timing.
   std::map<std::int64_t, std::map<std::string, std::vector<double>>> samples;
@@ -112,13 +115,13 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
     auto base = per_arm.find(baseline);
     for (const auto& [arm, v] : per_arm) {
       SampleStats st = summarize(v);
-      json a = {{"arm", arm},       {"n", st.n},          {"median_s", st.median},
-                {"min_s", st.min},  {"q1_s", st.q1},      {"q3_s", st.q3},
-                {"rel_noise", st.rel_noise()}};
+      json a = {{"arm", arm},    {"n", st.n},     {"median_s", st.median},      {"min_s", st.min},
+                {"q1_s", st.q1}, {"q3_s", st.q3}, {"rel_noise", st.rel_noise()}};
       if (st.median > 0 && bytes_per_element > 0)
         a["gbps"] = bytes_per_element * static_cast<double>(size) / st.median / 1e9;
       if (base != per_arm.end() && arm != baseline) {
-        SpeedupEstimate e = bootstrap_speedup(base->second, v, 2000, static_cast<std::uint64_t>(size));
+        SpeedupEstimate e =
+            bootstrap_speedup(base->second, v, 2000, static_cast<std::uint64_t>(size));
         a["speedup"] = e.ratio;
         a["speedup_lo"] = e.lo;
         a["speedup_hi"] = e.hi;

@@ -21,7 +21,8 @@ nlohmann::json identity_json(const ArmIdentity& id) {
 
 nlohmann::json build_manifest(const Spec& spec, const std::vector<StageArm>& arms,
                               const std::vector<LoadError>& load_errors,
-                              const nlohmann::json& machine, const std::vector<std::string>& command) {
+                              const nlohmann::json& machine,
+                              const std::vector<std::string>& command) {
   using nlohmann::json;
   std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -37,29 +38,31 @@ nlohmann::json build_manifest(const Spec& spec, const std::vector<StageArm>& arm
     arm_list.push_back(j);
   }
   json errors = json::array();
-  for (const auto& e : load_errors) errors.push_back({{"file", e.file.string()}, {"message", e.message}});
+  for (const auto& e : load_errors)
+    errors.push_back({{"file", e.file.string()}, {"message", e.message}});
   json outputs = json::array();
   for (const auto& o : spec.op.outputs) outputs.push_back(o.name);
-  const double bytes_per_element =
-      static_cast<double>((spec.op.inputs.size() + spec.op.outputs.size()) * dtype_size(spec.op.dtype));
-  return {{"kq", {{"version", kq_version()}, {"commit", kq_git_commit()}, {"dirty", kq_git_dirty()}}},
-          {"started", iso},
-          {"command", command},
-          {"op", spec.op.op},
-          {"spec_file", spec.path},
-          {"spec_sha256", spec.sha256},
-          {"spec",
-           {{"dtype", std::string(to_string(spec.op.dtype))},
-            {"inputs", spec.op.inputs},
-            {"outputs", outputs},
-            {"semantics", spec.op.semantics.text},
-            {"baseline", spec.decision.baseline},
-            {"min_speedup", spec.decision.min_speedup},
-            {"bytes_per_element", bytes_per_element},
-            {"sizes", spec.timing.sizes}}},
-          {"machine", machine},
-          {"arms", arm_list},
-          {"load_errors", errors}};
+  const double bytes_per_element = static_cast<double>(
+      (spec.op.inputs.size() + spec.op.outputs.size()) * dtype_size(spec.op.dtype));
+  return {
+      {"kq", {{"version", kq_version()}, {"commit", kq_git_commit()}, {"dirty", kq_git_dirty()}}},
+      {"started", iso},
+      {"command", command},
+      {"op", spec.op.op},
+      {"spec_file", spec.path},
+      {"spec_sha256", spec.sha256},
+      {"spec",
+       {{"dtype", std::string(to_string(spec.op.dtype))},
+        {"inputs", spec.op.inputs},
+        {"outputs", outputs},
+        {"semantics", spec.op.semantics.text},
+        {"baseline", spec.decision.baseline},
+        {"min_speedup", spec.decision.min_speedup},
+        {"bytes_per_element", bytes_per_element},
+        {"sizes", spec.timing.sizes}}},
+      {"machine", machine},
+      {"arms", arm_list},
+      {"load_errors", errors}};
 }
 
 }  // namespace kq

@@ -15,6 +15,7 @@ nlohmann::json identity_json(const ArmIdentity& id);
 
 nlohmann::json build_manifest(const Spec& spec, const std::vector<StageArm>& arms,
                               const std::vector<LoadError>& load_errors,
-                              const nlohmann::json& machine, const std::vector<std::string>& command);
+                              const nlohmann::json& machine,
+                              const std::vector<std::string>& command);
 
 }  // namespace kq

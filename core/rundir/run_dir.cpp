@@ -24,7 +24,8 @@ std::filesystem::path create_run_dir(const std::filesystem::path& runs_root,
   }
   std::error_code ec;
   fs::create_directories(dir / "logs", ec);
-  if (ec) throw std::runtime_error("cannot create run directory " + dir.string() + ": " + ec.message());
+  if (ec)
+    throw std::runtime_error("cannot create run directory " + dir.string() + ": " + ec.message());
   return dir;
 }
 

@@ -57,8 +57,8 @@ class SpecError : public std::runtime_error {
  public:
   SpecError(std::string file, int line, int column, std::string field, std::string message);
   const std::string& file() const { return file_; }
-  int line() const { return line_; }      // 1-based
-  int column() const { return column_; }  // 1-based
+  int line() const { return line_; }                   // 1-based
+  int column() const { return column_; }               // 1-based
   const std::string& field() const { return field_; }  // dotted path, e.g. "timing.sizes[2]"
   const std::string& message() const { return message_; }
 

@@ -28,7 +28,9 @@ struct Slot {
 
   void call() {
     Status st = arm->arm->run(tensors->input_views(), tensors->output_views(), stream->handle());
-    if (!st.is_ok()) throw std::runtime_error("run() returned " + std::string(to_string(st.code())) + ": " + st.message());
+    if (!st.is_ok())
+      throw std::runtime_error("run() returned " + std::string(to_string(st.code())) + ": " +
+                               st.message());
   }
 };
 
@@ -61,8 +63,9 @@ void recheck(Slot& s, const Spec& spec, const std::vector<unsigned char>& want, 
   r["ok"] = m.count == 0;
   if (m.count) {
     r["message"] = std::to_string(m.count) + " elements wrong after the timing loop; first at " +
-                   std::to_string(m.index) + ": expected " + describe_bits(spec.op.dtype, m.want_bits) +
-                   ", got " + describe_bits(spec.op.dtype, m.got_bits);
+                   std::to_string(m.index) + ": expected " +
+                   describe_bits(spec.op.dtype, m.want_bits) + ", got " +
+                   describe_bits(spec.op.dtype, m.got_bits);
   }
   emit(r);
 }
@@ -85,30 +88,37 @@ void time_arms(const std::vector<TimedArm>& arms, const Spec& spec, const Emit& 
         s.tensors->poison_output(0);
         Problem p{&spec.op, s.tensors->input_views(), s.tensors->output_views()};
         Status st = a.arm->prepare(p);
-        if (!st.is_ok()) throw std::runtime_error("prepare() returned " + std::string(to_string(st.code())) + ": " + st.message());
+        if (!st.is_ok())
+          throw std::runtime_error("prepare() returned " + std::string(to_string(st.code())) +
+                                   ": " + st.message());
         s.timer = std::make_unique<SampleTimer>(a.identity.device, s.stream->handle());
         // Warm up by time, not by count: compiles, caches and clocks settle.
         auto t0 = clock_type::now();
         do {
           s.call();
           s.stream->synchronize("warm-up");
-        } while (std::chrono::duration<double, std::milli>(clock_type::now() - t0).count() < pol.warmup_ms);
+        } while (std::chrono::duration<double, std::milli>(clock_type::now() - t0).count() <
+                 pol.warmup_ms);
         names.push_back(a.identity.name);
         slots.push_back(std::move(s));
       } catch (const CudaError& e) {
-        emit({{"type", "arm_skip"}, {"arm", a.identity.name}, {"size", size}, {"reason", e.what()}});
+        emit(
+            {{"type", "arm_skip"}, {"arm", a.identity.name}, {"size", size}, {"reason", e.what()}});
         if (e.sticky()) throw;
       } catch (const std::exception& e) {
-        emit({{"type", "arm_skip"}, {"arm", a.identity.name}, {"size", size}, {"reason", e.what()}});
+        emit(
+            {{"type", "arm_skip"}, {"arm", a.identity.name}, {"size", size}, {"reason", e.what()}});
       }
     }
     emit({{"type", "size_start"}, {"size", size}, {"arms", names}});
     if (slots.empty()) continue;
 
     std::unique_ptr<L2Flusher> flusher;
-    bool any_cuda = std::any_of(slots.begin(), slots.end(),
-                                [](const Slot& s) { return s.arm->identity.device == Device::cuda; });
-    if (any_cuda && pol.l2 == TimingPolicy::L2::flush) flusher = std::make_unique<L2Flusher>(Device::cuda);
+    bool any_cuda = std::any_of(slots.begin(), slots.end(), [](const Slot& s) {
+      return s.arm->identity.device == Device::cuda;
+    });
+    if (any_cuda && pol.l2 == TimingPolicy::L2::flush)
+      flusher = std::make_unique<L2Flusher>(Device::cuda);
 
     std::mt19937_64 rng(spec.qualification.seed + static_cast<std::uint64_t>(size));
     std::vector<std::size_t> order(slots.size());
@@ -123,18 +133,28 @@ void time_arms(const std::vector<TimedArm>& arms, const Spec& spec, const Emit& 
         if (flusher && s.arm->identity.device == Device::cuda) flusher->flush(s.stream->handle());
         double secs = s.timer->time([&] { s.call(); });
         s.samples.push_back(secs);
-        emit({{"type", "round"}, {"arm", s.arm->identity.name}, {"size", size}, {"mode", "single"},
-              {"round", round}, {"seconds", secs}});
+        emit({{"type", "round"},
+              {"arm", s.arm->identity.name},
+              {"size", size},
+              {"mode", "single"},
+              {"round", round},
+              {"seconds", secs}});
       }
       ++round;
       double elapsed = std::chrono::duration<double>(clock_type::now() - t0).count();
       if (round < pol.min_rounds) continue;
-      if (ci_narrow(slots, spec.decision.min_speedup - 1.0)) stopped_by = "confidence";
-      else if (round >= pol.max_rounds) stopped_by = "max_rounds";
-      else if (elapsed >= pol.max_seconds) stopped_by = "max_seconds";
+      if (ci_narrow(slots, spec.decision.min_speedup - 1.0))
+        stopped_by = "confidence";
+      else if (round >= pol.max_rounds)
+        stopped_by = "max_rounds";
+      else if (elapsed >= pol.max_seconds)
+        stopped_by = "max_seconds";
       if (!stopped_by.empty()) break;
     }
-    emit({{"type", "size_end"}, {"size", size}, {"rounds", round}, {"stopped_by", stopped_by},
+    emit({{"type", "size_end"},
+          {"size", size},
+          {"rounds", round},
+          {"stopped_by", stopped_by},
           {"elapsed_s", std::chrono::duration<double>(clock_type::now() - t0).count()}});
 
     // What the timing loop produced must still be right.

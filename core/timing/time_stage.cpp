@@ -23,16 +23,16 @@ TimeStageResult time_stage(const std::vector<StageArm>& arms, const TimeStageOpt
     argv.insert(argv.end(), {"--sizes", list});
   }
   bool done = false;
-  WorkerExit ex = supervise_worker(argv, opt.log_file, opt.silence_timeout_s,
-                                   [&](const nlohmann::json& j) {
-                                     if (j.value("type", "") == "done") {
-                                       done = true;
-                                     } else {
-                                       out.write(j);
-                                       if (opt.on_record) opt.on_record(j);
-                                     }
-                                     return opt.silence_timeout_s;
-                                   });
+  WorkerExit ex =
+      supervise_worker(argv, opt.log_file, opt.silence_timeout_s, [&](const nlohmann::json& j) {
+        if (j.value("type", "") == "done") {
+          done = true;
+        } else {
+          out.write(j);
+          if (opt.on_record) opt.on_record(j);
+        }
+        return opt.silence_timeout_s;
+      });
   res.completed = done && !ex.hung && ex.exit_code == 0;
   if (!res.completed) res.problem = "timing worker " + ex.describe();
   return res;

@@ -64,7 +64,8 @@ WorkerExit supervise_worker(const std::vector<std::string>& argv,
   char chunk[65536];
   bool open_pipe = true;
   while (open_pipe) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
     if (left <= 0) {
       ex.hung = true;
       kill(-pid, SIGKILL);

@@ -12,8 +12,8 @@ namespace kq {
 
 struct WorkerExit {
   bool hung = false;
-  int exit_code = -1;  // when it exited
-  int signal = 0;      // when a signal killed it (SIGKILL after a hang too)
+  int exit_code = -1;            // when it exited
+  int signal = 0;                // when a signal killed it (SIGKILL after a hang too)
   std::string describe() const;  // "exit code 3", "killed by signal 11 (Segmentation fault)"
 };
 

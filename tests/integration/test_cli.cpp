@@ -65,7 +65,8 @@ TEST_CASE("kq check-spec accepts every shipped spec and rejects a bad one with i
 
 TEST_CASE("kq run of the CPU arm on residual_relu writes a complete run directory") {
   auto dir = kq::test::temp_dir("run") / "run";
-  auto r = run_kq("run specs/residual_relu.yaml --arms cpu_tbb --quick --sizes 4096,65536 --out " + dir.string());
+  auto r = run_kq("run specs/residual_relu.yaml --arms cpu_tbb --quick --sizes 4096,65536 --out " +
+                  dir.string());
   INFO(r.out);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("cpu_tbb: qualified") != std::string::npos);
@@ -125,7 +126,8 @@ TEST_CASE("a run directory cut short still reads back") {
   auto dir = kq::test::temp_dir("torn");
   {
     std::ofstream f(dir / "rounds.jsonl");
-    f << R"({"type":"round","arm":"a","size":4096,"mode":"single","round":0,"seconds":1e-5})" << "\n";
+    f << R"({"type":"round","arm":"a","size":4096,"mode":"single","round":0,"seconds":1e-5})"
+      << "\n";
     f << R"({"type":"round","arm":"a","size":40)";  // killed mid-line
   }
   auto lines = kq::read_json_lines(dir / "rounds.jsonl");

@@ -18,15 +18,18 @@ inline std::string residual_relu_yaml(const std::string& layouts = "",
          "    ownership: caller\n" +
          outputs_extra +
          "semantics: relu(x + residual)\n"
-         "domain: " + domain + "\n" +
-         (layouts.empty() ? std::string("layouts:\n  contiguous_only: true\n  min_alignment_bytes: 4\n  ranks: [1, 2, 3, 4]\n")
+         "domain: " +
+         domain + "\n" +
+         (layouts.empty() ? std::string("layouts:\n  contiguous_only: true\n  min_alignment_bytes: "
+                                        "4\n  ranks: [1, 2, 3, 4]\n")
                           : layouts) +
          "compare: bitwise\n"
          "timing:\n  sizes: [4096]\n"
          "decision:\n  baseline: nvrtc_jit\n";
 }
 
-inline Spec residual_relu_spec(const std::string& layouts = "", const std::string& outputs_extra = "",
+inline Spec residual_relu_spec(const std::string& layouts = "",
+                               const std::string& outputs_extra = "",
                                const std::string& domain = "finite") {
   return parse_spec(residual_relu_yaml(layouts, outputs_extra, domain), "test.yaml");
 }

@@ -23,7 +23,8 @@ struct Result {
 
 // Runs `kq ARGS` through the shell, from the source tree, capturing both streams.
 inline Result run_kq(const std::string& args) {
-  std::string cmd = "cd '" + source_dir().string() + "' && '" + kq_binary().string() + "' " + args + " 2>&1";
+  std::string cmd =
+      "cd '" + source_dir().string() + "' && '" + kq_binary().string() + "' " + args + " 2>&1";
   Result r;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
@@ -44,7 +45,8 @@ inline std::string read_file(const std::filesystem::path& p) {
 
 // A fresh empty directory under the system temp dir.
 inline std::filesystem::path temp_dir(const std::string& name) {
-  auto d = std::filesystem::temp_directory_path() / ("kq-test-" + name + "-" + std::to_string(::getpid()));
+  auto d = std::filesystem::temp_directory_path() /
+           ("kq-test-" + name + "-" + std::to_string(::getpid()));
   std::filesystem::remove_all(d);
   std::filesystem::create_directories(d);
   return d;

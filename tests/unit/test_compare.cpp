@@ -25,7 +25,7 @@ kq::CompareRule tol(double a, double rt) {
   return r;
 }
 constexpr auto F = kq::DType::f32;
-const float nan = std::numeric_limits<float>::quiet_NaN();
+const float qnan = std::numeric_limits<float>::quiet_NaN();
 const float inf = std::numeric_limits<float>::infinity();
 
 }  // namespace
@@ -34,10 +34,10 @@ TEST_CASE("bitwise: signed zeros count, NaN is a mask") {
   CHECK(kq::element_matches(bitwise(), F, b(1.5f), b(1.5f)));
   CHECK(!kq::element_matches(bitwise(), F, b(0.0f), b(-0.0f)));
   CHECK(!kq::element_matches(bitwise(), F, b(1.0f), b(std::nextafter(1.0f, 2.0f))));
-  CHECK(kq::element_matches(bitwise(), F, b(nan), b(-nan)));          // any NaN for a NaN
-  CHECK(kq::element_matches(bitwise(), F, b(nan), 0x7fc0dead));       // payloads free
-  CHECK(!kq::element_matches(bitwise(), F, b(nan), b(0.0f)));         // swallowed NaN
-  CHECK(!kq::element_matches(bitwise(), F, b(0.0f), b(nan)));         // invented NaN
+  CHECK(kq::element_matches(bitwise(), F, b(qnan), b(-qnan)));    // any NaN for a NaN
+  CHECK(kq::element_matches(bitwise(), F, b(qnan), 0x7fc0dead));  // payloads free
+  CHECK(!kq::element_matches(bitwise(), F, b(qnan), b(0.0f)));    // swallowed NaN
+  CHECK(!kq::element_matches(bitwise(), F, b(0.0f), b(qnan)));    // invented NaN
   CHECK(!kq::element_matches(bitwise(), F, b(inf), b(-inf)));
 }
 
@@ -49,14 +49,14 @@ TEST_CASE("ulp: distance on the ordered line, zeros coincide") {
   CHECK(kq::element_matches(ulp(2), F, b(-std::numeric_limits<float>::denorm_min()),
                             b(std::numeric_limits<float>::denorm_min())));
   CHECK(!kq::element_matches(ulp(1000), F, b(inf), b(std::numeric_limits<float>::max())));
-  CHECK(!kq::element_matches(ulp(1000), F, b(1.0f), b(nan)));
+  CHECK(!kq::element_matches(ulp(1000), F, b(1.0f), b(qnan)));
 }
 
 TEST_CASE("tolerance: NaN passes only for NaN, infinities only for themselves") {
   CHECK(kq::element_matches(tol(1e-6, 1e-5), F, b(1.0f), b(1.000005f)));
   CHECK(!kq::element_matches(tol(1e-6, 1e-5), F, b(1.0f), b(1.0001f)));
-  CHECK(!kq::element_matches(tol(1e30, 1.0), F, b(1.0f), b(nan)));
-  CHECK(kq::element_matches(tol(1e-6, 1e-5), F, b(nan), b(nan)));
+  CHECK(!kq::element_matches(tol(1e30, 1.0), F, b(1.0f), b(qnan)));
+  CHECK(kq::element_matches(tol(1e-6, 1e-5), F, b(qnan), b(qnan)));
   CHECK(!kq::element_matches(tol(1e30, 1.0), F, b(inf), b(3e38f)));
 }
 

@@ -28,7 +28,7 @@ TEST_CASE("summary statistics") {
   auto [lo, hi] = kq::median_ci95(noisy(10, 0.01, 200, 1));
   CHECK(lo < 10.01);
   CHECK(hi > 9.99);
-  CHECK(hi - lo < 0.01);
+  CHECK(hi - lo < 0.05);  // about +-14 ranks of 200 over a range of 0.2
 }
 
 TEST_CASE("a clear win is adopted for the sizes it wins, with its interval") {

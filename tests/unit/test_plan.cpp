@@ -29,9 +29,32 @@ TEST_CASE("case names are unique and seeds reproducible") {
 
 TEST_CASE("the issue's sizes are all there, the huge one above 2^31") {
   auto m = by_name(kq::plan_cases(kq::test::residual_relu_spec()));
-  for (long long n : {0LL, 1LL, 2LL, 3LL, 4LL, 5LL, 7LL, 8LL, 31LL, 32LL, 33LL, 127LL, 128LL, 129LL, 255LL,
-                      256LL, 257LL, 1023LL, 1024LL, 1025LL, 4095LL, 4097LL, 65537LL, (1LL << 20) + 3,
-                      (1LL << 24) + 1, (1LL << 31) + 5})
+  for (long long n : {0LL,
+                      1LL,
+                      2LL,
+                      3LL,
+                      4LL,
+                      5LL,
+                      7LL,
+                      8LL,
+                      31LL,
+                      32LL,
+                      33LL,
+                      127LL,
+                      128LL,
+                      129LL,
+                      255LL,
+                      256LL,
+                      257LL,
+                      1023LL,
+                      1024LL,
+                      1025LL,
+                      4095LL,
+                      4097LL,
+                      65537LL,
+                      (1LL << 20) + 3,
+                      (1LL << 24) + 1,
+                      (1LL << 31) + 5})
     CHECK_MESSAGE(m.count("size/" + std::to_string(n)), n);
   auto quick = by_name(kq::plan_cases(kq::test::residual_relu_spec(), {true, true}));
   CHECK(!quick.count("size/" + std::to_string((1LL << 31) + 5)));
@@ -39,14 +62,15 @@ TEST_CASE("the issue's sizes are all there, the huge one above 2^31") {
 
 TEST_CASE("contiguous-only spec: strided, transposed, broadcast and aliasing are outside") {
   auto m = by_name(kq::plan_cases(kq::test::residual_relu_spec()));
-  for (const char* n : {"layout/x_stride2", "layout/residual_transposed", "layout/out_stride2",
-                        "layout/x_broadcast", "alias/out_is_x", "alias/out_overlaps_residual",
-                        "rank/2x3x1x5x7"}) {
+  for (const char* n :
+       {"layout/x_stride2", "layout/residual_transposed", "layout/out_stride2",
+        "layout/x_broadcast", "alias/out_is_x", "alias/out_overlaps_residual", "rank/2x3x1x5x7"}) {
     REQUIRE_MESSAGE(m.count(n), n);
     CHECK_MESSAGE(!m[n].in_contract, n);
     CHECK(!m[n].outside_because.empty());
   }
-  for (const char* n : {"offset/x+4", "offset/residual+12", "offset/out+8", "rank/3x5x67", "values/nan_in_x"}) {
+  for (const char* n :
+       {"offset/x+4", "offset/residual+12", "offset/out+8", "rank/3x5x67", "values/nan_in_x"}) {
     if (!m.count(n)) continue;  // nan cases exist only in the ieee domain
     CHECK_MESSAGE(m[n].in_contract, n);
   }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <vector>
 
 #include "kq/contract.hpp"
 #include "plan/plan_cases.hpp"
@@ -13,19 +14,32 @@
 
 namespace {
 
-enum class Flaw { none, skip_tail, write_past_end, write_before, mutate_input, no_relu, pointer_cache, ignore_contract, error_status };
+enum class Flaw {
+  none,
+  skip_tail,
+  write_past_end,
+  write_before,
+  mutate_input,
+  no_relu,
+  pointer_cache,
+  ignore_contract,
+  error_status
+};
 
 // relu(x + residual) over contiguous f32 views, with one flaw.
 class FakeArm : public kq::IKernelArm {
  public:
   explicit FakeArm(Flaw f) : flaw_(f) {}
-  kq::ArmIdentity identity() const override { return {"fake", "test", kq::Device::cpu, "1", {}, "", ""}; }
+  kq::ArmIdentity identity() const override {
+    return {"fake", "test", kq::Device::cpu, "1", {}, "", ""};
+  }
   kq::Status supports(const kq::OpSpec&) const override { return kq::Status::ok(); }
   kq::Status prepare(const kq::Problem& p) override {
     spec_ = p.spec;
     return kq::Status::ok();
   }
-  kq::Status run(std::span<const kq::TensorView> in, std::span<const kq::TensorView> out, void*) override {
+  kq::Status run(std::span<const kq::TensorView> in, std::span<const kq::TensorView> out,
+                 void*) override {
     if (flaw_ == Flaw::error_status) return kq::Status::error("out of cheese");
     if (flaw_ != Flaw::ignore_contract) {
       kq::Status s = kq::check_contract(*spec_, in, out, kq::Device::cpu);
@@ -35,8 +49,11 @@ class FakeArm : public kq::IKernelArm {
     auto* x = static_cast<float*>(in[0].data);
     auto* r = static_cast<const float*>(in[1].data);
     auto* o = static_cast<float*>(out[0].data);
-    if (flaw_ == Flaw::pointer_cache) {
-      if (o == last_out_ && x == last_x_) return kq::Status::ok();
+    if (flaw_ == Flaw::pointer_cache) {  // replays the first result for the same pointers
+      if (o == last_out_ && x == last_x_) {
+        std::memcpy(o, cache_.data(), cache_.size() * sizeof(float));
+        return kq::Status::ok();
+      }
       last_out_ = o;
       last_x_ = x;
     }
@@ -50,6 +67,7 @@ class FakeArm : public kq::IKernelArm {
       o[i] = v;
     }
     if (flaw_ == Flaw::mutate_input && n > 1) x[n / 2] = 42.0f;
+    if (flaw_ == Flaw::pointer_cache) cache_.assign(o, o + n);
     return kq::Status::ok();
   }
 
@@ -58,6 +76,7 @@ class FakeArm : public kq::IKernelArm {
   const kq::OpSpec* spec_ = nullptr;
   const void* last_out_ = nullptr;
   const void* last_x_ = nullptr;
+  std::vector<float> cache_;
 };
 
 kq::Case find(const std::vector<kq::Case>& cases, const std::string& name) {
@@ -77,19 +96,26 @@ kq::CaseOutcome run(Flaw f, const std::string& case_name) {
 }  // namespace
 
 TEST_CASE("a correct arm passes in-contract cases and refuses the others") {
-  for (const char* n : {"size/0", "size/1", "size/1025", "offset/x+4", "offset/out+12", "rank/3x5x67",
-                        "values/negative_zero", "values/denormal", "values/overflow", "values/cancel"}) {
+  for (const char* n :
+       {"size/0", "size/1", "size/1025", "offset/x+4", "offset/out+12", "rank/3x5x67",
+        "values/negative_zero", "values/denormal", "values/overflow", "values/cancel"}) {
     auto o = run(Flaw::none, n);
-    CHECK_MESSAGE(o.result == kq::CaseOutcome::Result::passed, n << ": " << o.check << " " << o.message);
+    CHECK_MESSAGE(o.result == kq::CaseOutcome::Result::passed,
+                  n << ": " << o.check << " " << o.message);
   }
-  for (const char* n : {"layout/x_stride2", "alias/out_is_x", "alias/out_overlaps_residual", "rank/2x3x1x5x7"}) {
+  for (const char* n :
+       {"layout/x_stride2", "alias/out_is_x", "alias/out_overlaps_residual", "rank/2x3x1x5x7"}) {
     auto o = run(Flaw::none, n);
     CHECK_MESSAGE(o.result == kq::CaseOutcome::Result::refused, n << ": " << o.message);
   }
 }
 
 TEST_CASE("each flaw is caught by its check") {
-  struct Expect { Flaw flaw; const char* case_name; const char* check; };
+  struct Expect {
+    Flaw flaw;
+    const char* case_name;
+    const char* check;
+  };
   for (auto e : {Expect{Flaw::skip_tail, "size/1025", "values"},
                  Expect{Flaw::write_past_end, "size/1025", "output_guard"},
                  Expect{Flaw::write_before, "size/33", "output_guard"},
@@ -109,7 +135,7 @@ TEST_CASE("a value failure names the first bad index, expected and got") {
   auto o = run(Flaw::skip_tail, "size/1025");
   CHECK(o.index == 1024);
   CHECK(o.bad_count == 1);
-  CHECK(o.got == "-2.86985403e-16 (0xa5a5a5a5)");  // the poison, never written
+  CHECK(o.got == "-2.87351825e-16 (0xa5a5a5a5)");  // the poison, never written
   CHECK(o.message.find("first at index 1024") != std::string::npos);
 }
 
@@ -121,7 +147,8 @@ TEST_CASE("qualify_arm turns case outcomes into a verdict") {
     if (c.numel() < 5000) few.push_back(c);
   std::vector<nlohmann::json> records;
   FakeArm good(Flaw::none);
-  auto v = kq::qualify_arm(good, good.identity(), spec, few, [&](const nlohmann::json& j) { records.push_back(j); });
+  auto v = kq::qualify_arm(good, good.identity(), spec, few,
+                           [&](const nlohmann::json& j) { records.push_back(j); });
   CHECK(v["verdict"] == "qualified");
   CHECK(v["counts"]["failed"] == 0);
   CHECK(records.size() == 2 * few.size() + 1);

@@ -18,8 +18,8 @@ struct SourceFile {
 };
 
 struct ArmIdentity {
-  std::string name;     // unique across all plugins, e.g. "cpu_tbb"
-  std::string family;   // the plugin family, e.g. "cpu", "cuda_fused", "broken"
+  std::string name;    // unique across all plugins, e.g. "cpu_tbb"
+  std::string family;  // the plugin family, e.g. "cpu", "cuda_fused", "broken"
   Device device = Device::cpu;
   std::string version;  // the arm's own version
   std::vector<SourceFile> sources;

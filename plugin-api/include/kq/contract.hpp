@@ -104,8 +104,8 @@ inline Status check_contract(const OpSpec& spec, std::span<const TensorView> inp
         return Status::unsupported("output " + spec.outputs[o].name + " overlaps input " +
                                    spec.inputs[i] + ", which the spec does not allow");
       if (!same_layout(outputs[o], inputs[i]))
-        return Status::unsupported("output " + spec.outputs[o].name +
-                                   " partially overlaps input " + spec.inputs[i]);
+        return Status::unsupported("output " + spec.outputs[o].name + " partially overlaps input " +
+                                   spec.inputs[i]);
     }
   }
   return Status::ok();

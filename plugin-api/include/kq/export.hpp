@@ -25,9 +25,9 @@ inline std::uint32_t plugin_abi_version() { return kAbiVersion; }
   __attribute__((section("boostdll"), weak)) const void* alias_name =       \
       reinterpret_cast<const void*>(reinterpret_cast<std::intptr_t>(&symbol));
 
-#define KQ_EXPORT_ARMS(create_fn)                                  \
-  namespace {                                                      \
-  void kq_create_arms_impl_(::kq::ArmList& out) { create_fn(out); } \
-  }                                                                \
+#define KQ_EXPORT_ARMS(create_fn)                                    \
+  namespace {                                                        \
+  void kq_create_arms_impl_(::kq::ArmList& out) { create_fn(out); }  \
+  }                                                                  \
   KQ_PLUGIN_ALIAS_(::kq::detail::plugin_abi_version, kq_abi_version) \
   KQ_PLUGIN_ALIAS_(kq_create_arms_impl_, kq_create_arms)

@@ -20,9 +20,9 @@ struct OutputSpec {
 };
 
 struct LayoutContract {
-  bool contiguous_only = true;       // strided, transposed or broadcast views are outside it
+  bool contiguous_only = true;           // strided, transposed or broadcast views are outside it
   std::int64_t min_alignment_bytes = 4;  // data pointers the caller may pass are aligned to this
-  std::vector<int> ranks{1};         // tensor ranks inside the contract
+  std::vector<int> ranks{1};             // tensor ranks inside the contract
 };
 
 struct OpSpec {

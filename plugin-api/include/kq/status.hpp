@@ -10,7 +10,9 @@ class Status {
   enum class Code { ok, unsupported, error };
 
   static Status ok() { return Status(Code::ok, {}); }
-  static Status unsupported(std::string reason) { return Status(Code::unsupported, std::move(reason)); }
+  static Status unsupported(std::string reason) {
+    return Status(Code::unsupported, std::move(reason));
+  }
   static Status error(std::string message) { return Status(Code::error, std::move(message)); }
 
   Code code() const { return code_; }
@@ -28,9 +30,12 @@ class Status {
 
 inline const char* to_string(Status::Code c) {
   switch (c) {
-    case Status::Code::ok: return "ok";
-    case Status::Code::unsupported: return "unsupported";
-    case Status::Code::error: return "error";
+    case Status::Code::ok:
+      return "ok";
+    case Status::Code::unsupported:
+      return "unsupported";
+    case Status::Code::error:
+      return "error";
   }
   return "?";
 }
