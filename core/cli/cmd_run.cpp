@@ -1,7 +1,10 @@
-#include <fstream>
+// kq run and kq qualify: plan, qualify in isolated workers, (run:) time the qualified arms,
+// then report and decide. Each stage is called here; none of them is implemented here.
+#include <algorithm>
 #include <iostream>
 
 #include "cli/common.hpp"
+#include "cli/progress.hpp"
 #include "device/device_info.hpp"
 #include "qualify/qualify_stage.hpp"
 #include "report/report.hpp"
@@ -10,7 +13,6 @@
 #include "spec/spec.hpp"
 #include "timing/time_stage.hpp"
 #include "util/json_lines.hpp"
-#include "worker/supervise.hpp"
 
 namespace kq::cli {
 namespace {
@@ -36,63 +38,63 @@ std::vector<StageArm> select_arms(const PluginSet& set, const po::variables_map&
   return arms;
 }
 
-void print_record(const nlohmann::json& j) {
-  const std::string type = j.value("type", "");
-  if (type == "verdict") {
-    std::cout << "  " << j.value("arm", "") << ": " << j.value("verdict", "");
-    if (j.contains("counts"))
-      std::cout << " (" << j["counts"].value("passed", 0) << " passed, "
-                << j["counts"].value("refused", 0) << " refused, " << j["counts"].value("failed", 0)
-                << " failed, " << j["counts"].value("skipped", 0) << " skipped)";
-    if (!j.value("detail", "").empty()) std::cout << ": " << j.value("detail", "");
-    std::cout << std::endl;
-  } else if (type == "size_end") {
-    std::cout << "  " << j.value("size", 0LL) << " elements: " << j.value("rounds", 0)
-              << " rounds, stopped by " << j.value("stopped_by", "") << std::endl;
-  } else if (type == "arm_skip") {
-    std::cout << "  " << j.value("arm", "") << " not timed at " << j.value("size", 0LL) << ": "
-              << j.value("reason", "") << std::endl;
-  }
+std::vector<std::string> sanitize_tools(const std::string& s) {
+  static const std::vector<std::string> known = {"memcheck", "initcheck", "racecheck", "synccheck"};
+  if (s == "all") return known;
+  auto tools = split_csv(s);
+  for (const auto& t : tools)
+    if (std::find(known.begin(), known.end(), t) == known.end())
+      throw UsageError("--sanitize: unknown tool '" + t + "' (memcheck, initcheck, racecheck, synccheck or all)");
+  return tools;
 }
 
-}  // namespace
-
-int cmd_run(const std::vector<std::string>& args) {
-  po::options_description opts("run options");
+int run_pipeline(const std::vector<std::string>& args, bool timing) {
+  const std::string cmd = timing ? "run" : "qualify";
+  po::options_description opts(cmd + " options");
   opts.add_options()("spec", po::value<std::string>()->required(), "the spec file")(
-      "arms", po::value<std::string>(),
-      "only these arms, comma-separated (default: every arm but broken ones)")(
+      "arms", po::value<std::string>(), "only these arms, comma-separated (default: every arm but broken ones)")(
       "include-broken", po::bool_switch(), "also run the known-broken candidates")(
-      "out", po::value<std::string>()->default_value(""),
-      "write the run here instead of RUNS_DIR/<id>")(
+      "out", po::value<std::string>()->default_value(""), "write the run here instead of RUNS_DIR/<id>")(
       "runs-dir", po::value<std::string>()->default_value("runs"), "where run directories go")(
-      "quick", po::bool_switch(), "qualify on the smaller sizes only")(
-      "no-timing", po::bool_switch(), "qualify only")(
-      "sizes", po::value<std::string>(), "time these sizes instead of the spec's (e.g. 4096,2^20)");
+      "quick", po::bool_switch(), "qualify on the smaller sizes only (up to 2^20 + 3 elements)")(
+      "sanitize", po::value<std::string>()->implicit_value("all"),
+      "also qualify each CUDA arm under compute-sanitizer: memcheck, initcheck, racecheck, synccheck (comma-separated; default all)")(
+      "junit", po::value<std::string>(), "also write the verdicts as JUnit XML to FILE");
+  if (timing)
+    opts.add_options()("no-timing", po::bool_switch(), "qualify only")(
+        "sizes", po::value<std::string>(), "time these sizes instead of the spec's (e.g. 4096,2^20)");
   add_plugin_options(opts);
   po::positional_options_description pos;
   pos.add("spec", 1);
   po::variables_map vm;
-  if (!parse_subcommand("kq run SPEC [--arms A,B] [--out DIR] [options]", opts, pos, args, vm))
-    return kOk;
+  if (!parse_subcommand("kq " + cmd + " SPEC [--arms A,B] [--out DIR] [options]", opts, pos, args, vm)) return kOk;
 
   std::vector<std::int64_t> sizes;
-  if (vm.count("sizes")) sizes = parse_sizes(vm["sizes"].as<std::string>());
+  if (timing && vm.count("sizes")) sizes = parse_sizes(vm["sizes"].as<std::string>());
+  std::vector<std::string> tools;
+  std::filesystem::path sanitizer;
+  if (vm.count("sanitize")) {
+    tools = sanitize_tools(vm["sanitize"].as<std::string>());
+    sanitizer = find_compute_sanitizer();
+    if (sanitizer.empty()) {
+      std::cout << "kq: --sanitize: compute-sanitizer is not on PATH; qualifying without it\n";
+      tools.clear();
+    }
+  }
   Spec spec = load_spec(vm["spec"].as<std::string>());
   PluginSet set = load_plugins_from(vm, true);
   std::vector<StageArm> arms = select_arms(set, vm);
   if (arms.empty()) throw UsageError("no arms to run (kq list shows what was found)");
 
   const nlohmann::json machine = machine_info();
-  const auto dir = create_run_dir(vm["runs-dir"].as<std::string>(), vm["out"].as<std::string>(),
-                                  spec.op.op, machine_short_name(machine));
-  write_file_atomic(dir / "spec.yaml", spec.text);
-  std::vector<std::string> command = {"kq", "run"};
+  const auto dir = create_run_dir(vm["runs-dir"].as<std::string>(), vm["out"].as<std::string>(), spec.op.op,
+                                  machine_short_name(machine));
+  std::vector<std::string> command = {"kq", cmd};
   command.insert(command.end(), args.begin(), args.end());
-  write_file_atomic(dir / "manifest.json",
-                    build_manifest(spec, arms, set.errors, machine, command).dump(2) + "\n");
-  std::cout << "kq run " << spec.op.op << " -> " << dir.string() << "\n";
+  start_run_dir(dir, spec, arms, set.errors, machine, command);
+  std::cout << "kq " << cmd << " " << spec.op.op << " -> " << dir.string() << "\n";
 
+  Progress progress;
   std::cout << "qualifying " << arms.size() << " arm(s)\n";
   QualifyStageOptions q;
   q.spec_file = dir / "spec.yaml";
@@ -100,7 +102,9 @@ int cmd_run(const std::vector<std::string>& args) {
   q.log_dir = dir / "logs";
   q.quick = vm["quick"].as<bool>();
   q.hang_timeout_s = spec.qualification.hang_timeout_s;
-  q.on_record = print_record;
+  q.sanitize_tools = tools;
+  q.sanitizer = sanitizer;
+  q.on_record = [&](const nlohmann::json& j) { progress.record(j); };
   auto verdicts = qualify_stage(arms, q);
 
   bool candidate_failed = false;
@@ -111,26 +115,38 @@ int cmd_run(const std::vector<std::string>& args) {
     if (v == "rejected" || v == "crashed" || v == "hung") candidate_failed = true;
   }
 
-  if (!vm["no-timing"].as<bool>() && !qualified.empty()) {
+  if (timing && !vm["no-timing"].as<bool>() && !qualified.empty()) {
     std::cout << "timing " << qualified.size() << " qualified arm(s)\n";
     TimeStageOptions t;
     t.spec_file = dir / "spec.yaml";
     t.out_jsonl = dir / "rounds.jsonl";
     t.log_file = dir / "logs" / "time.log";
-    t.on_record = print_record;
+    t.on_record = [&](const nlohmann::json& j) { progress.record(j); };
     t.sizes = sizes;
     auto res = time_stage(qualified, t);
-    if (!res.completed)
-      std::cout << "  timing stopped early: " << res.problem << " (see logs/time.log)\n";
+    if (!res.completed) std::cout << "  timing stopped early: " << res.problem << " (see logs/time.log)\n";
   }
+  progress.finish();
 
   auto summary = write_report(dir);
   for (const auto& row : summary["timing"])
     for (const auto& a : row["arms"])
       if (!a.value("recheck_ok", true)) candidate_failed = true;
-  std::cout << "\n" << summary["decision"].value("sentence", "") << "\n";
+  if (vm.count("junit")) std::filesystem::copy_file(dir / "junit.xml", vm["junit"].as<std::string>(),
+                                                    std::filesystem::copy_options::overwrite_existing);
+  const auto& h = summary["headline"];
+  std::cout << "\n"
+            << h.value("in_contract_cases_passed", 0) << " of " << h.value("in_contract_cases", 0)
+            << " in-contract cases passed, " << h.value("out_of_contract_refused", 0) << " of "
+            << h.value("out_of_contract_cases", 0) << " out-of-contract inputs refused\n";
+  if (timing) std::cout << summary["decision"].value("sentence", "") << "\n";
   std::cout << "report: " << (dir / "report.md").string() << "\n";
   return candidate_failed ? kCandidateFailed : kOk;
 }
+
+}  // namespace
+
+int cmd_run(const std::vector<std::string>& args) { return run_pipeline(args, true); }
+int cmd_qualify(const std::vector<std::string>& args) { return run_pipeline(args, false); }
 
 }  // namespace kq::cli

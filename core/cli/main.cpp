@@ -16,6 +16,9 @@ commands:
   list               the arms found, their family and device, and plugins that failed to load
   check-spec FILE    validate a spec; errors name file:line:column and the field
   run SPEC           qualify every arm on the spec, time the qualified ones, report, decide
+  qualify SPEC       qualify only (verdicts, report, JUnit XML)
+  selftest           qualify every good arm and every known-broken candidate on the shipped
+                     specs: passes when each broken one is rejected by the check it declares
   report RUN_DIR     rebuild report.md and summary.json from a run directory
   version            kq's version and the commit it was built from
 
@@ -43,6 +46,8 @@ int main(int argc, char** argv) {
       {"check-spec", cmd_check_spec},
       {"run", cmd_run},
       {"report", cmd_report},
+      {"qualify", cmd_qualify},
+      {"selftest", cmd_selftest},
       {"version", cmd_version},
       {"__worker-qualify", cmd_worker_qualify},
       {"__worker-time", cmd_worker_time}};

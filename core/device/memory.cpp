@@ -26,10 +26,21 @@ DeviceMemory::DeviceMemory(Device device, std::size_t bytes) : device_(device), 
 #endif
 }
 
+DeviceMemory::DeviceMemory(Device device, std::size_t bytes, Fence fence)
+    : device_(device), bytes_(bytes) {
+  if (fence == Fence::none) {
+    *this = DeviceMemory(device, bytes);
+    return;
+  }
+  fenced_ = fenced_alloc(device, bytes, fence);
+  data_ = fenced_.data;
+}
+
 DeviceMemory::DeviceMemory(DeviceMemory&& o) noexcept
     : device_(o.device_),
       data_(std::exchange(o.data_, nullptr)),
-      bytes_(std::exchange(o.bytes_, 0)) {}
+      bytes_(std::exchange(o.bytes_, 0)),
+      fenced_(std::exchange(o.fenced_, {})) {}
 
 DeviceMemory& DeviceMemory::operator=(DeviceMemory&& o) noexcept {
   if (this != &o) {
@@ -37,6 +48,7 @@ DeviceMemory& DeviceMemory::operator=(DeviceMemory&& o) noexcept {
     device_ = o.device_;
     data_ = std::exchange(o.data_, nullptr);
     bytes_ = std::exchange(o.bytes_, 0);
+    fenced_ = std::exchange(o.fenced_, {});
   }
   return *this;
 }
@@ -45,6 +57,11 @@ DeviceMemory::~DeviceMemory() { release(); }
 
 void DeviceMemory::release() {
   if (!data_) return;
+  if (fenced_.reserved) {
+    fenced_free(device_, fenced_);
+    data_ = nullptr;
+    return;
+  }
   if (device_ == Device::cpu) {
     std::free(data_);
   } else {

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <string>
 
+#include "device/fenced.hpp"
 #include "kq/tensor.hpp"
 
 namespace kq {
@@ -13,6 +14,8 @@ class DeviceMemory {
   DeviceMemory() = default;
   // 256-byte aligned; throws std::runtime_error naming the size and the device on failure.
   DeviceMemory(Device device, std::size_t bytes);
+  // `bytes` with unmapped memory right after them (Fence::after) or right before (before).
+  DeviceMemory(Device device, std::size_t bytes, Fence fence);
   DeviceMemory(DeviceMemory&& o) noexcept;
   DeviceMemory& operator=(DeviceMemory&& o) noexcept;
   DeviceMemory(const DeviceMemory&) = delete;
@@ -32,6 +35,7 @@ class DeviceMemory {
   Device device_ = Device::cpu;
   void* data_ = nullptr;
   std::size_t bytes_ = 0;
+  FencedBlock fenced_;  // set for fenced allocations
 };
 
 // Whether this build and machine can run CUDA arms; when not, `why` says why.

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "device/fenced.hpp"
+
 namespace kq {
 
 // How input values are drawn. Every class mixes signs; none is all zeros.
@@ -26,6 +28,9 @@ const char* to_string(ValueClass v);
 struct Placement {
   std::vector<std::int64_t> strides;  // elements; empty means row-major contiguous
   std::int64_t offset_bytes = 0;      // from a 256-byte aligned base
+  // Unmapped memory right after the last element (after) or before the first (before), in
+  // place of guard zones: reads out of bounds fault.
+  Fence fence = Fence::none;
 };
 
 struct Case {

@@ -55,11 +55,13 @@ CaseTensor make_tensor(const std::string& name, const std::vector<std::int64_t>&
   t.min_elem = lo;
   t.span_elems = empty ? 0 : hi - lo + 1;
   const std::size_t es = dtype_size(dtype);
-  t.view_offset = kGuardBytes + static_cast<std::size_t>(place.offset_bytes) +
+  // A fenced tensor has no guard zones: unmapped memory borders its data instead.
+  const std::size_t guard = place.fence == Fence::none ? kGuardBytes : 0;
+  t.view_offset = guard + static_cast<std::size_t>(place.offset_bytes) +
                   static_cast<std::size_t>(-lo) * es;
-  const std::size_t bytes = kGuardBytes + static_cast<std::size_t>(place.offset_bytes) +
-                            static_cast<std::size_t>(t.span_elems) * es + kGuardBytes;
-  t.memory = DeviceMemory(device, bytes);
+  const std::size_t bytes = guard + static_cast<std::size_t>(place.offset_bytes) +
+                            static_cast<std::size_t>(t.span_elems) * es + guard;
+  t.memory = DeviceMemory(device, bytes, place.fence);
   t.view =
       make_view(static_cast<char*>(t.memory.data()) + t.view_offset, dtype, device, shape, strides);
   return t;

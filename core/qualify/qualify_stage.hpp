@@ -1,6 +1,11 @@
 // The qualification stage, parent side: one isolated worker process per arm (the kq binary in
 // worker mode). Every record is appended to qualification.jsonl as it arrives; a crash, sticky
 // CUDA error or hang becomes that arm's verdict and the stage goes on with the next arm.
+//
+// With sanitize tools, each CUDA arm is qualified again under compute-sanitizer once per tool
+// (on the quick case list). Those passes' records carry "pass": "<tool>"; each pass ends in a
+// {"type":"sanitizer","arm","tool","errors","log","first"} record, and an arm that was
+// qualified but has sanitizer errors gets a final verdict "rejected", check "sanitizer_<tool>".
 #pragma once
 #include <filesystem>
 #include <functional>
@@ -23,13 +28,20 @@ struct QualifyStageOptions {
   std::filesystem::path log_dir;    // workers' stderr: <log_dir>/qualify-<arm>.log
   bool quick = false;               // smaller sizes only
   double hang_timeout_s = 60.0;
+  // compute-sanitizer tools to run each CUDA arm under (memcheck, initcheck, racecheck,
+  // synccheck); empty: none. `sanitizer` is the compute-sanitizer executable.
+  std::vector<std::string> sanitize_tools;
+  std::filesystem::path sanitizer;
   // Called with each record as it arrives (progress display); may be empty.
   std::function<void(const nlohmann::json&)> on_record;
 };
 
-// Returns the verdict record of every arm, in the order given. An arm on a device this
+// Returns the final verdict record of every arm, in the order given. An arm on a device this
 // machine cannot use gets verdict "skipped" with the reason, without a worker.
 std::vector<nlohmann::json> qualify_stage(const std::vector<StageArm>& arms,
                                           const QualifyStageOptions& options);
+
+// The compute-sanitizer executable on PATH or in /usr/local/cuda/bin; empty when absent.
+std::filesystem::path find_compute_sanitizer();
 
 }  // namespace kq

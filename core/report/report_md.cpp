@@ -1,6 +1,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "report/junit.hpp"
 #include "report/report.hpp"
 #include "report/summary.hpp"
 #include "util/json_lines.hpp"
@@ -123,6 +124,7 @@ nlohmann::json write_report(const std::filesystem::path& run_dir) {
   nlohmann::json s = summarize_run(run_dir);
   write_file_atomic(run_dir / "summary.json", s.dump(2) + "\n");
   write_file_atomic(run_dir / "report.md", render_markdown(s));
+  write_file_atomic(run_dir / "junit.xml", render_junit(run_dir));
   return s;
 }
 

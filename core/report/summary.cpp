@@ -4,6 +4,7 @@
 #include <map>
 
 #include "decision/decide.hpp"
+#include "qualify/expectation.hpp"
 #include "timing/stats.hpp"
 #include "util/json_lines.hpp"
 
@@ -45,6 +46,11 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
   for (const auto& r : read_json_lines(dir / "qualification.jsonl")) {
     std::string type = r.value("type", ""), arm = r.value("arm", "");
     if (!arms.count(arm)) continue;
+    if (type == "sanitizer") {
+      arms[arm]["sanitizer"].push_back(r);
+      continue;
+    }
+    if (r.contains("pass")) continue;  // records of sanitizer passes: summarised above
     if (type == "verdict") {
       for (const char* k : {"verdict", "check", "case", "detail", "counts"})
         if (r.contains(k)) arms[arm][k] = r[k];
@@ -67,8 +73,7 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
         a["caught"] = nullptr;
       } else {
         broken_total++;
-        std::string want = a.value("expected_rejection", "");
-        bool caught = v != "qualified" && (want.empty() || a.value("check", "") == want);
+        bool caught = caught_as_declared(v, a.value("check", ""), a.value("expected_rejection", ""));
         a["caught"] = caught;
         broken_caught += caught;
       }

@@ -2,6 +2,7 @@
 
 #include <ctime>
 
+#include "util/json_lines.hpp"
 #include "util/sha256.hpp"
 #include "util/version.hpp"
 
@@ -63,6 +64,18 @@ nlohmann::json build_manifest(const Spec& spec, const std::vector<StageArm>& arm
       {"machine", machine},
       {"arms", arm_list},
       {"load_errors", errors}};
+}
+
+}  // namespace kq
+
+namespace kq {
+
+void start_run_dir(const std::filesystem::path& dir, const Spec& spec,
+                   const std::vector<StageArm>& arms, const std::vector<LoadError>& load_errors,
+                   const nlohmann::json& machine, const std::vector<std::string>& command) {
+  write_file_atomic(dir / "spec.yaml", spec.text);
+  write_file_atomic(dir / "manifest.json",
+                    build_manifest(spec, arms, load_errors, machine, command).dump(2) + "\n");
 }
 
 }  // namespace kq

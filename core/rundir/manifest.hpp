@@ -1,5 +1,6 @@
 // manifest.json: what a run was. Written before the first stage starts.
 #pragma once
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -17,5 +18,14 @@ nlohmann::json build_manifest(const Spec& spec, const std::vector<StageArm>& arm
                               const std::vector<LoadError>& load_errors,
                               const nlohmann::json& machine,
                               const std::vector<std::string>& command);
+
+}  // namespace kq
+
+namespace kq {
+
+// Fills a fresh run directory: spec.yaml (the exact spec text) and manifest.json.
+void start_run_dir(const std::filesystem::path& dir, const Spec& spec,
+                   const std::vector<StageArm>& arms, const std::vector<LoadError>& load_errors,
+                   const nlohmann::json& machine, const std::vector<std::string>& command);
 
 }  // namespace kq

@@ -9,7 +9,7 @@ namespace kq::spec_detail {
 QualificationExtras read_qualification(const std::optional<Field>& f) {
   QualificationExtras q;
   if (!f) return q;
-  MapFields m(*f, {"seed", "extra_sizes", "hang_timeout_s"});
+  MapFields m(*f, {"seed", "extra_sizes", "hang_timeout_s", "max_abs_input"});
   if (auto v = m.get("seed")) {
     const std::int64_t seed = read_int(*v);
     if (seed < 0) v->fail("must be a non-negative integer, got " + std::to_string(seed));
@@ -25,6 +25,11 @@ QualificationExtras read_qualification(const std::optional<Field>& f) {
     }
   }
   if (auto v = m.get("hang_timeout_s")) q.hang_timeout_s = read_positive(*v);
+  if (auto v = m.get("max_abs_input")) {
+    q.max_abs_input = read_positive(*v);
+    // The fixed value classes (all-negative, cancellation, signed zeros) reach 1.25.
+    if (q.max_abs_input < 2) v->fail("must be at least 2, got " + std::to_string(q.max_abs_input));
+  }
   return q;
 }
 

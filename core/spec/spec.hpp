@@ -23,6 +23,10 @@ struct QualificationExtras {
   std::uint64_t seed = 20261129;
   std::vector<std::int64_t> extra_sizes;  // element counts added to the built-in case sizes
   double hang_timeout_s = 60.0;           // a worker silent this long is killed: verdict hung
+  // When > 0: the accuracy the compare rule states is claimed for inputs within
+  // [-max_abs_input, max_abs_input] only; qualification draws no larger inputs (no "huge" or
+  // "overflow" value cases). 0: no bound.
+  double max_abs_input = 0.0;
 };
 
 struct TimingPolicy {

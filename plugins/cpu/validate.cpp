@@ -103,6 +103,12 @@ Status check_one(const SpecFacts& f, const TensorView& v, int input, std::int64_
   if (numel > 0 && reinterpret_cast<std::uintptr_t>(v.data) % dtype_size(v.dtype) != 0) {
     return Status::unsupported(who + " is not aligned to its element size");
   }
+  // This arm computes any alignment, but the contract is the spec's: outside it, refuse.
+  if (numel > 0 && static_cast<std::int64_t>(v.alignment()) < f.layouts.min_alignment_bytes) {
+    return Status::unsupported(who + " is aligned to " + std::to_string(v.alignment()) +
+                               " bytes; the spec requires " +
+                               std::to_string(f.layouts.min_alignment_bytes));
+  }
   return Status::ok();
 }
 

@@ -1,0 +1,168 @@
+// kq selftest: every good arm and every known-broken candidate through qualification on every
+// shipped spec. It passes only when each broken candidate is rejected by the check it declares
+// wherever it runs, and each good arm qualifies wherever it runs.
+#include <algorithm>
+#include <iomanip>
+#include <iostream>
+#include <map>
+
+#include "cli/common.hpp"
+#include "cli/progress.hpp"
+#include "device/device_info.hpp"
+#include "qualify/expectation.hpp"
+#include "qualify/qualify_stage.hpp"
+#include "report/report.hpp"
+#include "rundir/manifest.hpp"
+#include "rundir/run_dir.hpp"
+#include "spec/spec.hpp"
+#include "util/json_lines.hpp"
+#include "worker/supervise.hpp"
+
+namespace kq::cli {
+namespace {
+
+std::filesystem::path default_specs_dir() {
+  const auto exe = self_executable().parent_path();
+  for (const auto& d : {std::filesystem::path("specs"), exe / ".." / "specs", exe / ".." / ".." / "specs"})
+    if (std::filesystem::is_directory(d)) return d;
+  throw UsageError("no specs folder found (looked in ./specs and beside the kq binary); give --specs DIR");
+}
+
+// Per arm across specs.
+struct Tally {
+  const StageArm* arm = nullptr;
+  int ran = 0;       // specs on which it was neither unsupported nor skipped
+  int as_expected = 0;
+  std::string first_problem;
+  std::string skipped_reason;
+};
+
+}  // namespace
+
+int cmd_selftest(const std::vector<std::string>& args) {
+  po::options_description opts("selftest options");
+  opts.add_options()("specs", po::value<std::string>(), "the folder of specs (default: the shipped specs/)")(
+      "out", po::value<std::string>()->default_value(""), "write the selftest here instead of RUNS_DIR/<id>")(
+      "runs-dir", po::value<std::string>()->default_value("runs"), "where run directories go")(
+      "quick", po::bool_switch(), "qualify on the smaller sizes only")(
+      "sanitize", po::value<std::string>()->implicit_value("memcheck"),
+      "also run CUDA arms under compute-sanitizer tools (comma-separated)");
+  add_plugin_options(opts);
+  po::variables_map vm;
+  if (!parse_subcommand("kq selftest [--specs DIR] [--quick] [options]", opts, {}, args, vm)) return kOk;
+
+  const std::filesystem::path specs_dir = vm.count("specs") ? std::filesystem::path(vm["specs"].as<std::string>())
+                                                            : default_specs_dir();
+  std::vector<std::filesystem::path> spec_files;
+  for (const auto& e : std::filesystem::directory_iterator(specs_dir))
+    if (e.path().extension() == ".yaml") spec_files.push_back(e.path());
+  std::sort(spec_files.begin(), spec_files.end());
+  if (spec_files.empty()) throw UsageError("no .yaml specs in " + specs_dir.string());
+  std::vector<Spec> specs;
+  for (const auto& f : spec_files) specs.push_back(load_spec(f));
+
+  PluginSet set = load_plugins_from(vm, true);
+  std::vector<StageArm> arms;
+  for (const auto& a : set.arms) arms.push_back({a.identity, a.plugin_file});
+  if (arms.empty()) throw UsageError("no arms found (kq list shows where kq looked)");
+
+  const nlohmann::json machine = machine_info();
+  const auto top = create_run_dir(vm["runs-dir"].as<std::string>(), vm["out"].as<std::string>(), "selftest",
+                                  machine_short_name(machine));
+  std::cout << "kq selftest: " << arms.size() << " arms on " << specs.size() << " specs -> " << top.string() << "\n";
+
+  std::vector<std::string> tools;
+  std::filesystem::path sanitizer;
+  if (vm.count("sanitize")) {
+    tools = split_csv(vm["sanitize"].as<std::string>());
+    sanitizer = find_compute_sanitizer();
+    if (sanitizer.empty()) tools.clear();
+  }
+
+  std::map<std::string, Tally> tally;
+  for (const auto& a : arms) tally[a.identity.name].arm = &a;
+  Progress progress;
+  for (const Spec& spec : specs) {
+    const auto dir = top / std::filesystem::path(spec.path).stem();
+    std::filesystem::create_directories(dir / "logs");
+    std::vector<std::string> command = {"kq", "selftest"};
+    command.insert(command.end(), args.begin(), args.end());
+    start_run_dir(dir, spec, arms, set.errors, machine, command);
+    std::cout << spec.op.op << " (" << spec.path << ")\n";
+    QualifyStageOptions q;
+    q.spec_file = dir / "spec.yaml";
+    q.out_jsonl = dir / "qualification.jsonl";
+    q.log_dir = dir / "logs";
+    q.quick = vm["quick"].as<bool>();
+    q.hang_timeout_s = spec.qualification.hang_timeout_s;
+    q.sanitize_tools = tools;
+    q.sanitizer = sanitizer;
+    q.on_record = [&](const nlohmann::json& j) {
+      const std::string v = j.value("verdict", "");
+      if (j.value("type", "") == "verdict" && (v == "unsupported" || v == "skipped")) return;
+      progress.record(j);
+    };
+    auto verdicts = qualify_stage(arms, q);
+    progress.finish();
+    write_report(dir);
+    for (std::size_t i = 0; i < arms.size(); ++i) {
+      Tally& t = tally[arms[i].identity.name];
+      const std::string v = verdicts[i].value("verdict", "");
+      if (v == "unsupported") continue;
+      if (v == "skipped") {
+        t.skipped_reason = verdicts[i].value("detail", "");
+        continue;
+      }
+      ++t.ran;
+      const bool broken = arms[i].identity.family == "broken";
+      const bool ok = broken ? caught_as_declared(v, verdicts[i].value("check", ""), arms[i].identity.expected_rejection)
+                             : v == "qualified";
+      if (ok) {
+        ++t.as_expected;
+      } else if (t.first_problem.empty()) {
+        t.first_problem = spec.op.op + ": " + v +
+                          (verdicts[i].value("check", "").empty() ? "" : " by " + verdicts[i].value("check", "")) +
+                          (broken ? " (declared " + arms[i].identity.expected_rejection + ")" : "") +
+                          (verdicts[i].value("detail", "").empty() ? "" : ": " + verdicts[i].value("detail", ""));
+      }
+    }
+  }
+
+  int b_total = 0, b_ok = 0, g_total = 0, g_ok = 0;
+  nlohmann::json out = nlohmann::json::array();
+  std::cout << "\n";
+  for (const auto& a : arms) {
+    const Tally& t = tally[a.identity.name];
+    const bool broken = a.identity.family == "broken";
+    std::string outcome;
+    bool counted = true, ok = false;
+    if (t.ran == 0 && !t.skipped_reason.empty()) {
+      outcome = "skipped: " + t.skipped_reason;
+      counted = false;
+    } else if (t.ran == 0) {
+      outcome = broken ? "supports none of the specs (a broken candidate must claim one)" : "supports none of the specs";
+      counted = broken;
+    } else {
+      ok = t.as_expected == t.ran;
+      outcome = ok ? (broken ? "rejected as declared (" + a.identity.expected_rejection + ") on " : "qualified on ") +
+                         std::to_string(t.ran) + " spec(s)"
+                   : t.first_problem;
+    }
+    if (counted) (broken ? b_total : g_total)++;
+    if (counted && ok) (broken ? b_ok : g_ok)++;
+    std::cout << (counted ? (ok ? "  ok    " : "  FAIL  ") : "  -     ") << std::left << std::setw(34)
+              << a.identity.name << outcome << "\n";
+    out.push_back({{"arm", a.identity.name}, {"family", a.identity.family}, {"counted", counted}, {"ok", ok},
+                   {"ran_on", t.ran}, {"outcome", outcome}});
+  }
+  write_file_atomic(top / "selftest.json",
+                    nlohmann::json{{"broken_rejected", b_ok}, {"broken_total", b_total}, {"good_qualified", g_ok},
+                                   {"good_total", g_total}, {"arms", out}}
+                            .dump(2) +
+                        "\n");
+  std::cout << "selftest: " << b_ok << " of " << b_total << " broken candidates rejected, " << g_ok << " of "
+            << g_total << " good arms qualified\n";
+  return (b_ok == b_total && g_ok == g_total) ? kOk : kCandidateFailed;
+}
+
+}  // namespace kq::cli

@@ -1,0 +1,117 @@
+#include "report/junit.hpp"
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "qualify/expectation.hpp"
+#include "util/json_lines.hpp"
+
+namespace kq {
+namespace {
+
+std::string xml(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    switch (c) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') o += ' ';
+        else o += c;
+    }
+  }
+  return o;
+}
+
+struct Suite {
+  nlohmann::json identity;
+  std::vector<nlohmann::json> cases;
+  nlohmann::json verdict;
+};
+
+}  // namespace
+
+std::string render_junit(const std::filesystem::path& dir) {
+  using nlohmann::json;
+  json manifest = json::object();
+  if (std::ifstream in(dir / "manifest.json"); in) manifest = json::parse(in, nullptr, false);
+  std::map<std::string, Suite> suites;
+  std::vector<std::string> order;
+  for (const auto& a : manifest.value("arms", json::array())) {
+    order.push_back(a.value("name", ""));
+    suites[order.back()].identity = a;
+  }
+  for (const auto& r : read_json_lines(dir / "qualification.jsonl")) {
+    auto it = suites.find(r.value("arm", ""));
+    if (it == suites.end() || r.contains("pass")) continue;
+    if (r.value("type", "") == "case") it->second.cases.push_back(r);
+    if (r.value("type", "") == "verdict") it->second.verdict = r;
+  }
+
+  std::ostringstream body;
+  int tests = 0, failures = 0, skipped = 0;
+  for (const auto& name : order) {
+    const Suite& s = suites[name];
+    const bool broken = s.identity.value("family", "") == "broken";
+    const std::string v = s.verdict.value("verdict", "not run");
+    std::ostringstream tc;
+    int t = 1, f = 0, sk = 0;
+    // The verdict as a test: what this arm should have got.
+    tc << "    <testcase classname=\"" << xml(name) << "\" name=\"verdict\">";
+    if (v == "skipped" || v == "unsupported" || v == "not run") {
+      tc << "<skipped message=\"" << xml(v + ": " + s.verdict.value("detail", "")) << "\"/>";
+      ++sk;
+    } else if (broken) {
+      const std::string want = s.identity.value("expected_rejection", "");
+      if (!caught_as_declared(v, s.verdict.value("check", ""), want)) {
+        tc << "<failure type=\"not_caught\" message=\""
+           << xml("known-broken candidate got " + v + " (check " + s.verdict.value("check", "") +
+                  "), expected rejection by " + want)
+           << "\"/>";
+        ++f;
+      }
+    } else if (v != "qualified") {
+      tc << "<failure type=\"" << xml(s.verdict.value("check", v)) << "\" message=\""
+         << xml(v + ": " + s.verdict.value("detail", "")) << "\"/>";
+      ++f;
+    }
+    tc << "</testcase>\n";
+    if (!broken) {
+      for (const auto& c : s.cases) {
+        ++t;
+        tc << "    <testcase classname=\"" << xml(name) << "\" name=\"" << xml(c.value("case", ""))
+           << "\" time=\"" << c.value("seconds", 0.0) << "\">";
+        const std::string res = c.value("result", "");
+        if (res == "failed") {
+          tc << "<failure type=\"" << xml(c.value("check", "")) << "\" message=\""
+             << xml(c.value("message", "")) << "\"/>";
+          ++f;
+        } else if (res == "skipped") {
+          tc << "<skipped message=\"" << xml(c.value("message", "")) << "\"/>";
+          ++sk;
+        }
+        tc << "</testcase>\n";
+      }
+    }
+    tests += t;
+    failures += f;
+    skipped += sk;
+    body << "  <testsuite name=\"" << xml(name) << "\" tests=\"" << t << "\" failures=\"" << f
+         << "\" errors=\"0\" skipped=\"" << sk << "\">\n"
+         << "    <properties><property name=\"family\" value=\"" << xml(s.identity.value("family", ""))
+         << "\"/><property name=\"verdict\" value=\"" << xml(v) << "\"/></properties>\n"
+         << tc.str() << "  </testsuite>\n";
+  }
+  std::ostringstream doc;
+  doc << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"kq "
+      << xml(manifest.value("op", "")) << "\" tests=\"" << tests << "\" failures=\"" << failures
+      << "\" errors=\"0\" skipped=\"" << skipped << "\">\n"
+      << body.str() << "</testsuites>\n";
+  return doc.str();
+}
+
+}  // namespace kq
