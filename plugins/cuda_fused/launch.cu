@@ -1,0 +1,108 @@
+// The kernel instances the cuda_fused arms use (exactly variants.hpp's kKernels, so the PTX and
+// cubin artifacts hold nothing else) and their launches.
+#include <cuda_runtime.h>
+
+#include <string>
+#include <utility>
+
+#include "kernels.cuh"
+#include "launch.hpp"
+#include "variants.hpp"
+
+namespace kq::fused {
+namespace {
+
+template <class Fn, KernelId K>
+const void* instance() {
+  if constexpr (K.path == Path::vector)
+    return reinterpret_cast<const void*>(
+        &vector_kernel<Fn, K.per_thread, K.threads, K.load, K.store>);
+  else if constexpr (K.path == Path::scalar)
+    return reinterpret_cast<const void*>(
+        &scalar_kernel<Fn, K.per_thread, K.threads, K.load, K.store>);
+  else
+    return reinterpret_cast<const void*>(&strided_kernel<Fn, K.threads>);
+}
+
+// The instance of kernel K for op Op, or nullptr for an id the op never runs (main_kernel maps
+// it to another), which is then not compiled at all.
+template <FusedOp Op, class Fn, KernelId K>
+const void* instance_for_op() {
+  if constexpr (main_kernel(Op, K) == K)
+    return instance<Fn, K>();
+  else
+    return nullptr;
+}
+
+template <FusedOp Op, class Fn, std::size_t... I>
+const void* find(const KernelId& k, std::index_sequence<I...>) {
+  const void* found = nullptr;
+  ((found = (!found && k == kKernels[I]) ? instance_for_op<Op, Fn, kKernels[I]>() : found), ...);
+  return found;
+}
+
+const void* kernel_for(FusedOp op, const KernelId& k) {
+  constexpr auto all = std::make_index_sequence<std::size(kKernels)>{};
+  switch (op) {
+    case FusedOp::residual_relu:
+      return find<FusedOp::residual_relu, ResidualReluFn>(k, all);
+    case FusedOp::silu_mul:
+      return find<FusedOp::silu_mul, SiluMulFn>(k, all);
+    case FusedOp::leaky_relu:
+      return find<FusedOp::leaky_relu, LeakyReluFn>(k, all);
+  }
+  return nullptr;
+}
+
+Status cuda_status(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return Status::ok();
+  return Status::error(std::string(what) + ": " + cudaGetErrorName(e) + ": " +
+                       cudaGetErrorString(e));
+}
+
+Status launch(const void* fn, int threads, void* args, std::int64_t blocks, void* stream) {
+  if (!fn) return Status::error("no such kernel instance");
+  if (blocks < 1 || blocks > 0x7fffffff)
+    return Status::error("grid of " + std::to_string(blocks) + " blocks");
+  void* params[] = {args};
+  cudaError_t e = cudaLaunchKernel(fn, dim3(static_cast<unsigned>(blocks)), dim3(threads), params,
+                                   0, static_cast<cudaStream_t>(stream));
+  if (e != cudaSuccess) return cuda_status(e, "cudaLaunchKernel");
+  return cuda_status(cudaGetLastError(), "after the launch");
+}
+
+}  // namespace
+
+Status resident_blocks(FusedOp op, const KernelId& k, int& blocks) {
+  const void* fn = kernel_for(op, k);
+  if (!fn) return Status::error("no such kernel instance");
+  int dev = 0, sms = 0, per_sm = 0;
+  if (Status s = cuda_status(cudaGetDevice(&dev), "cudaGetDevice"); !s.is_ok()) return s;
+  if (Status s = cuda_status(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
+                             "cudaDeviceGetAttribute");
+      !s.is_ok())
+    return s;
+  if (Status s =
+          cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, k.threads, 0),
+                      "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+      !s.is_ok())
+    return s;
+  blocks = sms * (per_sm > 0 ? per_sm : 1);
+  return Status::ok();
+}
+
+Status launch_flat(FusedOp op, const KernelId& k, const FlatArgs& args, std::int64_t blocks,
+                   void* stream) {
+  if (k.path == Path::strided) return Status::error("launch_flat with a strided kernel");
+  FlatArgs a = args;
+  return launch(kernel_for(op, k), k.threads, &a, blocks, stream);
+}
+
+Status launch_strided(FusedOp op, const KernelId& k, const StridedArgs& args, std::int64_t blocks,
+                      void* stream) {
+  if (k.path != Path::strided) return Status::error("launch_strided with a flat kernel");
+  StridedArgs a = args;
+  return launch(kernel_for(op, k), k.threads, &a, blocks, stream);
+}
+
+}  // namespace kq::fused

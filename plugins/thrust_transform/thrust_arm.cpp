@@ -1,0 +1,131 @@
+// The thrust_transform arms: thrust::transform with the op's functor on the caller's stream, for
+// residual_relu (thrust_residual_relu) and silu_mul (thrust_silu_mul); any other spec is refused
+// with a reason. Thrust runs over any 4-byte aligned contiguous range (it peels and vectorises
+// internally), so no alignment check is needed; strided specs are refused. Host code only; the
+// Thrust call is in thrust_launch.cu.
+#include <array>
+#include <exception>
+#include <memory>
+#include <string>
+
+#include "fused_ops.hpp"
+#include "kq/build_artifacts.hpp"
+#include "kq/plugin_api.hpp"
+#include "thrust_launch.hpp"
+#include "views.hpp"
+
+namespace kq::thrust_arm {
+namespace {
+
+constexpr const char* kVersion = "1.0.0";
+
+class ThrustArm final : public IKernelArm {
+ public:
+  explicit ThrustArm(fused::FusedOp op) : op_(op) {}
+
+  ArmIdentity identity() const override {
+    ArmIdentity id;
+    try {
+      id.name = std::string("thrust_") + fused::to_string(op_);
+      id.family = "thrust_transform";
+      id.device = Device::cuda;
+      id.version = kVersion;
+      id.sources = build::source_files();
+      id.compile_flags = build::compile_flags();
+    } catch (...) {
+    }
+    return id;
+  }
+
+  Status supports(const OpSpec& spec) const override {
+    try {
+      std::string why;
+      const std::array<fused::FusedOp, 1> ops{op_};
+      if (!fused::recognise(spec, ops, why)) return Status::unsupported(why);
+      if (!spec.layouts.contiguous_only)
+        return Status::unsupported(
+            "the spec admits strided views; thrust::transform here runs "
+            "over contiguous ranges only");
+      return Status::ok();
+    } catch (const std::exception& e) {
+      return Status::error(e.what());
+    } catch (...) {
+      return Status::error("unknown exception in supports()");
+    }
+  }
+
+  Status prepare(const Problem& problem) override {
+    try {
+      prepared_ = false;
+      if (!problem.spec) return Status::error("prepare() without a spec");
+      if (Status s = supports(*problem.spec); !s.is_ok()) return s;
+      if (Status s = check_contract(*problem.spec, problem.inputs, problem.outputs, Device::cuda);
+          !s.is_ok())
+        return s;
+      spec_ = *problem.spec;
+      prepared_ = true;
+      return Status::ok();
+    } catch (const std::exception& e) {
+      return Status::error(e.what());
+    } catch (...) {
+      return Status::error("unknown exception in prepare()");
+    }
+  }
+
+  Status run(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
+             void* stream) override {
+    try {
+      if (!prepared_) return Status::error("run() before a successful prepare()");
+      if (Status s = check_contract(spec_, inputs, outputs, Device::cuda); !s.is_ok()) return s;
+      const TensorView& out = outputs[0];
+      const std::int64_t n = out.numel();
+      if (n == 0) return Status::ok();
+      if (!out.is_contiguous() || !fused::all_contiguous(inputs))
+        return Status::unsupported("strided views");
+      return transform(op_, static_cast<const float*>(inputs[0].data),
+                       static_cast<const float*>(inputs[1].data), static_cast<float*>(out.data), n,
+                       stream);
+    } catch (const std::exception& e) {
+      return Status::error(e.what());
+    } catch (...) {
+      return Status::error("unknown exception in run()");
+    }
+  }
+
+  std::vector<Artifact> artifacts() const override {
+    try {
+      std::vector<Artifact> a = build::cuda_artifacts();
+      a.push_back(
+          {"notes", "launch.txt",
+           std::string("arm ") + identity().name + " (" + fused::formula(op_) +
+               ", f32, contiguous)\n"
+               "thrust::transform(thrust::cuda::par_nosync(refusing_allocator).on(stream), x, x + "
+               "n, y, out, functor) over raw device pointers; 64-bit n is dispatched by Thrust.\n"
+               "CCCL 3.0: thrust::transform -> cub::DeviceTransform (no temporary storage). The "
+               "functor does not proclaim copyable arguments, so CUB takes its 'prefetch' "
+               "algorithm (not the sm_90 bulk-copy one); launch shape and grid are CUB's tuning.\n"
+               "Temporary storage: none requested; the policy's allocator throws if asked, and "
+               "run() would report that as an error.\n"
+               "In place (silu_mul's may_alias): cub::DeviceTransform allows the output to be "
+               "exactly an input.\n"});
+      return a;
+    } catch (...) {
+      return {};
+    }
+  }
+
+ private:
+  fused::FusedOp op_;
+  OpSpec spec_;
+  bool prepared_ = false;
+};
+
+void make_arms(ArmList& out) {
+  out.push_back(std::make_unique<ThrustArm>(fused::FusedOp::residual_relu));
+  out.push_back(std::make_unique<ThrustArm>(fused::FusedOp::silu_mul));
+}
+
+}  // namespace
+}  // namespace kq::thrust_arm
+
+KQ_EXPORT_ARMS(kq::thrust_arm::make_arms)
