@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iostream>
 
+#include "artifacts/artifacts.hpp"
 #include "cli/common.hpp"
 #include "cli/progress.hpp"
 #include "device/device_info.hpp"
@@ -100,12 +101,14 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
   q.spec_file = dir / "spec.yaml";
   q.out_jsonl = dir / "qualification.jsonl";
   q.log_dir = dir / "logs";
+  q.artifacts_dir = dir / "artifacts";
   q.quick = vm["quick"].as<bool>();
   q.hang_timeout_s = spec.qualification.hang_timeout_s;
   q.sanitize_tools = tools;
   q.sanitizer = sanitizer;
   q.on_record = [&](const nlohmann::json& j) { progress.record(j); };
   auto verdicts = qualify_stage(arms, q);
+  for (const auto& a : arms) finish_artifacts(dir / "artifacts" / a.identity.name);
 
   bool candidate_failed = false;
   std::vector<StageArm> qualified;

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <map>
 
+#include "artifacts/artifacts.hpp"
 #include "cli/common.hpp"
 #include "cli/progress.hpp"
 #include "device/device_info.hpp"
@@ -93,6 +94,7 @@ int cmd_selftest(const std::vector<std::string>& args) {
     q.spec_file = dir / "spec.yaml";
     q.out_jsonl = dir / "qualification.jsonl";
     q.log_dir = dir / "logs";
+    q.artifacts_dir = dir / "artifacts";
     q.quick = vm["quick"].as<bool>();
     q.hang_timeout_s = spec.qualification.hang_timeout_s;
     q.sanitize_tools = tools;
@@ -103,6 +105,7 @@ int cmd_selftest(const std::vector<std::string>& args) {
       progress.record(j);
     };
     auto verdicts = qualify_stage(arms, q);
+    for (const auto& a : arms) finish_artifacts(dir / "artifacts" / a.identity.name);
     progress.finish();
     write_report(dir);
     for (std::size_t i = 0; i < arms.size(); ++i) {

@@ -2,6 +2,7 @@
 // that an arm that crashes, corrupts its CUDA context or hangs takes only its worker down.
 #include <iostream>
 
+#include "artifacts/artifacts.hpp"
 #include "cli/common.hpp"
 #include "plan/plan_cases.hpp"
 #include "qualify/qualify_arm.hpp"
@@ -45,7 +46,11 @@ int cmd_worker_qualify(const std::vector<std::string>& args) {
                                load_errors(set));
     PlanOptions plan;
     plan.quick = vm["quick"].as<bool>();
-    qualify_arm(*arm->arm, arm->identity, spec, plan_cases(spec, plan), emit);
+    auto verdict = qualify_arm(*arm->arm, arm->identity, spec, plan_cases(spec, plan), emit);
+    if (vm.count("artifacts-dir") && verdict.value("verdict", "") != "unsupported" &&
+        verdict.value("verdict", "") != "crashed")
+      write_arm_artifacts(std::filesystem::path(vm["artifacts-dir"].as<std::string>()) / name, *arm->arm,
+                          arm->identity, arm->plugin_file);
   } catch (const std::exception& e) {
     emit({{"type", "verdict"},
           {"arm", name},

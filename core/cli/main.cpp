@@ -20,6 +20,7 @@ commands:
   selftest           qualify every good arm and every known-broken candidate on the shipped
                      specs: passes when each broken one is rejected by the check it declares
   report RUN_DIR     rebuild report.md and summary.json from a run directory
+  artifacts RUN [ARM]  an arm's compiled artifacts (PTX, SASS, cubin, ptxas report) and hashes
   version            kq's version and the commit it was built from
 
 `kq <command> --help` gives each command's options.
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
       {"report", cmd_report},
       {"qualify", cmd_qualify},
       {"selftest", cmd_selftest},
+      {"artifacts", cmd_artifacts},
       {"version", cmd_version},
       {"__worker-qualify", cmd_worker_qualify},
       {"__worker-time", cmd_worker_time}};

@@ -26,6 +26,8 @@ json run_worker(const StageArm& a, const QualifyStageOptions& opt,
   argv.insert(argv.end(), {self_executable().string(), "__worker-qualify", "--spec",
                            opt.spec_file.string(), "--plugin", a.plugin_file.string(), "--arm", name});
   if (quick) argv.push_back("--quick");
+  if (pass.empty() && !opt.artifacts_dir.empty())
+    argv.insert(argv.end(), {"--artifacts-dir", opt.artifacts_dir.string()});
   json verdict;
   std::string last_case;
   const double startup_s = (opt.hang_timeout_s + 30.0) * slowdown;  // plugin load, CUDA context

@@ -81,6 +81,28 @@ std::string render_markdown(const nlohmann::json& s) {
        << " | " << cell(a, "case") << " | " << cell(a, "detail") << " |\n";
   }
 
+  bool any_sanitizer = false, any_artifacts = false;
+  for (const auto& a : s["arms"]) {
+    any_sanitizer |= a.contains("sanitizer");
+    any_artifacts |= a.contains("artifacts");
+  }
+  if (any_sanitizer) {
+    md << "\n### compute-sanitizer\n\n| arm | tool | errors | first error | log |\n|---|---|---:|---|---|\n";
+    for (const auto& a : s["arms"])
+      for (const auto& f : a.value("sanitizer", nlohmann::json::array()))
+        md << "| " << cell(a, "name") << " | " << cell(f, "tool") << " | " << f.value("errors", -1L) << " | "
+           << cell(f, "first") << " | logs/" << cell(f, "log") << " |\n";
+  }
+  if (any_artifacts) {
+    md << "\n### Artifacts\n\n| arm | files in artifacts/&lt;arm&gt;/ | SASS |\n|---|---|---|\n";
+    for (const auto& a : s["arms"]) {
+      if (!a.contains("artifacts")) continue;
+      std::string files;
+      for (const auto& f : a["artifacts"]["files"]) files += (files.empty() ? "" : ", ") + f.get<std::string>();
+      md << "| " << cell(a, "name") << " | " << files << " | " << a["artifacts"].value("sass", "") << " |\n";
+    }
+  }
+
   md << "\n## Timing\n\n";
   if (!s.value("timing_ran", false)) {
     md << "No timing was recorded (no qualified arm, or the run stopped before timing).\n";

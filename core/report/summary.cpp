@@ -63,6 +63,16 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
       if (!in && res == "refused") out_refused++;
     }
   }
+  // What each arm compiled (the artifacts stage's index).
+  for (auto& [name, a] : arms) {
+    std::ifstream in(dir / "artifacts" / name / "index.json");
+    if (!in) continue;
+    json index = json::parse(in, nullptr, false);
+    if (index.is_discarded()) continue;
+    json files = json::array();
+    for (const auto& f : index.value("files", json::array())) files.push_back(f.value("name", ""));
+    a["artifacts"] = {{"files", files}, {"sass", index.value("sass", "")}};
+  }
   int broken_total = 0, broken_caught = 0, good_total = 0, good_qualified = 0;
   json arm_list = json::array();
   for (const auto& n : order) {
