@@ -1,0 +1,266 @@
+#include "nvrtc_arm.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+
+namespace kq::nvrtc {
+namespace {
+
+constexpr const char* kVersion = "1";
+
+const char* const kKernelNames[LoadedModule::count] = {kVecKernel, kVecAliasKernel, kScalarKernel,
+                                                       kScalarAliasKernel, kStridedKernel};
+
+void cuda_check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess)
+    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorName(e) + " (" +
+                             cudaGetErrorString(e) + ")");
+}
+
+void cu_check(CUresult r, const char* what) {
+  if (r != CUDA_SUCCESS) throw std::runtime_error(cu_error(what, r));
+}
+
+std::string hex_ptr(const void* p) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%p", p);
+  return buf;
+}
+
+}  // namespace
+
+NvrtcArm::~NvrtcArm() {
+  try {
+    const DriverApi& d = driver();
+    for (auto& [key, m] : modules_)
+      if (m->module) d.module_unload(m->module);  // an error here (context gone) is ignored
+  } catch (...) {
+  }
+}
+
+ArmIdentity NvrtcArm::identity() const {
+  ArmIdentity id;
+  id.name = config_.name;
+  id.family = "nvrtc_jit";
+  id.device = Device::cuda;
+  id.version = kVersion;
+  id.sources = kq::build::source_files();
+  id.compile_flags = kq::build::compile_flags();
+  return id;
+}
+
+Status NvrtcArm::supports(const OpSpec& spec) const {
+  try {
+    if (spec.dtype != DType::f32 && spec.dtype != DType::f64)
+      return Status::unsupported("dtype must be f32 or f64");
+    if (spec.outputs.size() != 1) return Status::unsupported("exactly one output is supported");
+    std::string why = check_expr(spec.semantics, spec.inputs.size());
+    if (!why.empty()) return Status::unsupported("semantics: " + why);
+    return Status::ok();
+  } catch (const std::exception& e) {
+    return Status::error(e.what());
+  } catch (...) {
+    return Status::error("unknown exception in supports()");
+  }
+}
+
+Status NvrtcArm::prepare(const Problem& problem) {
+  try {
+    return prepare_impl(problem);
+  } catch (const std::exception& e) {
+    return Status::error(e.what());
+  } catch (...) {
+    return Status::error("unknown exception in prepare()");
+  }
+}
+
+Status NvrtcArm::prepare_impl(const Problem& problem) {
+  if (problem.spec == nullptr) return Status::error("prepare() without a spec");
+  const OpSpec& spec = *problem.spec;
+  Status s = supports(spec);
+  if (!s.is_ok()) return s;
+  s = check_contract(spec, problem.inputs, problem.outputs, Device::cuda);
+  if (!s.is_ok()) return s;
+  LaunchArgs a;
+  std::string why = plan_launch(problem.inputs, problem.outputs[0], config_.vector, a);
+  if (!why.empty()) return Status::unsupported(why);
+
+  LoadedModule& m = load(spec);
+  spec_ = spec;
+  current_ = &m;
+  last_plan_ =
+      "prepared call: " + std::to_string(a.n) + " elements, " + to_string(a.path) + " path" +
+      (a.alias ? " (output aliases an input)" : "") +
+      (a.path == Path::vector ? ", head " + std::to_string(a.head) : "") +
+      (a.path == Path::strided ? ", rank " + std::to_string(a.rank) + " after merging" : "") + "\n";
+  return Status::ok();
+}
+
+LoadedModule& NvrtcArm::load(const OpSpec& spec) {
+  // The runtime creates the device's primary context (or adopts the one current on this
+  // thread) and makes it current; the module is loaded into that context.
+  cuda_check(cudaFree(nullptr), "cudaFree(0)");
+  int dev = 0, major = 0, minor = 0, sms = 0;
+  cuda_check(cudaGetDevice(&dev), "cudaGetDevice");
+  cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), "cc major");
+  cuda_check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev), "cc minor");
+  cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "SM count");
+  const DriverApi& d = driver();
+  CUcontext ctx = nullptr;
+  cu_check(d.ctx_get_current(&ctx), "cuCtxGetCurrent");
+  if (ctx == nullptr) throw std::runtime_error("no current CUDA context after cudaFree(0)");
+
+  Generated gen = generate(spec, config_.codegen);
+  CompileOutcome co = compile(gen.source, "kq_" + spec.op + ".cu", major, minor);
+  const std::string key = co.compiled->key + "@" + hex_ptr(ctx);
+  if (auto it = modules_.find(key); it != modules_.end()) return *it->second;
+
+  auto m = std::make_unique<LoadedModule>();
+  m->ctx = ctx;
+  m->sms = sms;
+  m->compiled = co.compiled;
+  const Compiled& c = *co.compiled;
+  const void* image = c.cubin.empty() ? static_cast<const void*>(c.ptx.c_str())
+                                      : static_cast<const void*>(c.cubin.data());
+  cu_check(d.module_load_data(&m->module, image), "cuModuleLoadData");
+  std::string kernels;
+  for (int k = 0; k < LoadedModule::count; ++k) {
+    CUresult r = d.module_get_function(&m->fn[k], m->module, kKernelNames[k]);
+    if (r == CUDA_SUCCESS) r = d.occupancy(&m->blocks_per_sm[k], m->fn[k], gen.block, 0);
+    if (r == CUDA_SUCCESS)
+      r = d.func_get_attribute(&m->regs[k], CU_FUNC_ATTRIBUTE_NUM_REGS, m->fn[k]);
+    if (r == CUDA_SUCCESS)
+      r = d.func_get_attribute(&m->local_bytes[k], CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, m->fn[k]);
+    if (r != CUDA_SUCCESS) {
+      d.module_unload(m->module);
+      throw std::runtime_error(cu_error(kKernelNames[k], r));
+    }
+    if (m->blocks_per_sm[k] < 1) m->blocks_per_sm[k] = 1;
+    kernels += std::string("  ") + kKernelNames[k] + ": " + std::to_string(m->regs[k]) +
+               " registers, " + std::to_string(m->local_bytes[k]) + " bytes local, " +
+               std::to_string(m->blocks_per_sm[k]) + " blocks of " + std::to_string(gen.block) +
+               " per SM\n";
+  }
+  char ms[32];
+  std::snprintf(ms, sizeof ms, "%.1f", co.compile_ms);
+  m->notes = "arm " + config_.name + ": " +
+             (config_.vector ? "vector and scalar paths" : "scalar paths only") + ", block " +
+             std::to_string(gen.block) + ", unroll " + std::to_string(gen.unroll) + ", grid cap " +
+             (config_.waves > 0 ? std::to_string(config_.waves) + " waves" : std::string("none")) +
+             "\ndevice: sm_" + std::to_string(major * 10 + minor) + ", " + std::to_string(sms) +
+             " SMs; target " + c.arch +
+             (c.cubin.empty() ? " (PTX, JIT-compiled by the driver)" : " (cubin)") + "\nNVRTC " +
+             c.nvrtc_version + ": cache " + co.cache +
+             (co.cache == "miss" ? std::string(", compiled in ") + ms + " ms" : std::string()) +
+             (co.cache_path.empty() ? std::string() : "\ncache entry: " + co.cache_path) +
+             (co.cache_note.empty() ? std::string() : "\ncache: " + co.cache_note) +
+             "\nkernels:\n" + kernels;
+  m->gen = std::move(gen);
+  LoadedModule& ref = *m;
+  modules_.emplace(key, std::move(m));
+  return ref;
+}
+
+Status NvrtcArm::run(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
+                     void* stream) {
+  try {
+    return run_impl(inputs, outputs, stream);
+  } catch (const std::exception& e) {
+    return Status::error(e.what());
+  } catch (...) {
+    return Status::error("unknown exception in run()");
+  }
+}
+
+Status NvrtcArm::run_impl(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
+                          void* stream) {
+  if (!spec_ || current_ == nullptr) return Status::error("run() before a successful prepare()");
+  Status s = check_contract(*spec_, inputs, outputs, Device::cuda);
+  if (!s.is_ok()) return s;
+  LaunchArgs a;
+  std::string why = plan_launch(inputs, outputs[0], config_.vector, a);
+  if (!why.empty()) return Status::unsupported(why);
+  if (a.path == Path::empty) return Status::ok();
+
+  const LoadedModule& m = *current_;
+  const DriverApi& d = driver();
+  CUcontext cur = nullptr;
+  CUresult r = d.ctx_get_current(&cur);
+  if (r != CUDA_SUCCESS) return Status::error(cu_error("cuCtxGetCurrent", r));
+  if (cur != m.ctx) {
+    if (cur != nullptr)
+      return Status::error(
+          "the current CUDA context is not the one prepare() loaded the module in");
+    r = d.ctx_set_current(m.ctx);  // a thread that has not touched CUDA yet
+    if (r != CUDA_SUCCESS) return Status::error(cu_error("cuCtxSetCurrent", r));
+  }
+
+  const Generated& g = m.gen;
+  const std::int64_t unroll = g.unroll, block = g.block;
+  int k = LoadedModule::strided;
+  std::int64_t work = a.n;  // threads wanted if each did one unrolled iteration
+  if (a.path == Path::vector) {
+    k = a.alias ? LoadedModule::vec_alias : LoadedModule::vec;
+    const std::int64_t nvec = (a.n - a.head) / g.vec_width;
+    work = std::max<std::int64_t>(1, (nvec + unroll - 1) / unroll);
+  } else if (a.path == Path::scalar) {
+    k = a.alias ? LoadedModule::scalar_alias : LoadedModule::scalar;
+    work = (a.n + unroll - 1) / unroll;
+  }
+  std::int64_t blocks = (work + block - 1) / block;
+  if (config_.waves > 0)
+    blocks =
+        std::min<std::int64_t>(blocks, std::int64_t{m.sms} * m.blocks_per_sm[k] * config_.waves);
+  blocks = std::clamp<std::int64_t>(blocks, 1, 0x7fffffff);
+
+  const int ni = static_cast<int>(inputs.size());
+  const void* in_ptrs[kMaxInputs];
+  void* params[kMaxInputs + 4];
+  for (int i = 0; i < ni; ++i) {
+    in_ptrs[i] = inputs[i].data;
+    params[i] = &in_ptrs[i];
+  }
+  void* out_ptr = outputs[0].data;
+  long long n = a.n, head = a.head;
+  int rank = a.rank;
+  params[ni] = &out_ptr;
+  params[ni + 1] = &n;
+  if (a.path == Path::vector) params[ni + 2] = &head;
+  if (a.path == Path::strided) {
+    params[ni + 2] = &rank;
+    params[ni + 3] = &a.layout;
+  }
+  r = d.launch_kernel(m.fn[k], static_cast<unsigned>(blocks), 1, 1, static_cast<unsigned>(block), 1,
+                      1, 0, static_cast<CUstream>(stream), params, nullptr);
+  if (r != CUDA_SUCCESS) return Status::error(cu_error("cuLaunchKernel", r));
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess)
+    return Status::error(std::string("after launch: ") + cudaGetErrorName(e) + " (" +
+                         cudaGetErrorString(e) + ")");
+  return Status::ok();
+}
+
+std::vector<Artifact> NvrtcArm::artifacts() const {
+  std::vector<Artifact> out;
+  try {
+    if (current_ == nullptr) return out;
+    const LoadedModule& m = *current_;
+    const Compiled& c = *m.compiled;
+    std::string flags;
+    for (const auto& o : c.options) flags += o + "\n";
+    out.push_back({"source", "kernel.cu", m.gen.source});
+    out.push_back({"ptx", "kernel.ptx", c.ptx});
+    if (!c.cubin.empty()) out.push_back({"cubin", "kernel.cubin", c.cubin});
+    out.push_back({"ptxas", "ptxas.txt", c.ptxas});
+    out.push_back({"flags", "nvrtc_flags.txt", flags});
+    out.push_back({"notes", "notes.txt", m.notes + last_plan_});
+    out.push_back({"plan", "precision_plan.txt", m.gen.plan});
+  } catch (...) {  // out of memory copying artifacts: return what was gathered
+  }
+  return out;
+}
+
+}  // namespace kq::nvrtc
