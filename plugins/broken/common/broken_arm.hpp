@@ -1,0 +1,210 @@
+// What every known-broken candidate shares: which specs it takes (matched by op name and by the
+// expression's structure), its identity, and the careful boundary (status codes, the contract
+// check, no exception across the plugin boundary), so that each arm's file holds its flaw alone.
+// Compiled by the C++ compiler (kq_broken_cpu) and by nvcc (kq_broken_cuda).
+#pragma once
+#include <cstdint>
+#include <exception>
+#include <span>
+#include <string>
+#include <utility>
+
+#include "kq/plugin_api.hpp"
+
+namespace kq::broken {
+
+// The specs a candidate takes. It must take only specs on which its flaw is observable inside
+// the contract: a broken arm has to be rejected on every spec it supports.
+enum class Takes {
+  residual_relu,       // relu(x + residual), f32, either domain
+  residual_relu_ieee,  // the same, domain ieee only (flaws about NaN and infinities)
+  leaky_relu,          // select(x > 0, x, 0.01 * x), f32: strided views are in its contract
+};
+
+namespace detail {
+
+inline bool is_input(const Expr& e, int node, int input) {
+  return node >= 0 && node < static_cast<int>(e.nodes.size()) && e.nodes[node].op == Op::input &&
+         e.nodes[node].input == input;
+}
+
+inline bool is_constant(const Expr& e, int node, double value) {
+  return node >= 0 && node < static_cast<int>(e.nodes.size()) && e.nodes[node].op == Op::constant &&
+         e.nodes[node].value == value;
+}
+
+inline const ExprNode* node(const Expr& e, int i) {
+  return i >= 0 && i < static_cast<int>(e.nodes.size()) ? &e.nodes[i] : nullptr;
+}
+
+// relu(add(x, residual)), the add's operands in either order.
+inline bool is_relu_of_sum(const Expr& e) {
+  const ExprNode* root = node(e, e.root());
+  if (!root || root->op != Op::relu) return false;
+  const ExprNode* add = node(e, root->args[0]);
+  if (!add || add->op != Op::add) return false;
+  return (is_input(e, add->args[0], 0) && is_input(e, add->args[1], 1)) ||
+         (is_input(e, add->args[0], 1) && is_input(e, add->args[1], 0));
+}
+
+// select(gt(x, 0), x, mul(0.01, x)), the mul's operands in either order.
+inline bool is_leaky_relu(const Expr& e) {
+  const ExprNode* root = node(e, e.root());
+  if (!root || root->op != Op::select) return false;
+  const ExprNode* cond = node(e, root->args[0]);
+  if (!cond || cond->op != Op::gt || !is_input(e, cond->args[0], 0) ||
+      !is_constant(e, cond->args[1], 0.0))
+    return false;
+  if (!is_input(e, root->args[1], 0)) return false;
+  const ExprNode* mul = node(e, root->args[2]);
+  if (!mul || mul->op != Op::mul) return false;
+  return (is_constant(e, mul->args[0], 0.01) && is_input(e, mul->args[1], 0)) ||
+         (is_input(e, mul->args[0], 0) && is_constant(e, mul->args[1], 0.01));
+}
+
+}  // namespace detail
+
+inline Status takes(Takes what, const OpSpec& spec) {
+  if (spec.dtype != DType::f32) return Status::unsupported("f32 only");
+  if (spec.outputs.size() != 1) return Status::unsupported("one output only");
+  switch (what) {
+    case Takes::residual_relu:
+    case Takes::residual_relu_ieee:
+      if (spec.op != "residual_relu" || spec.inputs.size() != 2 ||
+          !detail::is_relu_of_sum(spec.semantics))
+        return Status::unsupported("implements relu(x + residual) (op residual_relu) only");
+      if (what == Takes::residual_relu_ieee && spec.domain != Domain::ieee)
+        return Status::unsupported(
+            "its flaw shows only on NaN or infinite inputs: ieee domain only");
+      return Status::ok();
+    case Takes::leaky_relu:
+      if (spec.op != "leaky_relu" || spec.inputs.size() != 1 ||
+          !detail::is_leaky_relu(spec.semantics))
+        return Status::unsupported("implements select(x > 0, x, 0.01 * x) (op leaky_relu) only");
+      return Status::ok();
+  }
+  return Status::unsupported("unknown spec kind");
+}
+
+inline Status from_exception(const std::string& who) {
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    return Status::error(who + ": " + e.what());
+  } catch (...) {
+    return Status::error(who + ": unknown exception");
+  }
+}
+
+// The base of every candidate. prepare() and run() check the spec and the contract (unless the
+// flaw is about the contract), return ok for an empty problem, and catch everything; the arm
+// supplies compute() and, where it needs one, on_prepare().
+class BrokenArm : public IKernelArm {
+ public:
+  // `flaw` names the arm (broken_<cpu|cuda>_<flaw>); `expected` is the check that must reject it.
+  BrokenArm(Device device, const char* flaw, const char* expected, Takes what)
+      : device_(device), flaw_(flaw), expected_(expected), takes_(what) {}
+
+  ArmIdentity identity() const override {
+    ArmIdentity id;
+    try {
+      id.name = std::string("broken_") + (device_ == Device::cpu ? "cpu_" : "cuda_") + flaw_;
+      id.family = "broken";
+      id.device = device_;
+      id.version = "1";
+      id.expected_rejection = expected_;
+      id.sources = build::source_files();
+      id.compile_flags = build::compile_flags();
+    } catch (...) {
+      // identity() cannot report a Status; a failed allocation leaves fields empty.
+    }
+    return id;
+  }
+
+  Status supports(const OpSpec& spec) const override {
+    try {
+      return takes(takes_, spec);
+    } catch (...) {
+      return from_exception(flaw_);
+    }
+  }
+
+  Status prepare(const Problem& problem) final {
+    try {
+      spec_ = nullptr;
+      if (problem.spec == nullptr) return Status::error("prepare: the problem has no spec");
+      if (Status s = takes(takes_, *problem.spec); !s.is_ok()) return s;
+      if (checks_contract()) {
+        Status s = check_contract(*problem.spec, problem.inputs, problem.outputs, device_);
+        if (!s.is_ok()) return s;
+      }
+      spec_ = problem.spec;
+      return on_prepare(problem);
+    } catch (...) {
+      spec_ = nullptr;
+      return from_exception(flaw_);
+    }
+  }
+
+  Status run(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
+             void* stream) final {
+    try {
+      if (spec_ == nullptr) return Status::error("run: called before a successful prepare()");
+      if (checks_contract()) {
+        if (Status s = check_contract(*spec_, inputs, outputs, device_); !s.is_ok()) return s;
+      } else if (inputs.size() != spec_->inputs.size() || outputs.size() != 1) {
+        return Status::error("run: wrong number of tensors");
+      }
+      if (outputs[0].numel() == 0) return Status::ok();
+      return compute(inputs, outputs, stream);
+    } catch (...) {
+      return from_exception(flaw_);
+    }
+  }
+
+ protected:
+  // Called with a checked problem; sets up whatever run() needs (outside timed regions).
+  virtual Status on_prepare(const Problem&) { return Status::ok(); }
+  // Called with checked, non-empty views; `stream` is the caller's cudaStream_t for CUDA arms.
+  virtual Status compute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
+                         void* stream) = 0;
+  // Every candidate refuses what the contract does not admit, but the one whose flaw that is.
+  virtual bool checks_contract() const { return true; }
+
+  const OpSpec& spec() const { return *spec_; }
+
+ private:
+  Device device_;
+  const char* flaw_;
+  const char* expected_;
+  Takes takes_;
+  const OpSpec* spec_ = nullptr;
+};
+
+// Contiguous f32 views of relu(x + residual): the flat element pointers and count.
+struct Dense2 {
+  const float* x;
+  const float* r;
+  float* out;
+  std::int64_t n;
+};
+
+inline Dense2 dense2(std::span<const TensorView> in, std::span<const TensorView> out) {
+  return {static_cast<const float*>(in[0].data), static_cast<const float*>(in[1].data),
+          static_cast<float*>(out[0].data), out[0].numel()};
+}
+
+// The byte range [lo, hi) a non-empty view reaches.
+inline std::pair<std::uintptr_t, std::uintptr_t> byte_range(const TensorView& v) {
+  std::uintptr_t lo = 0, hi = 0;
+  contract_detail::byte_span(v, lo, hi);
+  return {lo, hi};
+}
+
+inline bool overlaps(const TensorView& a, const TensorView& b) {
+  auto [alo, ahi] = byte_range(a);
+  auto [blo, bhi] = byte_range(b);
+  return alo < bhi && blo < ahi;
+}
+
+}  // namespace kq::broken

@@ -1,0 +1,34 @@
+// Flaw: walks every view as if its rows were dense: the outer strides are honoured, the innermost
+// one is taken to be 1. Right on contiguous views; leaky_relu's contract admits strided ones.
+// (Ignoring the outer strides as well would read past the end of a broadcast view's memory.)
+// Caught by: values (layout/x_stride2, the first strided case; layout/out_stride2 also writes
+// into the gaps).
+#include <array>
+#include <memory>
+
+#include "cpu_common.hpp"
+
+namespace kq::broken::cpu {
+namespace {
+
+class IgnoresStrides final : public CpuArm {
+ public:
+  IgnoresStrides() : CpuArm("ignores_strides", "values", Takes::leaky_relu) {}
+
+ protected:
+  Status compute(std::span<const TensorView> in, std::span<const TensorView> out, void*) override {
+    std::array<TensorView, 2> v{out[0], in[0]};
+    for (TensorView& t : v) t.strides[t.rank - 1] = 1;  // the flaw
+    auto* o = static_cast<float*>(v[0].data);
+    const auto* x = static_cast<const float*>(v[1].data);
+    for_each_element(v,
+                     [&](const std::array<std::int64_t, 2>& off) { o[off[0]] = leaky(x[off[1]]); });
+    return Status::ok();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<IKernelArm> make_ignores_strides() { return std::make_unique<IgnoresStrides>(); }
+
+}  // namespace kq::broken::cpu

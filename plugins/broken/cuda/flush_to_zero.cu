@@ -1,0 +1,34 @@
+// Flaw: the addition flushes subnormals to zero (add.ftz.f32, what -ftz=true or
+// --use_fast_math compile every f32 operation to): subnormal inputs read as zero and subnormal
+// sums flush. Caught by: values (values/denormal).
+#include <memory>
+
+#include "cuda_common.cuh"
+
+namespace kq::broken::cuda {
+namespace {
+
+struct Flawed {
+  __device__ float operator()(float x, float r) const {
+    float s;
+    asm("add.rn.ftz.f32 %0, %1, %2;" : "=f"(s) : "f"(x), "f"(r));  // the flaw: .ftz
+    return relu(s);
+  }
+};
+
+class Arm final : public CudaArm {
+ public:
+  Arm() : CudaArm("flush_to_zero", "values") {}
+
+ protected:
+  Status compute(std::span<const TensorView> in, std::span<const TensorView> out,
+                 void* stream) override {
+    return launch_map2(dense2(in, out), stream, Flawed{}, "flush_to_zero");
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<IKernelArm> make_flush_to_zero() { return std::make_unique<Arm>(); }
+
+}  // namespace kq::broken::cuda

@@ -1,0 +1,53 @@
+// Flaw: does its work on a stream of its own (non-blocking, created in prepare()), behind a
+// 50 ms busy kernel, and returns without making the caller's stream wait for it: when the
+// caller's stream drains, the output is still the poison. Caught by: values.
+// (The host synchronises the device before it frees a case's buffers, so the late writes land
+// in live memory.)
+#include <cstdint>
+#include <memory>
+
+#include "cuda_common.cuh"
+
+namespace kq::broken::cuda {
+namespace {
+
+__device__ __forceinline__ std::uint64_t global_ns() {
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void busy_for(std::uint64_t ns) {
+  const std::uint64_t t0 = global_ns();
+  while (global_ns() - t0 < ns) __nanosleep(10000);
+}
+
+class Arm final : public CudaArm {
+ public:
+  Arm() : CudaArm("late_work", "values") {}
+  ~Arm() override {
+    if (own_) cudaStreamDestroy(own_);  // errors here have nobody to go to
+  }
+
+ protected:
+  Status on_prepare(const Problem&) override {
+    if (own_) return Status::ok();
+    return checked(cudaStreamCreateWithFlags(&own_, cudaStreamNonBlocking), "cudaStreamCreate");
+  }
+
+  Status compute(std::span<const TensorView> in, std::span<const TensorView> out,
+                 void*) override {  // the flaw: the caller's stream is not used
+    busy_for<<<1, 1, 0, own_>>>(50'000'000);
+    if (Status s = launched("late_work (busy kernel)"); !s.is_ok()) return s;
+    return launch_map2(dense2(in, out), own_, Relu{}, "late_work");
+  }
+
+ private:
+  cudaStream_t own_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<IKernelArm> make_late_work() { return std::make_unique<Arm>(); }
+
+}  // namespace kq::broken::cuda

@@ -1,0 +1,32 @@
+// Flaw: out = relu(x) + residual, the relu applied to one input instead of the sum.
+// Caught by: values (mixed signs), or new_values.
+// The flaw shows on some elements only (it depends on the sum's sign), so on a one-element
+// case the first inputs may not show it and the third run's new inputs do: new_values, the same
+// value comparison on new inputs, then catches it first.
+#include <memory>
+
+#include "cuda_common.cuh"
+
+namespace kq::broken::cuda {
+namespace {
+
+struct Flawed {
+  __device__ float operator()(float x, float r) const { return relu(x) + r; }
+};
+
+class Arm final : public CudaArm {
+ public:
+  Arm() : CudaArm("relu_one_input", "values|new_values") {}
+
+ protected:
+  Status compute(std::span<const TensorView> in, std::span<const TensorView> out,
+                 void* stream) override {
+    return launch_map2(dense2(in, out), stream, Flawed{}, "relu_one_input");
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<IKernelArm> make_relu_one_input() { return std::make_unique<Arm>(); }
+
+}  // namespace kq::broken::cuda
