@@ -60,7 +60,8 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
       "quick", po::bool_switch(), "qualify on the smaller sizes only (up to 2^20 + 3 elements)")(
       "sanitize", po::value<std::string>()->implicit_value("all"),
       "also qualify each CUDA arm under compute-sanitizer: memcheck, initcheck, racecheck, synccheck (comma-separated; default all)")(
-      "junit", po::value<std::string>(), "also write the verdicts as JUnit XML to FILE");
+      "junit", po::value<std::string>(), "also write the verdicts as JUnit XML to FILE")(
+      "hang-timeout", po::value<double>(), "seconds a case may run silently before its worker is declared hung (default: the spec's)");
   if (timing)
     opts.add_options()("no-timing", po::bool_switch(), "qualify only")(
         "sizes", po::value<std::string>(), "time these sizes instead of the spec's (e.g. 4096,2^20)");
@@ -103,7 +104,7 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
   q.log_dir = dir / "logs";
   q.artifacts_dir = dir / "artifacts";
   q.quick = vm["quick"].as<bool>();
-  q.hang_timeout_s = spec.qualification.hang_timeout_s;
+  q.hang_timeout_s = vm.count("hang-timeout") ? vm["hang-timeout"].as<double>() : spec.qualification.hang_timeout_s;
   q.sanitize_tools = tools;
   q.sanitizer = sanitizer;
   q.on_record = [&](const nlohmann::json& j) { progress.record(j); };

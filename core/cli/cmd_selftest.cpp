@@ -46,6 +46,9 @@ int cmd_selftest(const std::vector<std::string>& args) {
       "out", po::value<std::string>()->default_value(""), "write the selftest here instead of RUNS_DIR/<id>")(
       "runs-dir", po::value<std::string>()->default_value("runs"), "where run directories go")(
       "quick", po::bool_switch(), "qualify on the smaller sizes only")(
+      "hang-timeout", po::value<double>()->default_value(30.0),
+      "seconds a case may run silently before its worker is declared hung (the hanging candidates "
+      "cost this much each)")(
       "sanitize", po::value<std::string>()->implicit_value("memcheck"),
       "also run CUDA arms under compute-sanitizer tools (comma-separated)");
   add_plugin_options(opts);
@@ -96,7 +99,7 @@ int cmd_selftest(const std::vector<std::string>& args) {
     q.log_dir = dir / "logs";
     q.artifacts_dir = dir / "artifacts";
     q.quick = vm["quick"].as<bool>();
-    q.hang_timeout_s = spec.qualification.hang_timeout_s;
+    q.hang_timeout_s = vm["hang-timeout"].as<double>();
     q.sanitize_tools = tools;
     q.sanitizer = sanitizer;
     q.on_record = [&](const nlohmann::json& j) {
@@ -153,8 +156,8 @@ int cmd_selftest(const std::vector<std::string>& args) {
     }
     if (counted) (broken ? b_total : g_total)++;
     if (counted && ok) (broken ? b_ok : g_ok)++;
-    std::cout << (counted ? (ok ? "  ok    " : "  FAIL  ") : "  -     ") << std::left << std::setw(34)
-              << a.identity.name << outcome << "\n";
+    std::cout << (counted ? (ok ? "  ok    " : "  FAIL  ") : "  -     ") << std::left << std::setw(38)
+              << a.identity.name << " " << outcome << "\n";
     out.push_back({{"arm", a.identity.name}, {"family", a.identity.family}, {"counted", counted}, {"ok", ok},
                    {"ran_on", t.ran}, {"outcome", outcome}});
   }

@@ -32,13 +32,15 @@ int cmd_worker_qualify(const std::vector<std::string>& args) {
   po::options_description opts("worker options");
   opts.add_options()("spec", po::value<std::string>()->required(), "")(
       "plugin", po::value<std::string>()->required(), "")(
-      "arm", po::value<std::string>()->required(), "")("quick", po::bool_switch(), "");
+      "arm", po::value<std::string>()->required(), "")("quick", po::bool_switch(), "")(
+      "artifacts-dir", po::value<std::string>(), "")("hang-timeout", po::value<double>(), "");
   po::variables_map vm;
   if (!parse_subcommand("kq __worker-qualify (internal)", opts, {}, args, vm)) return kOk;
   auto emit = claim_protocol_stdout();
   const std::string name = vm["arm"].as<std::string>();
   try {
     Spec spec = load_spec(vm["spec"].as<std::string>());
+    if (vm.count("hang-timeout")) spec.qualification.hang_timeout_s = vm["hang-timeout"].as<double>();
     PluginSet set = load_plugins({{}, {vm["plugin"].as<std::string>()}});
     LoadedArm* arm = find_arm(set, name);
     if (!arm)

@@ -26,6 +26,7 @@ json run_worker(const StageArm& a, const QualifyStageOptions& opt,
   argv.insert(argv.end(), {self_executable().string(), "__worker-qualify", "--spec",
                            opt.spec_file.string(), "--plugin", a.plugin_file.string(), "--arm", name});
   if (quick) argv.push_back("--quick");
+  argv.insert(argv.end(), {"--hang-timeout", std::to_string(opt.hang_timeout_s)});
   if (pass.empty() && !opt.artifacts_dir.empty())
     argv.insert(argv.end(), {"--artifacts-dir", opt.artifacts_dir.string()});
   json verdict;

@@ -1,0 +1,26 @@
+// kq selftest end to end: every CPU candidate rejected by its declared check, the CPU arm
+// qualified; CUDA arms are counted as skipped where there is no GPU.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "test_support.hpp"
+
+TEST_CASE("kq selftest rejects every broken candidate and qualifies every good arm") {
+  auto dir = kq::test::temp_dir("selftest") / "st";
+  auto r = kq::test::run_kq("selftest --quick --hang-timeout 10 --out " + dir.string());
+  INFO(r.out);
+  CHECK(r.exit_code == 0);
+  auto summary = nlohmann::json::parse(kq::test::read_file(dir / "selftest.json"));
+  CHECK(summary["broken_total"].get<int>() >= 14);
+  CHECK(summary["broken_rejected"] == summary["broken_total"]);
+  CHECK(summary["good_qualified"] == summary["good_total"]);
+  const std::string last = "selftest: " + std::to_string(summary["broken_rejected"].get<int>()) + " of " +
+                           std::to_string(summary["broken_total"].get<int>()) +
+                           " broken candidates rejected, " + std::to_string(summary["good_qualified"].get<int>()) +
+                           " of " + std::to_string(summary["good_total"].get<int>()) + " good arms qualified";
+  CHECK(r.out.find(last) != std::string::npos);
+  // Each spec's run directory has its report and JUnit XML.
+  CHECK(std::filesystem::exists(dir / "residual_relu" / "report.md"));
+  CHECK(kq::test::read_file(dir / "residual_relu" / "junit.xml").find("<testsuites") != std::string::npos);
+}
