@@ -19,11 +19,11 @@ int cmd_list(const std::vector<std::string>& args) {
   for (std::size_t i = 0; i < set.searched.size(); ++i)
     std::cout << (i ? ", " : "") << set.searched[i].string();
   std::cout << "\n\n"
-            << std::left << std::setw(28) << "arm" << std::setw(18) << "family" << std::setw(7)
+            << std::left << std::setw(36) << "arm" << std::setw(18) << "family" << std::setw(7)
             << "device"
             << "plugin\n";
   for (const auto& a : set.arms) {
-    std::cout << std::setw(28) << a.identity.name << std::setw(18) << a.identity.family
+    std::cout << std::setw(36) << a.identity.name + " " << std::setw(18) << a.identity.family
               << std::setw(7) << to_string(a.identity.device) << a.plugin_file.filename().string();
     if (a.identity.device == Device::cuda && !cuda)
       std::cout << "  (cannot run here: " << why << ")";
