@@ -1,6 +1,8 @@
 // Flaw: does its work on a stream of its own (non-blocking, created in prepare()), behind a
 // 50 ms busy kernel, and returns without making the caller's stream wait for it: when the
-// caller's stream drains, the output is still the poison. Caught by: values.
+// caller's stream drains, the output is still the poison. Caught by: values, or by
+// repeat_differs: late work races with the caller's reads, and on the H200 (2026-11-29) the
+// host's first copy-back of a case once saw the finished output while the second saw poison.
 // (The host synchronises the device before it frees a case's buffers, so the late writes land
 // in live memory.)
 #include <cstdint>
@@ -24,7 +26,7 @@ __global__ void busy_for(std::uint64_t ns) {
 
 class Arm final : public CudaArm {
  public:
-  Arm() : CudaArm("late_work", "values") {}
+  Arm() : CudaArm("late_work", "values|repeat_differs") {}
   ~Arm() override {
     if (own_) cudaStreamDestroy(own_);  // errors here have nobody to go to
   }
