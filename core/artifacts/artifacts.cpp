@@ -18,7 +18,9 @@ namespace fs = std::filesystem;
 // A file name an arm proposes, kept inside the arm's folder.
 std::string safe_name(const std::string& s) {
   std::string o;
-  for (char c : s) o += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') ? c : '_';
+  for (char c : s)
+    o +=
+        (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') ? c : '_';
   if (o.empty() || o[0] == '.') o = "_" + o;
   return o;
 }
@@ -29,7 +31,8 @@ std::string find_tool(const char* name) {
   std::string d;
   while (std::getline(dirs, d, ':'))
     if (!d.empty() && fs::exists(fs::path(d) / name)) return (fs::path(d) / name).string();
-  if (fs::exists(fs::path("/usr/local/cuda/bin") / name)) return (fs::path("/usr/local/cuda/bin") / name).string();
+  if (fs::exists(fs::path("/usr/local/cuda/bin") / name))
+    return (fs::path("/usr/local/cuda/bin") / name).string();
   return {};
 }
 
@@ -77,14 +80,17 @@ nlohmann::json finish_artifacts(const fs::path& arm_dir) {
     fs::path sass = e.path();
     sass.replace_extension(".sass");
     std::string cmd;
-    if (!cuobjdump.empty()) cmd = quote(cuobjdump) + " --dump-sass " + quote(e.path());
-    else if (!nvdisasm.empty()) cmd = quote(nvdisasm) + " -c -g " + quote(e.path());
+    if (!cuobjdump.empty())
+      cmd = quote(cuobjdump) + " --dump-sass " + quote(e.path());
+    else if (!nvdisasm.empty())
+      cmd = quote(nvdisasm) + " -c -g " + quote(e.path());
     if (cmd.empty()) continue;
     std::system((cmd + " > " + quote(sass) + " 2>&1").c_str());
   }
   if (any_cubin)
-    index["sass"] = !cuobjdump.empty() ? "cuobjdump" : !nvdisasm.empty() ? "nvdisasm"
-                                                     : "not produced: neither cuobjdump nor nvdisasm is on PATH";
+    index["sass"] = !cuobjdump.empty()  ? "cuobjdump"
+                    : !nvdisasm.empty() ? "nvdisasm"
+                                        : "not produced: neither cuobjdump nor nvdisasm is on PATH";
   for (const auto& e : fs::directory_iterator(arm_dir)) {
     if (!e.is_regular_file() || e.path().filename() == "index.json") continue;
     index["files"].push_back({{"name", e.path().filename().string()},

@@ -45,7 +45,8 @@ std::vector<std::string> sanitize_tools(const std::string& s) {
   auto tools = split_csv(s);
   for (const auto& t : tools)
     if (std::find(known.begin(), known.end(), t) == known.end())
-      throw UsageError("--sanitize: unknown tool '" + t + "' (memcheck, initcheck, racecheck, synccheck or all)");
+      throw UsageError("--sanitize: unknown tool '" + t +
+                       "' (memcheck, initcheck, racecheck, synccheck or all)");
   return tools;
 }
 
@@ -53,23 +54,30 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
   const std::string cmd = timing ? "run" : "qualify";
   po::options_description opts(cmd + " options");
   opts.add_options()("spec", po::value<std::string>()->required(), "the spec file")(
-      "arms", po::value<std::string>(), "only these arms, comma-separated (default: every arm but broken ones)")(
+      "arms", po::value<std::string>(),
+      "only these arms, comma-separated (default: every arm but broken ones)")(
       "include-broken", po::bool_switch(), "also run the known-broken candidates")(
-      "out", po::value<std::string>()->default_value(""), "write the run here instead of RUNS_DIR/<id>")(
+      "out", po::value<std::string>()->default_value(""),
+      "write the run here instead of RUNS_DIR/<id>")(
       "runs-dir", po::value<std::string>()->default_value("runs"), "where run directories go")(
       "quick", po::bool_switch(), "qualify on the smaller sizes only (up to 2^20 + 3 elements)")(
       "sanitize", po::value<std::string>()->implicit_value("all"),
-      "also qualify each CUDA arm under compute-sanitizer: memcheck, initcheck, racecheck, synccheck (comma-separated; default all)")(
-      "junit", po::value<std::string>(), "also write the verdicts as JUnit XML to FILE")(
-      "hang-timeout", po::value<double>(), "seconds a case may run silently before its worker is declared hung (default: the spec's)");
+      "also qualify each CUDA arm under compute-sanitizer: memcheck, initcheck, racecheck, "
+      "synccheck (comma-separated; default all)")("junit", po::value<std::string>(),
+                                                  "also write the verdicts as JUnit XML to FILE")(
+      "hang-timeout", po::value<double>(),
+      "seconds a case may run silently before its worker is declared hung (default: the spec's)");
   if (timing)
     opts.add_options()("no-timing", po::bool_switch(), "qualify only")(
-        "sizes", po::value<std::string>(), "time these sizes instead of the spec's (e.g. 4096,2^20)");
+        "sizes", po::value<std::string>(),
+        "time these sizes instead of the spec's (e.g. 4096,2^20)");
   add_plugin_options(opts);
   po::positional_options_description pos;
   pos.add("spec", 1);
   po::variables_map vm;
-  if (!parse_subcommand("kq " + cmd + " SPEC [--arms A,B] [--out DIR] [options]", opts, pos, args, vm)) return kOk;
+  if (!parse_subcommand("kq " + cmd + " SPEC [--arms A,B] [--out DIR] [options]", opts, pos, args,
+                        vm))
+    return kOk;
 
   std::vector<std::int64_t> sizes;
   if (timing && vm.count("sizes")) sizes = parse_sizes(vm["sizes"].as<std::string>());
@@ -89,8 +97,8 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
   if (arms.empty()) throw UsageError("no arms to run (kq list shows what was found)");
 
   const nlohmann::json machine = machine_info();
-  const auto dir = create_run_dir(vm["runs-dir"].as<std::string>(), vm["out"].as<std::string>(), spec.op.op,
-                                  machine_short_name(machine));
+  const auto dir = create_run_dir(vm["runs-dir"].as<std::string>(), vm["out"].as<std::string>(),
+                                  spec.op.op, machine_short_name(machine));
   std::vector<std::string> command = {"kq", cmd};
   command.insert(command.end(), args.begin(), args.end());
   start_run_dir(dir, spec, arms, set.errors, machine, command);
@@ -104,7 +112,8 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
   q.log_dir = dir / "logs";
   q.artifacts_dir = dir / "artifacts";
   q.quick = vm["quick"].as<bool>();
-  q.hang_timeout_s = vm.count("hang-timeout") ? vm["hang-timeout"].as<double>() : spec.qualification.hang_timeout_s;
+  q.hang_timeout_s = vm.count("hang-timeout") ? vm["hang-timeout"].as<double>()
+                                              : spec.qualification.hang_timeout_s;
   q.sanitize_tools = tools;
   q.sanitizer = sanitizer;
   q.on_record = [&](const nlohmann::json& j) { progress.record(j); };
@@ -128,7 +137,8 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
     t.on_record = [&](const nlohmann::json& j) { progress.record(j); };
     t.sizes = sizes;
     auto res = time_stage(qualified, t);
-    if (!res.completed) std::cout << "  timing stopped early: " << res.problem << " (see logs/time.log)\n";
+    if (!res.completed)
+      std::cout << "  timing stopped early: " << res.problem << " (see logs/time.log)\n";
   }
   progress.finish();
 
@@ -136,8 +146,9 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
   for (const auto& row : summary["timing"])
     for (const auto& a : row["arms"])
       if (!a.value("recheck_ok", true)) candidate_failed = true;
-  if (vm.count("junit")) std::filesystem::copy_file(dir / "junit.xml", vm["junit"].as<std::string>(),
-                                                    std::filesystem::copy_options::overwrite_existing);
+  if (vm.count("junit"))
+    std::filesystem::copy_file(dir / "junit.xml", vm["junit"].as<std::string>(),
+                               std::filesystem::copy_options::overwrite_existing);
   const auto& h = summary["headline"];
   std::cout << "\n"
             << h.value("in_contract_cases_passed", 0) << " of " << h.value("in_contract_cases", 0)

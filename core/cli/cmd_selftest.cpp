@@ -24,15 +24,17 @@ namespace {
 
 std::filesystem::path default_specs_dir() {
   const auto exe = self_executable().parent_path();
-  for (const auto& d : {std::filesystem::path("specs"), exe / ".." / "specs", exe / ".." / ".." / "specs"})
+  for (const auto& d :
+       {std::filesystem::path("specs"), exe / ".." / "specs", exe / ".." / ".." / "specs"})
     if (std::filesystem::is_directory(d)) return d;
-  throw UsageError("no specs folder found (looked in ./specs and beside the kq binary); give --specs DIR");
+  throw UsageError(
+      "no specs folder found (looked in ./specs and beside the kq binary); give --specs DIR");
 }
 
 // Per arm across specs.
 struct Tally {
   const StageArm* arm = nullptr;
-  int ran = 0;       // specs on which it was neither unsupported nor skipped
+  int ran = 0;  // specs on which it was neither unsupported nor skipped
   int as_expected = 0;
   std::string first_problem;
   std::string skipped_reason;
@@ -42,21 +44,24 @@ struct Tally {
 
 int cmd_selftest(const std::vector<std::string>& args) {
   po::options_description opts("selftest options");
-  opts.add_options()("specs", po::value<std::string>(), "the folder of specs (default: the shipped specs/)")(
-      "out", po::value<std::string>()->default_value(""), "write the selftest here instead of RUNS_DIR/<id>")(
+  opts.add_options()("specs", po::value<std::string>(),
+                     "the folder of specs (default: the shipped specs/)")(
+      "out", po::value<std::string>()->default_value(""),
+      "write the selftest here instead of RUNS_DIR/<id>")(
       "runs-dir", po::value<std::string>()->default_value("runs"), "where run directories go")(
       "quick", po::bool_switch(), "qualify on the smaller sizes only")(
       "hang-timeout", po::value<double>()->default_value(30.0),
       "seconds a case may run silently before its worker is declared hung (the hanging candidates "
-      "cost this much each)")(
-      "sanitize", po::value<std::string>()->implicit_value("memcheck"),
-      "also run CUDA arms under compute-sanitizer tools (comma-separated)");
+      "cost this much each)")("sanitize", po::value<std::string>()->implicit_value("memcheck"),
+                              "also run CUDA arms under compute-sanitizer tools (comma-separated)");
   add_plugin_options(opts);
   po::variables_map vm;
-  if (!parse_subcommand("kq selftest [--specs DIR] [--quick] [options]", opts, {}, args, vm)) return kOk;
+  if (!parse_subcommand("kq selftest [--specs DIR] [--quick] [options]", opts, {}, args, vm))
+    return kOk;
 
-  const std::filesystem::path specs_dir = vm.count("specs") ? std::filesystem::path(vm["specs"].as<std::string>())
-                                                            : default_specs_dir();
+  const std::filesystem::path specs_dir = vm.count("specs")
+                                              ? std::filesystem::path(vm["specs"].as<std::string>())
+                                              : default_specs_dir();
   std::vector<std::filesystem::path> spec_files;
   for (const auto& e : std::filesystem::directory_iterator(specs_dir))
     if (e.path().extension() == ".yaml") spec_files.push_back(e.path());
@@ -71,9 +76,10 @@ int cmd_selftest(const std::vector<std::string>& args) {
   if (arms.empty()) throw UsageError("no arms found (kq list shows where kq looked)");
 
   const nlohmann::json machine = machine_info();
-  const auto top = create_run_dir(vm["runs-dir"].as<std::string>(), vm["out"].as<std::string>(), "selftest",
-                                  machine_short_name(machine));
-  std::cout << "kq selftest: " << arms.size() << " arms on " << specs.size() << " specs -> " << top.string() << "\n";
+  const auto top = create_run_dir(vm["runs-dir"].as<std::string>(), vm["out"].as<std::string>(),
+                                  "selftest", machine_short_name(machine));
+  std::cout << "kq selftest: " << arms.size() << " arms on " << specs.size() << " specs -> "
+            << top.string() << "\n";
 
   std::vector<std::string> tools;
   std::filesystem::path sanitizer;
@@ -121,15 +127,18 @@ int cmd_selftest(const std::vector<std::string>& args) {
       }
       ++t.ran;
       const bool broken = arms[i].identity.family == "broken";
-      const bool ok = broken ? caught_as_declared(v, verdicts[i].value("check", ""), arms[i].identity.expected_rejection)
+      const bool ok = broken ? caught_as_declared(v, verdicts[i].value("check", ""),
+                                                  arms[i].identity.expected_rejection)
                              : v == "qualified";
       if (ok) {
         ++t.as_expected;
       } else if (t.first_problem.empty()) {
-        t.first_problem = spec.op.op + ": " + v +
-                          (verdicts[i].value("check", "").empty() ? "" : " by " + verdicts[i].value("check", "")) +
-                          (broken ? " (declared " + arms[i].identity.expected_rejection + ")" : "") +
-                          (verdicts[i].value("detail", "").empty() ? "" : ": " + verdicts[i].value("detail", ""));
+        t.first_problem =
+            spec.op.op + ": " + v +
+            (verdicts[i].value("check", "").empty() ? ""
+                                                    : " by " + verdicts[i].value("check", "")) +
+            (broken ? " (declared " + arms[i].identity.expected_rejection + ")" : "") +
+            (verdicts[i].value("detail", "").empty() ? "" : ": " + verdicts[i].value("detail", ""));
       }
     }
   }
@@ -146,28 +155,36 @@ int cmd_selftest(const std::vector<std::string>& args) {
       outcome = "skipped: " + t.skipped_reason;
       counted = false;
     } else if (t.ran == 0) {
-      outcome = broken ? "supports none of the specs (a broken candidate must claim one)" : "supports none of the specs";
+      outcome = broken ? "supports none of the specs (a broken candidate must claim one)"
+                       : "supports none of the specs";
       counted = broken;
     } else {
       ok = t.as_expected == t.ran;
-      outcome = ok ? (broken ? "rejected as declared (" + a.identity.expected_rejection + ") on " : "qualified on ") +
+      outcome = ok ? (broken ? "rejected as declared (" + a.identity.expected_rejection + ") on "
+                             : "qualified on ") +
                          std::to_string(t.ran) + " spec(s)"
                    : t.first_problem;
     }
     if (counted) (broken ? b_total : g_total)++;
     if (counted && ok) (broken ? b_ok : g_ok)++;
-    std::cout << (counted ? (ok ? "  ok    " : "  FAIL  ") : "  -     ") << std::left << std::setw(38)
-              << a.identity.name << " " << outcome << "\n";
-    out.push_back({{"arm", a.identity.name}, {"family", a.identity.family}, {"counted", counted}, {"ok", ok},
-                   {"ran_on", t.ran}, {"outcome", outcome}});
+    std::cout << (counted ? (ok ? "  ok    " : "  FAIL  ") : "  -     ") << std::left
+              << std::setw(38) << a.identity.name << " " << outcome << "\n";
+    out.push_back({{"arm", a.identity.name},
+                   {"family", a.identity.family},
+                   {"counted", counted},
+                   {"ok", ok},
+                   {"ran_on", t.ran},
+                   {"outcome", outcome}});
   }
-  write_file_atomic(top / "selftest.json",
-                    nlohmann::json{{"broken_rejected", b_ok}, {"broken_total", b_total}, {"good_qualified", g_ok},
-                                   {"good_total", g_total}, {"arms", out}}
-                            .dump(2) +
-                        "\n");
-  std::cout << "selftest: " << b_ok << " of " << b_total << " broken candidates rejected, " << g_ok << " of "
-            << g_total << " good arms qualified\n";
+  write_file_atomic(top / "selftest.json", nlohmann::json{{"broken_rejected", b_ok},
+                                                          {"broken_total", b_total},
+                                                          {"good_qualified", g_ok},
+                                                          {"good_total", g_total},
+                                                          {"arms", out}}
+                                                   .dump(2) +
+                                               "\n");
+  std::cout << "selftest: " << b_ok << " of " << b_total << " broken candidates rejected, " << g_ok
+            << " of " << g_total << " good arms qualified\n";
   return (b_ok == b_total && g_ok == g_total) ? kOk : kCandidateFailed;
 }
 

@@ -40,7 +40,8 @@ int cmd_worker_qualify(const std::vector<std::string>& args) {
   const std::string name = vm["arm"].as<std::string>();
   try {
     Spec spec = load_spec(vm["spec"].as<std::string>());
-    if (vm.count("hang-timeout")) spec.qualification.hang_timeout_s = vm["hang-timeout"].as<double>();
+    if (vm.count("hang-timeout"))
+      spec.qualification.hang_timeout_s = vm["hang-timeout"].as<double>();
     PluginSet set = load_plugins({{}, {vm["plugin"].as<std::string>()}});
     LoadedArm* arm = find_arm(set, name);
     if (!arm)
@@ -51,8 +52,8 @@ int cmd_worker_qualify(const std::vector<std::string>& args) {
     auto verdict = qualify_arm(*arm->arm, arm->identity, spec, plan_cases(spec, plan), emit);
     if (vm.count("artifacts-dir") && verdict.value("verdict", "") != "unsupported" &&
         verdict.value("verdict", "") != "crashed")
-      write_arm_artifacts(std::filesystem::path(vm["artifacts-dir"].as<std::string>()) / name, *arm->arm,
-                          arm->identity, arm->plugin_file);
+      write_arm_artifacts(std::filesystem::path(vm["artifacts-dir"].as<std::string>()) / name,
+                          *arm->arm, arm->identity, arm->plugin_file);
   } catch (const std::exception& e) {
     emit({{"type", "verdict"},
           {"arm", name},

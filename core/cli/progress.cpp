@@ -35,8 +35,9 @@ void Progress::record(const nlohmann::json& j) {
     std::string s = "  " + j.value("arm", "") + pass + ": " + j.value("verdict", "");
     if (j.contains("counts")) {
       const auto& c = j["counts"];
-      s += " (" + std::to_string(c.value("passed", 0)) + " passed, " + std::to_string(c.value("refused", 0)) +
-           " refused, " + std::to_string(c.value("failed", 0)) + " failed, " +
+      s += " (" + std::to_string(c.value("passed", 0)) + " passed, " +
+           std::to_string(c.value("refused", 0)) + " refused, " +
+           std::to_string(c.value("failed", 0)) + " failed, " +
            std::to_string(c.value("skipped", 0)) + " skipped)";
     }
     if (!j.value("check", "").empty()) s += " by " + j.value("check", "");
@@ -44,19 +45,20 @@ void Progress::record(const nlohmann::json& j) {
     if (!j.value("detail", "").empty()) s += ": " + j.value("detail", "");
     line(s);
   } else if (type == "sanitizer") {
-    line("  " + j.value("arm", "") + " [" + j.value("tool", "") + "]: " + std::to_string(j.value("errors", -1L)) +
-         " error(s)" + (j.value("first", "").empty() ? "" : ": " + j.value("first", "")));
+    line("  " + j.value("arm", "") + " [" + j.value("tool", "") +
+         "]: " + std::to_string(j.value("errors", -1L)) + " error(s)" +
+         (j.value("first", "").empty() ? "" : ": " + j.value("first", "")));
   } else if (type == "case_start") {
     status("qualify " + j.value("arm", "") + pass + "  " + j.value("case", ""));
   } else if (type == "round") {
     status("time " + std::to_string(j.value("size", 0LL)) + " elements, round " +
            std::to_string(j.value("round", 0)) + ", " + j.value("arm", ""));
   } else if (type == "size_end") {
-    line("  " + std::to_string(j.value("size", 0LL)) + " elements: " + std::to_string(j.value("rounds", 0)) +
-         " rounds, stopped by " + j.value("stopped_by", ""));
+    line("  " + std::to_string(j.value("size", 0LL)) + " elements: " +
+         std::to_string(j.value("rounds", 0)) + " rounds, stopped by " + j.value("stopped_by", ""));
   } else if (type == "arm_skip") {
-    line("  " + j.value("arm", "") + " not timed at " + std::to_string(j.value("size", 0LL)) + ": " +
-         j.value("reason", ""));
+    line("  " + j.value("arm", "") + " not timed at " + std::to_string(j.value("size", 0LL)) +
+         ": " + j.value("reason", ""));
   } else if (type == "recheck" && !j.value("ok", true)) {
     line("  " + j.value("arm", "") + " at " + std::to_string(j.value("size", 0LL)) +
          ": output of the timing loop is WRONG: " + j.value("message", ""));

@@ -41,12 +41,14 @@ F driver(const char* name) {
   void* fn = nullptr;
   cudaDriverEntryPointQueryResult q{};
   cuda_check(cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &q), name);
-  if (!fn || q != cudaDriverEntryPointSuccess) throw std::runtime_error(std::string("no driver entry point ") + name);
+  if (!fn || q != cudaDriverEntryPointSuccess)
+    throw std::runtime_error(std::string("no driver entry point ") + name);
   return reinterpret_cast<F>(fn);
 }
 
 void cu_check(CUresult r, const char* what) {
-  if (r != CUDA_SUCCESS) throw std::runtime_error(std::string(what) + " failed (CUresult " + std::to_string(r) + ")");
+  if (r != CUDA_SUCCESS)
+    throw std::runtime_error(std::string(what) + " failed (CUresult " + std::to_string(r) + ")");
 }
 
 FencedBlock cuda_alloc(std::size_t bytes, Fence fence) {
@@ -64,7 +66,8 @@ FencedBlock cuda_alloc(std::size_t bytes, Fence fence) {
   prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
   prop.location.id = dev;
   std::size_t gran = 0;
-  cu_check(get_gran(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM), "cuMemGetAllocationGranularity");
+  cu_check(get_gran(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+           "cuMemGetAllocationGranularity");
   FencedBlock b;
   b.mapped_bytes = round_up(bytes == 0 ? 1 : bytes, gran);
   b.reserved_bytes = b.mapped_bytes + 2 * gran;

@@ -57,8 +57,8 @@ CaseTensor make_tensor(const std::string& name, const std::vector<std::int64_t>&
   const std::size_t es = dtype_size(dtype);
   // A fenced tensor has no guard zones: unmapped memory borders its data instead.
   const std::size_t guard = place.fence == Fence::none ? kGuardBytes : 0;
-  t.view_offset = guard + static_cast<std::size_t>(place.offset_bytes) +
-                  static_cast<std::size_t>(-lo) * es;
+  t.view_offset =
+      guard + static_cast<std::size_t>(place.offset_bytes) + static_cast<std::size_t>(-lo) * es;
   const std::size_t bytes = guard + static_cast<std::size_t>(place.offset_bytes) +
                             static_cast<std::size_t>(t.span_elems) * es + guard;
   t.memory = DeviceMemory(device, bytes, place.fence);

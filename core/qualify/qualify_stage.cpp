@@ -23,8 +23,9 @@ json run_worker(const StageArm& a, const QualifyStageOptions& opt,
                 double slowdown) {
   const std::string& name = a.identity.name;
   std::vector<std::string> argv = prefix;
-  argv.insert(argv.end(), {self_executable().string(), "__worker-qualify", "--spec",
-                           opt.spec_file.string(), "--plugin", a.plugin_file.string(), "--arm", name});
+  argv.insert(argv.end(),
+              {self_executable().string(), "__worker-qualify", "--spec", opt.spec_file.string(),
+               "--plugin", a.plugin_file.string(), "--arm", name});
   if (quick) argv.push_back("--quick");
   argv.insert(argv.end(), {"--hang-timeout", std::to_string(opt.hang_timeout_s)});
   if (pass.empty() && !opt.artifacts_dir.empty())
@@ -49,7 +50,8 @@ json run_worker(const StageArm& a, const QualifyStageOptions& opt,
                {"verdict", ex.hung ? "hung" : "crashed"},
                {"check", ex.hung ? "hang" : "crash"},
                {"case", last_case},
-               {"detail", "worker " + ex.describe() + (last_case.empty() ? "" : " during case " + last_case)}};
+               {"detail", "worker " + ex.describe() +
+                              (last_case.empty() ? "" : " during case " + last_case)}};
     if (!pass.empty()) verdict["pass"] = pass;
     record(verdict);
   }
@@ -66,10 +68,12 @@ json read_sanitizer_log(const std::filesystem::path& log) {
   std::smatch m;
   while (std::getline(in, line)) {
     if (std::regex_search(line, m, summary)) errors = std::stol(m[1]);
-    if (first.empty() && line.find("=========") == 0 && line.find("ERROR SUMMARY") == std::string::npos &&
+    if (first.empty() && line.find("=========") == 0 &&
+        line.find("ERROR SUMMARY") == std::string::npos &&
         (line.find("Invalid") != std::string::npos || line.find("Race") != std::string::npos ||
-         line.find("Uninitialized") != std::string::npos || line.find("Barrier") != std::string::npos ||
-         line.find("error") != std::string::npos || line.find("Error") != std::string::npos))
+         line.find("Uninitialized") != std::string::npos ||
+         line.find("Barrier") != std::string::npos || line.find("error") != std::string::npos ||
+         line.find("Error") != std::string::npos))
       first = line.substr(10);
   }
   return {{"errors", errors}, {"first", first}};
@@ -85,7 +89,8 @@ std::filesystem::path find_compute_sanitizer() {
       if (!d.empty() && std::filesystem::exists(std::filesystem::path(d) / "compute-sanitizer"))
         return std::filesystem::path(d) / "compute-sanitizer";
   }
-  if (std::filesystem::exists("/usr/local/cuda/bin/compute-sanitizer")) return "/usr/local/cuda/bin/compute-sanitizer";
+  if (std::filesystem::exists("/usr/local/cuda/bin/compute-sanitizer"))
+    return "/usr/local/cuda/bin/compute-sanitizer";
   return {};
 }
 
@@ -102,7 +107,8 @@ std::vector<json> qualify_stage(const std::vector<StageArm>& arms, const Qualify
   for (const StageArm& a : arms) {
     const std::string& name = a.identity.name;
     if (a.identity.device == Device::cuda && !cuda_ok) {
-      json v = {{"type", "verdict"}, {"arm", name}, {"verdict", "skipped"}, {"detail", no_cuda_reason}};
+      json v = {
+          {"type", "verdict"}, {"arm", name}, {"verdict", "skipped"}, {"detail", no_cuda_reason}};
       record(v);
       verdicts.push_back(v);
       continue;
@@ -118,9 +124,17 @@ std::vector<json> qualify_stage(const std::vector<StageArm>& arms, const Qualify
       for (const std::string& tool : opt.sanitize_tools) {
         const auto log = opt.log_dir / ("sanitizer-" + tool + "-" + name + ".log");
         std::filesystem::remove(log);
-        std::vector<std::string> prefix = {opt.sanitizer.string(), "--tool", tool, "--log-file",
-                                           log.string(), "--error-exitcode", "86", "--print-limit", "20",
-                                           "--target-processes", "all"};
+        std::vector<std::string> prefix = {opt.sanitizer.string(),
+                                           "--tool",
+                                           tool,
+                                           "--log-file",
+                                           log.string(),
+                                           "--error-exitcode",
+                                           "86",
+                                           "--print-limit",
+                                           "20",
+                                           "--target-processes",
+                                           "all"};
         // Sanitizers slow kernels by 10 to 100 times: give the worker that much more time.
         json v = run_worker(a, opt, prefix, tool, true,
                             opt.log_dir / ("qualify-" + tool + "-" + name + ".log"), record, 20.0);
@@ -136,13 +150,14 @@ std::vector<json> qualify_stage(const std::vector<StageArm>& arms, const Qualify
       }
       if (!findings.empty() && verdict.value("verdict", "") == "qualified") {
         const json& f = findings[0];
-        verdict = {{"type", "verdict"},
-                   {"arm", name},
-                   {"verdict", "rejected"},
-                   {"check", "sanitizer_" + f.value("tool", "")},
-                   {"counts", verdict.value("counts", json::object())},
-                   {"detail", f.value("tool", "") + " found " + std::to_string(f.value("errors", 0L)) +
-                                  " error(s): " + f.value("first", "")}};
+        verdict = {
+            {"type", "verdict"},
+            {"arm", name},
+            {"verdict", "rejected"},
+            {"check", "sanitizer_" + f.value("tool", "")},
+            {"counts", verdict.value("counts", json::object())},
+            {"detail", f.value("tool", "") + " found " + std::to_string(f.value("errors", 0L)) +
+                           " error(s): " + f.value("first", "")}};
         record(verdict);
       }
     }

@@ -23,11 +23,11 @@ struct StageArm {
 };
 
 struct QualifyStageOptions {
-  std::filesystem::path spec_file;  // the spec the workers read (the run's copy)
-  std::filesystem::path out_jsonl;  // qualification.jsonl
-  std::filesystem::path log_dir;    // workers' stderr: <log_dir>/qualify-<arm>.log
+  std::filesystem::path spec_file;      // the spec the workers read (the run's copy)
+  std::filesystem::path out_jsonl;      // qualification.jsonl
+  std::filesystem::path log_dir;        // workers' stderr: <log_dir>/qualify-<arm>.log
   std::filesystem::path artifacts_dir;  // when set: artifacts/<arm>/ are written there
-  bool quick = false;               // smaller sizes only
+  bool quick = false;                   // smaller sizes only
   double hang_timeout_s = 60.0;
   // compute-sanitizer tools to run each CUDA arm under (memcheck, initcheck, racecheck,
   // synccheck); empty: none. `sanitizer` is the compute-sanitizer executable.

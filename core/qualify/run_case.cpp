@@ -95,7 +95,9 @@ class CaseRunner {
       // Wrong, and bit for bit what the first inputs gave: a replayed (cached) result.
       if (tensors_.first_difference(out1, out3) < 0) {
         o->check = "new_values";
-        o->message = "new inputs under the same pointers gave the old result again (a result cache?); " + o->message;
+        o->message =
+            "new inputs under the same pointers gave the old result again (a result cache?); " +
+            o->message;
       } else {
         o->message = "on new inputs: " + o->message;
       }

@@ -15,13 +15,23 @@ std::string xml(const std::string& s) {
   std::string o;
   for (char c : s) {
     switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
       default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') o += ' ';
-        else o += c;
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t')
+          o += ' ';
+        else
+          o += c;
     }
   }
   return o;
@@ -102,8 +112,9 @@ std::string render_junit(const std::filesystem::path& dir) {
     skipped += sk;
     body << "  <testsuite name=\"" << xml(name) << "\" tests=\"" << t << "\" failures=\"" << f
          << "\" errors=\"0\" skipped=\"" << sk << "\">\n"
-         << "    <properties><property name=\"family\" value=\"" << xml(s.identity.value("family", ""))
-         << "\"/><property name=\"verdict\" value=\"" << xml(v) << "\"/></properties>\n"
+         << "    <properties><property name=\"family\" value=\""
+         << xml(s.identity.value("family", "")) << "\"/><property name=\"verdict\" value=\""
+         << xml(v) << "\"/></properties>\n"
          << tc.str() << "  </testsuite>\n";
   }
   std::ostringstream doc;

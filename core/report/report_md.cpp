@@ -87,19 +87,22 @@ std::string render_markdown(const nlohmann::json& s) {
     any_artifacts |= a.contains("artifacts");
   }
   if (any_sanitizer) {
-    md << "\n### compute-sanitizer\n\n| arm | tool | errors | first error | log |\n|---|---|---:|---|---|\n";
+    md << "\n### compute-sanitizer\n\n| arm | tool | errors | first error | log "
+          "|\n|---|---|---:|---|---|\n";
     for (const auto& a : s["arms"])
       for (const auto& f : a.value("sanitizer", nlohmann::json::array()))
-        md << "| " << cell(a, "name") << " | " << cell(f, "tool") << " | " << f.value("errors", -1L) << " | "
-           << cell(f, "first") << " | logs/" << cell(f, "log") << " |\n";
+        md << "| " << cell(a, "name") << " | " << cell(f, "tool") << " | " << f.value("errors", -1L)
+           << " | " << cell(f, "first") << " | logs/" << cell(f, "log") << " |\n";
   }
   if (any_artifacts) {
     md << "\n### Artifacts\n\n| arm | files in artifacts/&lt;arm&gt;/ | SASS |\n|---|---|---|\n";
     for (const auto& a : s["arms"]) {
       if (!a.contains("artifacts")) continue;
       std::string files;
-      for (const auto& f : a["artifacts"]["files"]) files += (files.empty() ? "" : ", ") + f.get<std::string>();
-      md << "| " << cell(a, "name") << " | " << files << " | " << a["artifacts"].value("sass", "") << " |\n";
+      for (const auto& f : a["artifacts"]["files"])
+        files += (files.empty() ? "" : ", ") + f.get<std::string>();
+      md << "| " << cell(a, "name") << " | " << files << " | " << a["artifacts"].value("sass", "")
+         << " |\n";
     }
   }
 
@@ -113,16 +116,32 @@ std::string render_markdown(const nlohmann::json& s) {
       md << " (" << num(row.value("bytes", 0.0) / 1e6, "%.3g") << " MB moved per call)";
     md << "\n\nrounds: " << row.value("rounds", 0)
        << ", stopped by: " << row.value("stopped_by", "") << "\n\n";
-    md << "| arm | samples | median | min | IQR | noise | GB/s | speed-up vs baseline (95% CI) | "
-          "loop output |\n";
-    md << "|---|---:|---:|---:|---:|---:|---:|---|---|\n";
+    for (const auto& a : row["arms"])
+      if (a.value("throttled", 0) > 0)
+        md << "- " << cell(a, "arm") << ": " << a.value("throttled", 0)
+           << " sample(s) ran below 75% of the run's usual SM clock: kept in rounds.jsonl, left "
+              "out "
+              "here\n";
+    if (row.contains("light_gbps"))
+      md << "speed of light (a device copy moving the same bytes, same run): "
+         << num(row["light_gbps"].get<double>(), "%.1f") << " GB/s\n\n";
+    md << "| arm | samples | median | min | IQR | noise | GB/s | % of light | graph replay per "
+          "call | "
+          "host enqueue | speed-up vs baseline (95% CI) | loop output |\n";
+    md << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n";
     for (const auto& a : row["arms"]) {
       md << "| " << cell(a, "arm") << " | " << a.value("n", 0) << " | "
          << format_seconds(a.value("median_s", 0.0)) << " | "
          << format_seconds(a.value("min_s", 0.0)) << " | "
          << format_seconds(a.value("q3_s", 0.0) - a.value("q1_s", 0.0)) << " | "
          << num(100 * a.value("rel_noise", 0.0), "%.1f%%") << " | "
-         << (a.contains("gbps") ? num(a["gbps"].get<double>(), "%.1f") : "") << " | ";
+         << (a.contains("gbps") ? num(a["gbps"].get<double>(), "%.1f") : "") << " | "
+         << (a.contains("pct_of_light") ? num(a["pct_of_light"].get<double>(), "%.1f%%") : "")
+         << " | "
+         << (a.contains("graph_median_s") ? format_seconds(a["graph_median_s"].get<double>()) : "")
+         << " | "
+         << (a.contains("host_median_s") ? format_seconds(a["host_median_s"].get<double>()) : "")
+         << " | ";
       if (a.contains("speedup"))
         md << num(a["speedup"].get<double>()) << "x (" << num(a["speedup_lo"].get<double>()) << "–"
            << num(a["speedup_hi"].get<double>()) << ")";

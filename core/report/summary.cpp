@@ -83,7 +83,8 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
         a["caught"] = nullptr;
       } else {
         broken_total++;
-        bool caught = caught_as_declared(v, a.value("check", ""), a.value("expected_rejection", ""));
+        bool caught =
+            caught_as_declared(v, a.value("check", ""), a.value("expected_rejection", ""));
         a["caught"] = caught;
         broken_caught += caught;
       }
@@ -104,13 +105,34 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
   std::map<std::int64_t, json> size_info;
   std::map<std::pair<std::int64_t, std::string>, json> rechecks, skips;
   bool timing_seen = false;
-  for (const auto& r : read_json_lines(dir / "rounds.jsonl")) {
+  const auto round_records = read_json_lines(dir / "rounds.jsonl");
+  // The usual SM clock of the run; a sample below 75% of it ran throttled: kept in
+  // rounds.jsonl, counted, and left out of the statistics.
+  std::vector<double> clocks;
+  for (const auto& r : round_records)
+    if (r.contains("sm_clock_mhz")) clocks.push_back(r["sm_clock_mhz"].get<double>());
+  const double usual_clock = clocks.empty() ? 0.0 : summarize(clocks).median;
+  s["sm_clock_mhz_median"] = usual_clock;
+  std::map<std::pair<std::int64_t, std::string>, int> throttled;
+  std::map<std::int64_t, std::map<std::string, std::vector<double>>> graph_samples, host_samples;
+  std::map<std::int64_t, std::vector<double>> light_bw;
+  for (const auto& r : round_records) {
     timing_seen = true;
     std::string type = r.value("type", "");
     std::int64_t size = r.value("size", std::int64_t{0});
-    if (type == "round" && r.value("mode", "single") == "single" && !r.value("throttled", false))
+    const bool slow_clock = usual_clock > 0 && r.contains("sm_clock_mhz") &&
+                            r["sm_clock_mhz"].get<double>() < 0.75 * usual_clock;
+    if (type == "round" && slow_clock) {
+      throttled[{size, r.value("arm", "")}]++;
+    } else if (type == "round" && r.value("mode", "single") == "single") {
       samples[size][r.value("arm", "")].push_back(r.value("seconds", 0.0));
-    else if (type == "size_end")
+      if (r.contains("host_seconds"))
+        host_samples[size][r.value("arm", "")].push_back(r["host_seconds"].get<double>());
+    } else if (type == "round" && r.value("mode", "") == "graph") {
+      graph_samples[size][r.value("arm", "")].push_back(r.value("seconds", 0.0));
+    } else if (type == "light" && !slow_clock && r.value("seconds", 0.0) > 0) {
+      light_bw[size].push_back(r.value("bytes", 0.0) / r.value("seconds", 1.0));
+    } else if (type == "size_end")
       size_info[size] = r;
     else if (type == "recheck")
       rechecks[{size, r.value("arm", "")}] = r;
@@ -120,6 +142,11 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
   json timing = json::array();
   for (const auto& [size, per_arm] : samples) {
     json row = {{"size", size}, {"bytes", bytes_per_element * static_cast<double>(size)}};
+    double light = 0;  // bytes per second of the device copy at this size
+    if (light_bw.count(size)) {
+      light = summarize(light_bw[size]).median;
+      row["light_gbps"] = light / 1e9;
+    }
     if (size_info.count(size)) {
       row["rounds"] = size_info[size].value("rounds", 0);
       row["stopped_by"] = size_info[size].value("stopped_by", "");
@@ -132,8 +159,17 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
       SampleStats st = summarize(v);
       json a = {{"arm", arm},    {"n", st.n},     {"median_s", st.median},      {"min_s", st.min},
                 {"q1_s", st.q1}, {"q3_s", st.q3}, {"rel_noise", st.rel_noise()}};
-      if (st.median > 0 && bytes_per_element > 0)
+      if (st.median > 0 && bytes_per_element > 0) {
         a["gbps"] = bytes_per_element * static_cast<double>(size) / st.median / 1e9;
+        if (light > 0) a["pct_of_light"] = 100.0 * a["gbps"].get<double>() * 1e9 / light;
+      }
+      if (auto g = graph_samples[size].find(arm);
+          g != graph_samples[size].end() && !g->second.empty())
+        a["graph_median_s"] = summarize(g->second).median;
+      if (auto h = host_samples[size].find(arm);
+          h != host_samples[size].end() && !h->second.empty())
+        a["host_median_s"] = summarize(h->second).median;
+      if (auto t = throttled.find({size, arm}); t != throttled.end()) a["throttled"] = t->second;
       if (base != per_arm.end() && arm != baseline) {
         SpeedupEstimate e =
             bootstrap_speedup(base->second, v, 2000, static_cast<std::uint64_t>(size));

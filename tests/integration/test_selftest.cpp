@@ -15,12 +15,14 @@ TEST_CASE("kq selftest rejects every broken candidate and qualifies every good a
   CHECK(summary["broken_total"].get<int>() >= 14);
   CHECK(summary["broken_rejected"] == summary["broken_total"]);
   CHECK(summary["good_qualified"] == summary["good_total"]);
-  const std::string last = "selftest: " + std::to_string(summary["broken_rejected"].get<int>()) + " of " +
-                           std::to_string(summary["broken_total"].get<int>()) +
-                           " broken candidates rejected, " + std::to_string(summary["good_qualified"].get<int>()) +
-                           " of " + std::to_string(summary["good_total"].get<int>()) + " good arms qualified";
+  const std::string last =
+      "selftest: " + std::to_string(summary["broken_rejected"].get<int>()) + " of " +
+      std::to_string(summary["broken_total"].get<int>()) + " broken candidates rejected, " +
+      std::to_string(summary["good_qualified"].get<int>()) + " of " +
+      std::to_string(summary["good_total"].get<int>()) + " good arms qualified";
   CHECK(r.out.find(last) != std::string::npos);
   // Each spec's run directory has its report and JUnit XML.
   CHECK(std::filesystem::exists(dir / "residual_relu" / "report.md"));
-  CHECK(kq::test::read_file(dir / "residual_relu" / "junit.xml").find("<testsuites") != std::string::npos);
+  CHECK(kq::test::read_file(dir / "residual_relu" / "junit.xml").find("<testsuites") !=
+        std::string::npos);
 }

@@ -1,0 +1,39 @@
+#include "timing/stopping.hpp"
+
+#include "decision/decide.hpp"
+#include "timing/stats.hpp"
+
+namespace kq {
+namespace {
+
+bool sharp(const std::map<std::string, std::vector<double>>& samples, const Spec& spec) {
+  const double width = spec.decision.min_speedup - 1.0;
+  auto base = samples.find(spec.decision.baseline);
+  if (base != samples.end() && samples.size() > 1) {
+    for (const auto& [arm, s] : samples) {
+      if (arm == spec.decision.baseline) continue;
+      SpeedupEstimate e = bootstrap_speedup(base->second, s, 400, 7);
+      if (e.hi - e.lo > width) return false;
+    }
+    return true;
+  }
+  for (const auto& [arm, s] : samples) {
+    auto [lo, hi] = median_ci95(s);
+    const double med = summarize(s).median;
+    if (med <= 0 || (hi - lo) / med > width) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string stop_reason(const std::map<std::string, std::vector<double>>& samples, const Spec& spec,
+                        int rounds, double elapsed_s) {
+  if (rounds < spec.timing.min_rounds) return {};
+  if (sharp(samples, spec)) return "confidence";
+  if (rounds >= spec.timing.max_rounds) return "max_rounds";
+  if (elapsed_s >= spec.timing.max_seconds) return "max_seconds";
+  return {};
+}
+
+}  // namespace kq

@@ -1,0 +1,49 @@
+// The stopping rule of the timing stage on synthetic samples.
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "spec_fixture.hpp"
+#include "timing/stopping.hpp"
+
+namespace {
+
+std::vector<double> noisy(double center, double rel, int n, unsigned seed) {
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<double> u(-rel, rel);
+  std::vector<double> v;
+  for (int i = 0; i < n; ++i) v.push_back(center * (1 + u(g)));
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("never before min_rounds, then as soon as the speed-up is known to the threshold") {
+  kq::Spec spec = kq::test::residual_relu_spec();  // min_rounds 10, min_speedup 1.03
+  std::map<std::string, std::vector<double>> s;
+  s["nvrtc_jit"] = noisy(1e-3, 0.001, 5, 1);
+  s["fast"] = noisy(0.9e-3, 0.001, 5, 2);
+  CHECK(kq::stop_reason(s, spec, 5, 0.1).empty());
+  s["nvrtc_jit"] = noisy(1e-3, 0.001, 12, 1);
+  s["fast"] = noisy(0.9e-3, 0.001, 12, 2);
+  CHECK(kq::stop_reason(s, spec, 12, 0.1) == "confidence");
+}
+
+TEST_CASE("noisy samples run on to the round or time limit") {
+  kq::Spec spec = kq::test::residual_relu_spec();
+  std::map<std::string, std::vector<double>> s;
+  s["nvrtc_jit"] = noisy(1e-3, 0.5, 40, 1);
+  s["fast"] = noisy(1e-3, 0.5, 40, 2);
+  CHECK(kq::stop_reason(s, spec, 40, 1.0).empty());
+  CHECK(kq::stop_reason(s, spec, spec.timing.max_rounds, 1.0) == "max_rounds");
+  CHECK(kq::stop_reason(s, spec, 40, spec.timing.max_seconds) == "max_seconds");
+}
+
+TEST_CASE("without the baseline, each arm's own median must be known to the threshold") {
+  kq::Spec spec = kq::test::residual_relu_spec();
+  std::map<std::string, std::vector<double>> s;
+  s["cpu_tbb"] = noisy(1e-3, 0.002, 30, 3);
+  CHECK(kq::stop_reason(s, spec, 30, 1.0) == "confidence");
+  s["cpu_tbb"] = noisy(1e-3, 0.6, 30, 3);
+  CHECK(kq::stop_reason(s, spec, 30, 1.0).empty());
+}
