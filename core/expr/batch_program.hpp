@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "expr/functions.hpp"
+#include "kq/semantics.hpp"
 #include "kq/expr.hpp"
 
 namespace kq::ref {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "expr/batch_program.hpp"
-#include "expr/functions.hpp"
+#include "kq/semantics.hpp"
 #include "expr/odometer.hpp"
 
 namespace kq {

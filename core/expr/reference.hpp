@@ -1,6 +1,6 @@
 // The float64 reference: the definition of what every arm must compute.
 //
-// Each function is defined on doubles (core/expr/functions.hpp gives the definitions):
+// Each function is defined on doubles (kq/semantics.hpp gives the definitions):
 //   relu(x) = x > 0 ? x : +0, NaN stays NaN (so relu(-0) = +0)
 //   max/min propagate NaN; max(-0, +0) = +0, min(-0, +0) = -0
 //   gelu(x) = 0.5 x (1 + erf(x / sqrt 2)), evaluated as 0.5 x erfc(-x / sqrt 2); silu(x) = x

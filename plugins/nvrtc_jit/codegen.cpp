@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "kq/semantics.hpp"
+
 namespace kq::nvrtc {
 namespace {
 
@@ -54,80 +56,8 @@ Kind kind_of(Op op) {
 
 bool known_op(Op op) { return static_cast<unsigned>(op) <= static_cast<unsigned>(Op::clamp); }
 
-// The reference's float64 definitions (core/expr/functions.hpp), for folding constant-only
-// subexpressions on the host exactly as the reference evaluates them.
-double ref_max(double a, double b) {
-  if (std::isnan(a)) return a;
-  if (std::isnan(b)) return b;
-  if (a == b) return std::signbit(a) ? b : a;
-  return a > b ? a : b;
-}
-double ref_min(double a, double b) {
-  if (std::isnan(a)) return a;
-  if (std::isnan(b)) return b;
-  if (a == b) return std::signbit(a) ? a : b;
-  return a < b ? a : b;
-}
-double ref_sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
-
-double fold(Op op, double a, double b, double c) {
-  switch (op) {
-    case Op::neg:
-      return -a;
-    case Op::relu:
-      return std::isnan(a) ? a : (a > 0.0 ? a : 0.0);
-    case Op::abs:
-      return std::fabs(a);
-    case Op::exp:
-      return std::exp(a);
-    case Op::log:
-      return std::log(a);
-    case Op::sqrt:
-      return std::sqrt(a);
-    case Op::tanh:
-      return std::tanh(a);
-    case Op::sigmoid:
-      return ref_sigmoid(a);
-    case Op::erf:
-      return std::erf(a);
-    case Op::gelu:
-      return 0.5 * a * (1.0 + std::erf(a / std::numbers::sqrt2));
-    case Op::silu:
-      return a * ref_sigmoid(a);
-    case Op::add:
-      return a + b;
-    case Op::sub:
-      return a - b;
-    case Op::mul:
-      return a * b;
-    case Op::div:
-      return a / b;
-    case Op::max:
-      return ref_max(a, b);
-    case Op::min:
-      return ref_min(a, b);
-    case Op::lt:
-      return a < b ? 1.0 : 0.0;
-    case Op::le:
-      return a <= b ? 1.0 : 0.0;
-    case Op::gt:
-      return a > b ? 1.0 : 0.0;
-    case Op::ge:
-      return a >= b ? 1.0 : 0.0;
-    case Op::eq:
-      return a == b ? 1.0 : 0.0;
-    case Op::ne:
-      return a != b ? 1.0 : 0.0;
-    case Op::select:
-      return a != 0.0 ? b : c;
-    case Op::clamp:
-      return ref_min(ref_max(a, b), c);
-    case Op::constant:
-    case Op::input:
-      break;
-  }
-  return std::numeric_limits<double>::quiet_NaN();
-}
+// Constant-only subexpressions are folded on the host exactly as the reference evaluates them.
+double fold(Op op, double a, double b, double c) { return ref::apply(op, a, b, c); }
 
 // Exact, locale-independent literals: hex floats for finite values, bit casts for inf and NaN.
 std::string literal(double v, bool as_float) {

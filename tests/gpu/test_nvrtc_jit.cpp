@@ -1,6 +1,6 @@
 // GPU tests of the nvrtc_jit plugin (arms nvrtc_jit and nvrtc_jit_scalar): residual_relu in f32
 // and f64 over awkward sizes and pointer offsets, bit for bit against the float64 reference
-// (core/expr/functions.hpp) rounded once, NaN/inf/-0/subnormals included, guard zones checked;
+// (plugin-api/include/kq/semantics.hpp) rounded once, NaN/inf/-0/subnormals included, guard zones checked;
 // every non-transcendental op in one expression, bit for bit, in f32 and f64; each
 // transcendental within a few ulps; strided, broadcast, reversed and in-place views; refusals;
 // artifacts; and, with KQ_TEST_HUGE=1, 2^31 + 5 elements (64-bit indexing). Without a usable
@@ -25,7 +25,7 @@ TEST_CASE("nvrtc_jit arms") { MESSAGE("skipped: no CUDA device (kq was built wit
 #include <string>
 #include <vector>
 
-#include "expr/functions.hpp"
+#include "kq/semantics.hpp"
 #include "kq/plugin_api.hpp"
 
 namespace {
@@ -147,7 +147,7 @@ OpSpec residual_relu(DType t, bool contiguous_only = true) {
   return spec_of(b.e, {"x", "residual"}, t, "relu(x + residual)", contiguous_only);
 }
 
-// The reference: every node a double (core/expr/functions.hpp), rounded once to T at the end.
+// The reference: every node a double (plugin-api/include/kq/semantics.hpp), rounded once to T at the end.
 double reference(const kq::Expr& e, const double* in) {
   std::vector<double> v(e.nodes.size());
   for (std::size_t i = 0; i < e.nodes.size(); ++i) {

@@ -1,7 +1,9 @@
-// The float64 definition of every kq::Op: what the reference computes and so what every arm must
-// reproduce. Header-inline so the evaluators compile each op into their loops.
+// The float64 definition of every kq::Op: what the host's reference computes and so what every
+// arm must reproduce. Header-inline so the evaluators compile each op into their loops; in the
+// plugin API so that arms which fold constants or spot-check results on the host use the very
+// same definitions as the reference.
 //
-// Edge semantics worth knowing (all follow from the formulas in reference.hpp, applied literally):
+// Edge semantics worth knowing (all follow from the formulas, applied literally):
 //   - NaN inputs give NaN outputs for every op except the comparisons (0, or 1 for ne) and
 //     select, whose unused branch is not looked at. Where a NaN operand is returned, its payload
 //     is kept (the first NaN operand of max/min wins).
