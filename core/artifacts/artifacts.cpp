@@ -45,7 +45,7 @@ std::string quote(const fs::path& p) {
 }  // namespace
 
 void write_arm_artifacts(const fs::path& arm_dir, IKernelArm& arm, const ArmIdentity& identity,
-                         const fs::path& plugin_file) {
+                         const fs::path& plugin_file, const std::string& prefix) {
   fs::create_directories(arm_dir);
   nlohmann::json id = identity_json(identity);
   id["plugin_file"] = plugin_file.string();
@@ -60,12 +60,12 @@ void write_arm_artifacts(const fs::path& arm_dir, IKernelArm& arm, const ArmIden
     id["artifacts_error"] = "artifacts() threw";
   }
   for (const Artifact& a : list) {
-    const std::string name = safe_name(a.filename.empty() ? a.kind : a.filename);
+    const std::string name = prefix + safe_name(a.filename.empty() ? a.kind : a.filename);
     write_file_atomic(arm_dir / name, a.content);
     listed.push_back({{"kind", a.kind}, {"file", name}});
   }
   id["artifacts"] = listed;
-  write_file_atomic(arm_dir / "identity.json", id.dump(2) + "\n");
+  if (prefix.empty()) write_file_atomic(arm_dir / "identity.json", id.dump(2) + "\n");
 }
 
 nlohmann::json finish_artifacts(const fs::path& arm_dir) {

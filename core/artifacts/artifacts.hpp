@@ -14,8 +14,11 @@
 
 namespace kq {
 
+// `prefix` names the stage that asks ("" for qualification, which also writes identity.json;
+// "timing-" for the timing worker, whose arms prepared the timing sizes).
 void write_arm_artifacts(const std::filesystem::path& arm_dir, IKernelArm& arm,
-                         const ArmIdentity& identity, const std::filesystem::path& plugin_file);
+                         const ArmIdentity& identity, const std::filesystem::path& plugin_file,
+                         const std::string& prefix = "");
 
 // Returns the index ({"files":[{name, bytes, sha256}], "sass": "cuobjdump"|"nvdisasm"|reason}).
 nlohmann::json finish_artifacts(const std::filesystem::path& arm_dir);

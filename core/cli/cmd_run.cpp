@@ -136,7 +136,9 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
     t.log_file = dir / "logs" / "time.log";
     t.on_record = [&](const nlohmann::json& j) { progress.record(j); };
     t.sizes = sizes;
+    t.artifacts_dir = dir / "artifacts";
     auto res = time_stage(qualified, t);
+    for (const auto& a : qualified) finish_artifacts(dir / "artifacts" / a.identity.name);
     if (!res.completed)
       std::cout << "  timing stopped early: " << res.problem << " (see logs/time.log)\n";
   }

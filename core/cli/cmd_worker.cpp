@@ -69,8 +69,8 @@ int cmd_worker_time(const std::vector<std::string>& args) {
   po::options_description opts("worker options");
   opts.add_options()("spec", po::value<std::string>()->required(), "")(
       "plugin", po::value<std::vector<std::string>>()->required(), "")(
-      "arm", po::value<std::vector<std::string>>()->required(), "")("sizes",
-                                                                    po::value<std::string>(), "");
+      "arm", po::value<std::vector<std::string>>()->required(), "")(
+      "sizes", po::value<std::string>(), "")("artifacts-dir", po::value<std::string>(), "");
   po::variables_map vm;
   if (!parse_subcommand("kq __worker-time (internal)", opts, {}, args, vm)) return kOk;
   auto emit = claim_protocol_stdout();
@@ -86,6 +86,13 @@ int cmd_worker_time(const std::vector<std::string>& args) {
     arms.push_back({a->arm.get(), a->identity});
   }
   time_arms(arms, spec, emit);
+  // The timing sizes were prepared here, not in qualification: keep what the arms built for them.
+  if (vm.count("artifacts-dir"))
+    for (const auto& n : vm["arm"].as<std::vector<std::string>>()) {
+      LoadedArm* a = find_arm(set, n);
+      write_arm_artifacts(std::filesystem::path(vm["artifacts-dir"].as<std::string>()) / n, *a->arm,
+                          a->identity, a->plugin_file, "timing-");
+    }
   emit({{"type", "done"}});
   return kOk;
 }

@@ -106,6 +106,11 @@ std::string render_markdown(const nlohmann::json& s) {
     }
   }
 
+  for (const auto& a : s["arms"])
+    if (a.contains("choice"))
+      md << "\n### What " << cell(a, "name") << " chose\n\n"
+         << a["choice"].get<std::string>() << "\n";
+
   md << "\n## Timing\n\n";
   if (!s.value("timing_ran", false)) {
     md << "No timing was recorded (no qualified arm, or the run stopped before timing).\n";

@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <map>
+#include <sstream>
 
 #include "decision/decide.hpp"
 #include "qualify/expectation.hpp"
@@ -72,6 +73,15 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
     json files = json::array();
     for (const auto& f : index.value("files", json::array())) files.push_back(f.value("name", ""));
     a["artifacts"] = {{"files", files}, {"sass", index.value("sass", "")}};
+    // What an arm chose for each size (cuDNN: shaping, engine, knobs), timing sizes first.
+    for (const char* f : {"timing-chosen.md", "chosen.md"}) {
+      std::ifstream c(dir / "artifacts" / name / f);
+      if (!c) continue;
+      std::stringstream text;
+      text << c.rdbuf();
+      a["choice"] = text.str();
+      break;
+    }
   }
   int broken_total = 0, broken_caught = 0, good_total = 0, good_qualified = 0;
   json arm_list = json::array();

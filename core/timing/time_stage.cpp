@@ -17,6 +17,8 @@ TimeStageResult time_stage(const std::vector<StageArm>& arms, const TimeStageOpt
   for (const StageArm& a : arms) {
     argv.insert(argv.end(), {"--plugin", a.plugin_file.string(), "--arm", a.identity.name});
   }
+  if (!opt.artifacts_dir.empty())
+    argv.insert(argv.end(), {"--artifacts-dir", opt.artifacts_dir.string()});
   if (!opt.sizes.empty()) {
     std::string list;
     for (auto n : opt.sizes) list += (list.empty() ? "" : ",") + std::to_string(n);

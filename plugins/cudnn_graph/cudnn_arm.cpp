@@ -154,6 +154,19 @@ class CudnnPointwiseArm final : public IKernelArm {
       out.push_back({"plan", file, entry.plan->json});
     }
     if (!report_.empty()) out.push_back({"notes", "search.md", report_});
+    // What was chosen for each problem size: the summary a report shows.
+    std::string chosen =
+        "| elements | alignment | shaping | engine | knobs | median us "
+        "|\n|---:|---:|---|---:|---|---:|\n";
+    for (const auto& [key, entry] : cache_) {
+      const Trial& t = entry.plan->trial;
+      char med[32] = "-";
+      if (t.median_us >= 0) std::snprintf(med, sizeof med, "%.2f", t.median_us);
+      chosen += "| " + std::to_string(std::get<1>(key)) + " | " + std::to_string(std::get<2>(key)) +
+                " | " + t.shaping + " | " + std::to_string(t.engine) + " | " +
+                (t.knobs.empty() ? "-" : t.knobs) + " | " + med + " |\n";
+    }
+    if (!cache_.empty()) out.push_back({"choice", "chosen.md", chosen});
     out.push_back({"notes", "semantics.md", semantics_notes()});
     std::string flags = std::string(build::compile_flags()) + "\ncuDNN headers " +
                         version_text(CUDNN_VERSION) + ", runtime " +

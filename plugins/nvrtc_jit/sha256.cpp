@@ -19,7 +19,9 @@ Sha256::Sha256() : ctx_(std::make_unique<Ctx>()) {
 
 Sha256::~Sha256() = default;
 
-void Sha256::update(std::string_view bytes) { EVP_DigestUpdate(ctx_->md, bytes.data(), bytes.size()); }
+void Sha256::update(std::string_view bytes) {
+  EVP_DigestUpdate(ctx_->md, bytes.data(), bytes.size());
+}
 
 std::string Sha256::hex() {
   unsigned char d[EVP_MAX_MD_SIZE];
