@@ -184,18 +184,19 @@ void CaseTensors::for_chunks(std::int64_t n,
                     [&](const tbb::blocked_range<std::int64_t>& r) { f(r.begin(), r.end()); });
 }
 
-std::string CaseTensors::check_output_surroundings(const std::vector<unsigned char>& out_alloc,
-                                                   int poison) const {
+CaseTensors::Finding CaseTensors::check_output_surroundings(
+    const std::vector<unsigned char>& out_alloc, int poison) const {
   if (alias_input_ >= 0) return {};  // the input checks cover the owner's guards
   const CaseTensor& t = *output_;
   const std::size_t b = data_begin(t), e = data_end(t);
   for (std::size_t k = 0; k < b; ++k)
     if (out_alloc[k] != kGuardByte)
-      return "wrote " + std::to_string(b - k) + " bytes before the start of output " + t.name;
+      return {"output_guard",
+              "wrote " + std::to_string(b - k) + " bytes before the start of output " + t.name};
   for (std::size_t k = out_alloc.size(); k-- > e;)
     if (out_alloc[k] != kGuardByte)
-      return "wrote past the end of output " + t.name + " (byte " + std::to_string(k - e) +
-             " after its last element)";
+      return {"output_guard", "wrote past the end of output " + t.name + " (byte " +
+                                  std::to_string(k - e) + " after its last element)"};
   if (out_contiguous_) return {};
   // Strided output: bytes between the view's elements must keep the poison.
   std::vector<char> mine(out_alloc.size(), 0);
@@ -204,8 +205,8 @@ std::string CaseTensors::check_output_surroundings(const std::vector<unsigned ch
     std::fill_n(mine.begin() + static_cast<std::ptrdiff_t>(output_byte(i)), es, 1);
   for (std::size_t k = b; k < e; ++k)
     if (!mine[k] && out_alloc[k] != kPoisonBytes[poison])
-      return "wrote between the elements of strided output " + t.name + " (byte " +
-             std::to_string(k - b) + " of its span)";
+      return {"output_gaps", "wrote between the elements of strided output " + t.name + " (byte " +
+                                 std::to_string(k - b) + " of its span)"};
   return {};
 }
 

@@ -54,8 +54,11 @@ class CaseTensors {
   // Input allocations (guards and data, gaps included) must equal their pristine copies.
   std::string check_inputs_unchanged() const;
   // The output's guard zones and the bytes of its allocation outside the view's elements.
-  std::string check_output_surroundings(const std::vector<unsigned char>& out_alloc,
-                                        int poison) const;
+  struct Finding {
+    std::string check;    // output_guard or output_gaps; empty when fine
+    std::string message;  // one line
+  };
+  Finding check_output_surroundings(const std::vector<unsigned char>& out_alloc, int poison) const;
   // Downloads the output's whole allocation.
   std::vector<unsigned char> download_output() const;
 

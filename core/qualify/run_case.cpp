@@ -140,8 +140,8 @@ class CaseRunner {
     // write is still caught here rather than in the next case.
     if (device_ == Device::cuda) device_synchronize(device_, "work left running by the arm");
     if (auto m = tensors_.check_inputs_unchanged(); !m.empty()) return fail("input_modified", m);
-    if (auto m = tensors_.check_output_surroundings(out, poison); !m.empty())
-      return fail(m.find("between") != std::string::npos ? "output_gaps" : "output_guard", m);
+    if (auto f = tensors_.check_output_surroundings(out, poison); !f.check.empty())
+      return fail(f.check, f.message);
     return std::nullopt;
   }
 
