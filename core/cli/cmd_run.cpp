@@ -39,17 +39,6 @@ std::vector<StageArm> select_arms(const PluginSet& set, const po::variables_map&
   return arms;
 }
 
-std::vector<std::string> sanitize_tools(const std::string& s) {
-  static const std::vector<std::string> known = {"memcheck", "initcheck", "racecheck", "synccheck"};
-  if (s == "all") return known;
-  auto tools = split_csv(s);
-  for (const auto& t : tools)
-    if (std::find(known.begin(), known.end(), t) == known.end())
-      throw UsageError("--sanitize: unknown tool '" + t +
-                       "' (memcheck, initcheck, racecheck, synccheck or all)");
-  return tools;
-}
-
 int run_pipeline(const std::vector<std::string>& args, bool timing) {
   const std::string cmd = timing ? "run" : "qualify";
   po::options_description opts(cmd + " options");
@@ -84,7 +73,7 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
   std::vector<std::string> tools;
   std::filesystem::path sanitizer;
   if (vm.count("sanitize")) {
-    tools = sanitize_tools(vm["sanitize"].as<std::string>());
+    tools = parse_sanitize_tools(vm["sanitize"].as<std::string>());
     sanitizer = find_compute_sanitizer();
     if (sanitizer.empty()) {
       std::cout << "kq: --sanitize: compute-sanitizer is not on PATH; qualifying without it\n";
@@ -106,11 +95,7 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
 
   Progress progress;
   std::cout << "qualifying " << arms.size() << " arm(s)\n";
-  QualifyStageOptions q;
-  q.spec_file = dir / "spec.yaml";
-  q.out_jsonl = dir / "qualification.jsonl";
-  q.log_dir = dir / "logs";
-  q.artifacts_dir = dir / "artifacts";
+  auto q = QualifyStageOptions::for_run_dir(dir);
   q.quick = vm["quick"].as<bool>();
   q.hang_timeout_s = vm.count("hang-timeout") ? vm["hang-timeout"].as<double>()
                                               : spec.qualification.hang_timeout_s;

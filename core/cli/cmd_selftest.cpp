@@ -84,7 +84,7 @@ int cmd_selftest(const std::vector<std::string>& args) {
   std::vector<std::string> tools;
   std::filesystem::path sanitizer;
   if (vm.count("sanitize")) {
-    tools = split_csv(vm["sanitize"].as<std::string>());
+    tools = parse_sanitize_tools(vm["sanitize"].as<std::string>());
     sanitizer = find_compute_sanitizer();
     if (sanitizer.empty()) tools.clear();
   }
@@ -99,11 +99,7 @@ int cmd_selftest(const std::vector<std::string>& args) {
     command.insert(command.end(), args.begin(), args.end());
     start_run_dir(dir, spec, arms, set.errors, machine, command);
     std::cout << spec.op.op << " (" << spec.path << ")\n";
-    QualifyStageOptions q;
-    q.spec_file = dir / "spec.yaml";
-    q.out_jsonl = dir / "qualification.jsonl";
-    q.log_dir = dir / "logs";
-    q.artifacts_dir = dir / "artifacts";
+    auto q = QualifyStageOptions::for_run_dir(dir);
     q.quick = vm["quick"].as<bool>();
     q.hang_timeout_s = vm["hang-timeout"].as<double>();
     q.sanitize_tools = tools;

@@ -1,5 +1,6 @@
 #include "cli/common.hpp"
 
+#include <algorithm>
 #include <iostream>
 #include <sstream>
 
@@ -81,6 +82,17 @@ std::vector<std::int64_t> parse_sizes(const std::string& s) {
   }
   if (out.empty()) throw UsageError("--sizes: no sizes given");
   return out;
+}
+
+std::vector<std::string> parse_sanitize_tools(const std::string& s) {
+  static const std::vector<std::string> known = {"memcheck", "initcheck", "racecheck", "synccheck"};
+  if (s == "all") return known;
+  auto tools = split_csv(s);
+  for (const auto& t : tools)
+    if (std::find(known.begin(), known.end(), t) == known.end())
+      throw UsageError("--sanitize: unknown tool '" + t +
+                       "' (memcheck, initcheck, racecheck, synccheck or all)");
+  return tools;
 }
 
 }  // namespace kq::cli

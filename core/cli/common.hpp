@@ -37,6 +37,8 @@ bool parse_subcommand(const std::string& usage, const po::options_description& o
 std::vector<std::string> split_csv(const std::string& s);
 // "4096,65536,2^20" -> element counts; throws UsageError on anything else.
 std::vector<std::int64_t> parse_sizes(const std::string& s);
+// "memcheck,racecheck" or "all" -> compute-sanitizer tools; throws UsageError on others.
+std::vector<std::string> parse_sanitize_tools(const std::string& s);
 
 int cmd_list(const std::vector<std::string>& args);
 int cmd_check_spec(const std::vector<std::string>& args);

@@ -35,6 +35,16 @@ struct QualifyStageOptions {
   std::filesystem::path sanitizer;
   // Called with each record as it arrives (progress display); may be empty.
   std::function<void(const nlohmann::json&)> on_record;
+
+  // The files of a run directory: spec.yaml, qualification.jsonl, logs/, artifacts/.
+  static QualifyStageOptions for_run_dir(const std::filesystem::path& dir) {
+    QualifyStageOptions o;
+    o.spec_file = dir / "spec.yaml";
+    o.out_jsonl = dir / "qualification.jsonl";
+    o.log_dir = dir / "logs";
+    o.artifacts_dir = dir / "artifacts";
+    return o;
+  }
 };
 
 // Returns the final verdict record of every arm, in the order given. An arm on a device this
