@@ -3,6 +3,8 @@
 
 #include "report/junit.hpp"
 #include "report/report.hpp"
+#include "report/report_html.hpp"
+#include "report/rounds_csv.hpp"
 #include "report/summary.hpp"
 #include "util/json_lines.hpp"
 
@@ -107,15 +109,20 @@ std::string render_markdown(const nlohmann::json& s) {
   if (!s.value("timing_ran", false)) {
     md << "No timing was recorded (no qualified arm, or the run stopped before timing).\n";
   }
+  const bool light = s.contains("light") && s["light"].value("measured", false);
   for (const auto& row : s["timing"]) {
     md << "### " << row.value("size", 0LL) << " elements";
     if (row.value("bytes", 0.0) > 0)
       md << " (" << num(row.value("bytes", 0.0) / 1e6, "%.3g") << " MB moved per call)";
     md << "\n\nrounds: " << row.value("rounds", 0)
-       << ", stopped by: " << row.value("stopped_by", "") << "\n\n";
-    md << "| arm | samples | median | min | IQR | noise | GB/s | speed-up vs baseline (95% CI) | "
-          "loop output |\n";
-    md << "|---|---:|---:|---:|---:|---:|---:|---|---|\n";
+       << ", stopped by: " << row.value("stopped_by", "");
+    if (row.contains("light_gbps"))
+      md << ", speed of light (device-to-device copy): "
+         << num(row["light_gbps"].get<double>(), "%.1f") << " GB/s";
+    md << "\n\n";
+    md << "| arm | samples | median | min | IQR | noise | GB/s | " << (light ? "% of light | " : "")
+       << "speed-up vs baseline (95% CI) | loop output |\n";
+    md << "|---|---:|---:|---:|---:|---:|---:|" << (light ? "---:|" : "") << "---|---|\n";
     for (const auto& a : row["arms"]) {
       md << "| " << cell(a, "arm") << " | " << a.value("n", 0) << " | "
          << format_seconds(a.value("median_s", 0.0)) << " | "
@@ -123,6 +130,8 @@ std::string render_markdown(const nlohmann::json& s) {
          << format_seconds(a.value("q3_s", 0.0) - a.value("q1_s", 0.0)) << " | "
          << num(100 * a.value("rel_noise", 0.0), "%.1f%%") << " | "
          << (a.contains("gbps") ? num(a["gbps"].get<double>(), "%.1f") : "") << " | ";
+      if (light)
+        md << (a.contains("pct_light") ? num(a["pct_light"].get<double>(), "%.1f%%") : "") << " | ";
       if (a.contains("speedup"))
         md << num(a["speedup"].get<double>()) << "x (" << num(a["speedup_lo"].get<double>()) << "–"
            << num(a["speedup_hi"].get<double>()) << ")";
@@ -144,8 +153,11 @@ std::string render_markdown(const nlohmann::json& s) {
 
 nlohmann::json write_report(const std::filesystem::path& run_dir) {
   nlohmann::json s = summarize_run(run_dir);
+  const auto rounds = read_json_lines(run_dir / "rounds.jsonl");
   write_file_atomic(run_dir / "summary.json", s.dump(2) + "\n");
   write_file_atomic(run_dir / "report.md", render_markdown(s));
+  write_file_atomic(run_dir / "report.html", render_html(s, rounds));
+  write_file_atomic(run_dir / "rounds.csv", render_rounds_csv(rounds));
   write_file_atomic(run_dir / "junit.xml", render_junit(run_dir));
   return s;
 }

@@ -5,6 +5,7 @@
 
 #include "decision/decide.hpp"
 #include "qualify/expectation.hpp"
+#include "report/light.hpp"
 #include "timing/stats.hpp"
 #include "util/json_lines.hpp"
 
@@ -104,7 +105,9 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
   std::map<std::int64_t, json> size_info;
   std::map<std::pair<std::int64_t, std::string>, json> rechecks, skips;
   bool timing_seen = false;
-  for (const auto& r : read_json_lines(dir / "rounds.jsonl")) {
+  const std::vector<json> round_records = read_json_lines(dir / "rounds.jsonl");
+  const std::map<std::int64_t, Light> light = light_by_size(round_records);
+  for (const auto& r : round_records) {
     timing_seen = true;
     std::string type = r.value("type", "");
     std::int64_t size = r.value("size", std::int64_t{0});
@@ -126,6 +129,8 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
     } else {
       row["stopped_by"] = "incomplete (the run stopped during this size)";
     }
+    auto li = light.find(size);
+    if (li != light.end()) row["light_gbps"] = li->second.gbps;
     json list = json::array();
     auto base = per_arm.find(baseline);
     for (const auto& [arm, v] : per_arm) {
@@ -134,6 +139,8 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
                 {"q1_s", st.q1}, {"q3_s", st.q3}, {"rel_noise", st.rel_noise()}};
       if (st.median > 0 && bytes_per_element > 0)
         a["gbps"] = bytes_per_element * static_cast<double>(size) / st.median / 1e9;
+      if (a.contains("gbps") && li != light.end() && li->second.gbps > 0)
+        a["pct_light"] = 100.0 * a["gbps"].get<double>() / li->second.gbps;
       if (base != per_arm.end() && arm != baseline) {
         SpeedupEstimate e =
             bootstrap_speedup(base->second, v, 2000, static_cast<std::uint64_t>(size));
@@ -153,6 +160,12 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
   json skipped = json::array();
   for (const auto& [k, r] : skips) skipped.push_back(r);
   s["timing"] = timing;
+  // The speed of light: a device-to-device copy timed in the same run (absent: not measured).
+  json light_rows = json::array();
+  for (const auto& [size, l] : light)
+    light_rows.push_back(
+        {{"size", size}, {"n", l.n}, {"gbps", l.gbps}, {"best_gbps", l.best_gbps}});
+  s["light"] = {{"measured", !light.empty()}, {"per_size", light_rows}};
   s["timing_skips"] = skipped;
   s["timing_ran"] = timing_seen;
   // An arm whose timing-loop output was wrong cannot win anything.
