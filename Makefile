@@ -17,8 +17,10 @@ endif
 
 all: build
 
+# `make test` also installs what the tests need (chromium): prerequisites inherit DEPS_ARGS.
+DEPS_ARGS ?=
 deps:
-	@bash tools/install-deps.sh
+	@bash tools/install-deps.sh $(DEPS_ARGS)
 
 $(BUILD)/CMakeCache.txt: | deps
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)
@@ -31,6 +33,7 @@ build: configure
 run: build
 	$(BUILD)/bin/kq run $(SPEC)
 
+test: DEPS_ARGS := --test
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j 2
 

@@ -2,10 +2,21 @@
 # Installs the Debian packages kq builds with, when any is missing. As root it runs apt-get;
 # otherwise it prints the command to run. The CUDA toolkit is not a Debian package here: kq
 # finds nvcc on PATH or in /usr/local/cuda, and builds the CPU parts alone without it.
+#   tools/install-deps.sh           what the build needs
+#   tools/install-deps.sh --test    and what the tests need as well (`make test` passes it)
 set -euo pipefail
+# libjs-chart.js: Chart.js, compiled into kq so that report.html draws its plots offline.
 packages=(cmake ninja-build g++ make git pkg-config
           libboost-dev libboost-program-options-dev libyaml-cpp-dev libtbb-dev
-          doctest-dev nlohmann-json3-dev libssl-dev)
+          doctest-dev nlohmann-json3-dev libssl-dev libjs-chart.js)
+# chromium: the report test renders report.html in headless Chromium and checks the plots.
+test_packages=(chromium)
+for arg in "$@"; do
+  case "$arg" in
+    --test) packages+=("${test_packages[@]}") ;;
+    *) echo "usage: $0 [--test]" >&2; exit 2 ;;
+  esac
+done
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -11,12 +11,17 @@ int cmd_report(const std::vector<std::string>& args) {
   po::positional_options_description pos;
   pos.add("run-dir", 1);
   po::variables_map vm;
-  if (!parse_subcommand("kq report RUN_DIR", opts, pos, args, vm)) return kOk;
+  if (!parse_subcommand("kq report RUN_DIR\n\nRebuilds summary.json, report.md, report.html, "
+                        "rounds.csv and junit.xml.",
+                        opts, pos, args, vm))
+    return kOk;
   std::filesystem::path dir = vm["run-dir"].as<std::string>();
   if (!std::filesystem::exists(dir / "manifest.json"))
     throw UsageError(dir.string() + " is not a run directory (no manifest.json)");
   auto s = write_report(dir);
-  std::cout << (dir / "report.md").string() << "\n" << s["decision"].value("sentence", "") << "\n";
+  std::cout << (dir / "report.md").string() << "\n"
+            << (dir / "report.html").string() << "\n"
+            << s["decision"].value("sentence", "") << "\n";
   return kOk;
 }
 

@@ -142,7 +142,8 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
             << " in-contract cases passed, " << h.value("out_of_contract_refused", 0) << " of "
             << h.value("out_of_contract_cases", 0) << " out-of-contract inputs refused\n";
   if (timing) std::cout << summary["decision"].value("sentence", "") << "\n";
-  std::cout << "report: " << (dir / "report.md").string() << "\n";
+  std::cout << "report: " << (dir / "report.md").string() << ", " << (dir / "report.html").string()
+            << "\n";
   return candidate_failed ? kCandidateFailed : kOk;
 }
 

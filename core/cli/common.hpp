@@ -47,6 +47,7 @@ int cmd_qualify(const std::vector<std::string>& args);
 int cmd_selftest(const std::vector<std::string>& args);
 int cmd_artifacts(const std::vector<std::string>& args);
 int cmd_report(const std::vector<std::string>& args);
+int cmd_compare(const std::vector<std::string>& args);
 int cmd_version(const std::vector<std::string>& args);
 int cmd_worker_qualify(const std::vector<std::string>& args);
 int cmd_worker_time(const std::vector<std::string>& args);

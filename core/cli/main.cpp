@@ -19,7 +19,11 @@ commands:
   qualify SPEC       qualify only (verdicts, report, JUnit XML)
   selftest           qualify every good arm and every known-broken candidate on the shipped
                      specs: passes when each broken one is rejected by the check it declares
-  report RUN_DIR     rebuild report.md and summary.json from a run directory
+  report RUN_DIR     rebuild report.md, report.html, rounds.csv, summary.json and junit.xml
+                     from a run directory
+  compare RUN_A RUN_B  per (arm, size, mode) timed in both runs: median B / median A with a
+                     95% bootstrap interval, faster / slower / same (--threshold 0.02); and
+                     the arms whose qualification verdict changed
   artifacts RUN [ARM]  an arm's compiled artifacts (PTX, SASS, cubin, ptxas report) and hashes
   version            kq's version and the commit it was built from
 
@@ -27,7 +31,8 @@ commands:
 
 exit codes:
   0  ok
-  1  a candidate failed qualification (rejected, crashed or hung)
+  1  a candidate failed qualification (rejected, crashed or hung); for compare: a
+     timing or a verdict changed between the runs beyond noise
   2  bad usage or a bad spec
   3  internal error
 )";
@@ -47,6 +52,7 @@ int main(int argc, char** argv) {
       {"check-spec", cmd_check_spec},
       {"run", cmd_run},
       {"report", cmd_report},
+      {"compare", cmd_compare},
       {"qualify", cmd_qualify},
       {"selftest", cmd_selftest},
       {"artifacts", cmd_artifacts},

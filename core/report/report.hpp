@@ -1,4 +1,5 @@
-// Reports: summary.json and report.md in a run directory, from what the run recorded.
+// Reports in a run directory, from what the run recorded: summary.json, report.md, report.html
+// (the same tables and plots, self-contained), rounds.csv (every sample) and junit.xml.
 #pragma once
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -8,7 +9,8 @@ namespace kq {
 
 std::string render_markdown(const nlohmann::json& summary);
 
-// Summarises the run directory and writes summary.json and report.md; returns the summary.
+// Summarises the run directory and writes summary.json, report.md, report.html, rounds.csv and
+// junit.xml; returns the summary.
 nlohmann::json write_report(const std::filesystem::path& run_dir);
 
 // "738 us", "4.1 ms", "12 ns"

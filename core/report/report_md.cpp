@@ -3,6 +3,8 @@
 
 #include "report/junit.hpp"
 #include "report/report.hpp"
+#include "report/report_html.hpp"
+#include "report/rounds_csv.hpp"
 #include "report/summary.hpp"
 #include "util/json_lines.hpp"
 
@@ -115,38 +117,48 @@ std::string render_markdown(const nlohmann::json& s) {
   if (!s.value("timing_ran", false)) {
     md << "No timing was recorded (no qualified arm, or the run stopped before timing).\n";
   }
+  const bool light = s.contains("light") && s["light"].value("measured", false);
   for (const auto& row : s["timing"]) {
     md << "### " << row.value("size", 0LL) << " elements";
     if (row.value("bytes", 0.0) > 0)
       md << " (" << num(row.value("bytes", 0.0) / 1e6, "%.3g") << " MB moved per call)";
     md << "\n\nrounds: " << row.value("rounds", 0)
-       << ", stopped by: " << row.value("stopped_by", "") << "\n\n";
+       << ", stopped by: " << row.value("stopped_by", "");
+    if (row.contains("light_gbps"))
+      md << ", speed of light (device-to-device copy, same run): "
+         << num(row["light_gbps"].get<double>(), "%.1f") << " GB/s";
+    md << "\n\n";
     for (const auto& a : row["arms"])
       if (a.value("throttled", 0) > 0)
         md << "- " << cell(a, "arm") << ": " << a.value("throttled", 0)
            << " sample(s) ran below 75% of the run's usual SM clock: kept in rounds.jsonl, left "
-              "out "
-              "here\n";
-    if (row.contains("light_gbps"))
-      md << "speed of light (a device copy moving the same bytes, same run): "
-         << num(row["light_gbps"].get<double>(), "%.1f") << " GB/s\n\n";
-    md << "| arm | samples | median | min | IQR | noise | GB/s | % of light | graph replay per "
-          "call | "
-          "host enqueue | speed-up vs baseline (95% CI) | loop output |\n";
-    md << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n";
+              "out here\n";
+    bool graph = false, host = false;
+    for (const auto& a : row["arms"]) {
+      graph |= a.contains("graph_median_s");
+      host |= a.contains("host_median_s");
+    }
+    md << "| arm | samples | median | min | IQR | noise | GB/s | " << (light ? "% of light | " : "")
+       << (graph ? "graph replay per call | " : "") << (host ? "host enqueue | " : "")
+       << "speed-up vs baseline (95% CI) | loop output |\n";
+    md << "|---|---:|---:|---:|---:|---:|---:|" << (light ? "---:|" : "") << (graph ? "---:|" : "")
+       << (host ? "---:|" : "") << "---|---|\n";
     for (const auto& a : row["arms"]) {
       md << "| " << cell(a, "arm") << " | " << a.value("n", 0) << " | "
          << format_seconds(a.value("median_s", 0.0)) << " | "
          << format_seconds(a.value("min_s", 0.0)) << " | "
          << format_seconds(a.value("q3_s", 0.0) - a.value("q1_s", 0.0)) << " | "
          << num(100 * a.value("rel_noise", 0.0), "%.1f%%") << " | "
-         << (a.contains("gbps") ? num(a["gbps"].get<double>(), "%.1f") : "") << " | "
-         << (a.contains("pct_of_light") ? num(a["pct_of_light"].get<double>(), "%.1f%%") : "")
-         << " | "
-         << (a.contains("graph_median_s") ? format_seconds(a["graph_median_s"].get<double>()) : "")
-         << " | "
-         << (a.contains("host_median_s") ? format_seconds(a["host_median_s"].get<double>()) : "")
-         << " | ";
+         << (a.contains("gbps") ? num(a["gbps"].get<double>(), "%.1f") : "") << " | ";
+      if (light)
+        md << (a.contains("pct_light") ? num(a["pct_light"].get<double>(), "%.1f%%") : "") << " | ";
+      if (graph)
+        md << (a.contains("graph_median_s") ? format_seconds(a["graph_median_s"].get<double>())
+                                            : "")
+           << " | ";
+      if (host)
+        md << (a.contains("host_median_s") ? format_seconds(a["host_median_s"].get<double>()) : "")
+           << " | ";
       if (a.contains("speedup"))
         md << num(a["speedup"].get<double>()) << "x (" << num(a["speedup_lo"].get<double>()) << "–"
            << num(a["speedup_hi"].get<double>()) << ")";
@@ -168,8 +180,11 @@ std::string render_markdown(const nlohmann::json& s) {
 
 nlohmann::json write_report(const std::filesystem::path& run_dir) {
   nlohmann::json s = summarize_run(run_dir);
+  const auto rounds = read_json_lines(run_dir / "rounds.jsonl");
   write_file_atomic(run_dir / "summary.json", s.dump(2) + "\n");
   write_file_atomic(run_dir / "report.md", render_markdown(s));
+  write_file_atomic(run_dir / "report.html", render_html(s, rounds));
+  write_file_atomic(run_dir / "rounds.csv", render_rounds_csv(rounds));
   write_file_atomic(run_dir / "junit.xml", render_junit(run_dir));
   return s;
 }

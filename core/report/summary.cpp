@@ -6,6 +6,7 @@
 
 #include "decision/decide.hpp"
 #include "qualify/expectation.hpp"
+#include "report/light.hpp"
 #include "timing/stats.hpp"
 #include "util/json_lines.hpp"
 
@@ -115,7 +116,8 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
   std::map<std::int64_t, json> size_info;
   std::map<std::pair<std::int64_t, std::string>, json> rechecks, skips;
   bool timing_seen = false;
-  const auto round_records = read_json_lines(dir / "rounds.jsonl");
+  const std::vector<json> round_records = read_json_lines(dir / "rounds.jsonl");
+  const std::map<std::int64_t, Light> light = light_by_size(round_records);
   // The usual SM clock of the run; a sample below 75% of it ran throttled: kept in
   // rounds.jsonl, counted, and left out of the statistics.
   std::vector<double> clocks;
@@ -125,7 +127,6 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
   s["sm_clock_mhz_median"] = usual_clock;
   std::map<std::pair<std::int64_t, std::string>, int> throttled;
   std::map<std::int64_t, std::map<std::string, std::vector<double>>> graph_samples, host_samples;
-  std::map<std::int64_t, std::vector<double>> light_bw;
   for (const auto& r : round_records) {
     timing_seen = true;
     std::string type = r.value("type", "");
@@ -140,8 +141,6 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
         host_samples[size][r.value("arm", "")].push_back(r["host_seconds"].get<double>());
     } else if (type == "round" && r.value("mode", "") == "graph") {
       graph_samples[size][r.value("arm", "")].push_back(r.value("seconds", 0.0));
-    } else if (type == "light" && !slow_clock && r.value("seconds", 0.0) > 0) {
-      light_bw[size].push_back(r.value("bytes", 0.0) / r.value("seconds", 1.0));
     } else if (type == "size_end")
       size_info[size] = r;
     else if (type == "recheck")
@@ -152,17 +151,14 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
   json timing = json::array();
   for (const auto& [size, per_arm] : samples) {
     json row = {{"size", size}, {"bytes", bytes_per_element * static_cast<double>(size)}};
-    double light = 0;  // bytes per second of the device copy at this size
-    if (light_bw.count(size)) {
-      light = summarize(light_bw[size]).median;
-      row["light_gbps"] = light / 1e9;
-    }
     if (size_info.count(size)) {
       row["rounds"] = size_info[size].value("rounds", 0);
       row["stopped_by"] = size_info[size].value("stopped_by", "");
     } else {
       row["stopped_by"] = "incomplete (the run stopped during this size)";
     }
+    auto li = light.find(size);
+    if (li != light.end()) row["light_gbps"] = li->second.gbps;
     json list = json::array();
     auto base = per_arm.find(baseline);
     for (const auto& [arm, v] : per_arm) {
@@ -171,8 +167,9 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
                 {"q1_s", st.q1}, {"q3_s", st.q3}, {"rel_noise", st.rel_noise()}};
       if (st.median > 0 && bytes_per_element > 0) {
         a["gbps"] = bytes_per_element * static_cast<double>(size) / st.median / 1e9;
-        if (light > 0) a["pct_of_light"] = 100.0 * a["gbps"].get<double>() * 1e9 / light;
       }
+      if (a.contains("gbps") && li != light.end() && li->second.gbps > 0)
+        a["pct_light"] = 100.0 * a["gbps"].get<double>() / li->second.gbps;
       if (auto g = graph_samples[size].find(arm);
           g != graph_samples[size].end() && !g->second.empty())
         a["graph_median_s"] = summarize(g->second).median;
@@ -199,6 +196,12 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
   json skipped = json::array();
   for (const auto& [k, r] : skips) skipped.push_back(r);
   s["timing"] = timing;
+  // The speed of light: a device-to-device copy timed in the same run (absent: not measured).
+  json light_rows = json::array();
+  for (const auto& [size, l] : light)
+    light_rows.push_back(
+        {{"size", size}, {"n", l.n}, {"gbps", l.gbps}, {"best_gbps", l.best_gbps}});
+  s["light"] = {{"measured", !light.empty()}, {"per_size", light_rows}};
   s["timing_skips"] = skipped;
   s["timing_ran"] = timing_seen;
   // An arm whose timing-loop output was wrong cannot win anything.

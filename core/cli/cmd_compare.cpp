@@ -1,0 +1,36 @@
+#include <iostream>
+
+#include "cli/common.hpp"
+#include "report/compare.hpp"
+
+namespace kq::cli {
+
+int cmd_compare(const std::vector<std::string>& args) {
+  po::options_description opts("compare options");
+  opts.add_options()("run-a", po::value<std::string>()->required(), "the earlier run directory")(
+      "run-b", po::value<std::string>()->required(), "the later run directory")(
+      "threshold", po::value<double>()->default_value(0.02, "0.02"),
+      "a change must move the median by more than this fraction (and its 95% interval exclude 1)");
+  po::positional_options_description pos;
+  pos.add("run-a", 1).add("run-b", 1);
+  po::variables_map vm;
+  const std::string usage =
+      "kq compare RUN_A RUN_B [--threshold 0.02]\n\n"
+      "For each (arm, size, mode) timed in both runs: median B / median A with a 95% bootstrap\n"
+      "interval, and faster / slower / same; then the arms whose qualification verdict changed.\n"
+      "Exit code: 0 nothing changed beyond noise, 1 a timing or a verdict changed, 2 bad usage.";
+  if (!parse_subcommand(usage, opts, pos, args, vm)) return kOk;
+  const double threshold = vm["threshold"].as<double>();
+  if (!(threshold >= 0) || threshold >= 1)
+    throw UsageError("--threshold must be a fraction in [0, 1), such as 0.02");
+  std::filesystem::path dirs[2] = {vm["run-a"].as<std::string>(), vm["run-b"].as<std::string>()};
+  for (const auto& d : dirs)
+    if (!std::filesystem::exists(d / "manifest.json") &&
+        !std::filesystem::exists(d / "rounds.jsonl"))
+      throw UsageError(d.string() + " is not a run directory (no manifest.json or rounds.jsonl)");
+  const RunComparison c = compare_runs(dirs[0], dirs[1], threshold);
+  std::cout << render_comparison(c);
+  return c.changed() ? 1 : kOk;  // 1: the runs differ beyond noise (documented in kq --help)
+}
+
+}  // namespace kq::cli

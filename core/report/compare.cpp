@@ -1,0 +1,216 @@
+#include "report/compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+#include "decision/decide.hpp"
+#include "report/report.hpp"
+#include "timing/stats.hpp"
+#include "util/json_lines.hpp"
+
+namespace kq {
+namespace {
+
+using nlohmann::json;
+using Key = std::tuple<std::string, std::int64_t, std::string>;  // arm, size, mode
+
+json read_manifest(const std::filesystem::path& dir) {
+  std::ifstream in(dir / "manifest.json");
+  if (!in) return json::object();
+  json m = json::parse(in, nullptr, false);
+  return m.is_object() ? m : json::object();
+}
+
+json describe(const std::filesystem::path& dir) {
+  const json m = read_manifest(dir);
+  const json machine = m.value("machine", json::object());
+  std::string gpu;
+  if (machine.contains("gpus") && machine["gpus"].is_array() && !machine["gpus"].empty())
+    gpu = machine["gpus"][0].value("name", "");
+  return {{"dir", dir.string()},
+          {"op", m.value("op", "")},
+          {"started", m.value("started", "")},
+          {"host", machine.value("hostname", "")},
+          {"gpu", gpu},
+          {"spec_sha256", m.value("spec_sha256", "")}};
+}
+
+// Samples per (arm, size, mode): every round not taken while throttled.
+std::map<Key, std::vector<double>> read_samples(const std::filesystem::path& dir) {
+  std::map<Key, std::vector<double>> out;
+  for (const auto& r : read_json_lines(dir / "rounds.jsonl")) {
+    if (!r.is_object() || r.value("type", "") != "round" || r.value("throttled", false)) continue;
+    const double s = r.value("seconds", 0.0);
+    if (!(s > 0)) continue;
+    out[{r.value("arm", ""), r.value("size", std::int64_t{0}), r.value("mode", "single")}]
+        .push_back(s);
+  }
+  return out;
+}
+
+// Each arm's final qualification verdict (the last verdict record; sanitizer passes ignored).
+std::map<std::string, std::string> read_verdicts(const std::filesystem::path& dir) {
+  std::map<std::string, std::string> out;
+  for (const auto& r : read_json_lines(dir / "qualification.jsonl"))
+    if (r.is_object() && r.value("type", "") == "verdict" && !r.contains("pass"))
+      out[r.value("arm", "")] = r.value("verdict", "");
+  return out;
+}
+
+TimingKey key_of(const Key& k) { return {std::get<0>(k), std::get<1>(k), std::get<2>(k)}; }
+
+std::string fmt(const char* f, double x) {
+  char b[48];
+  std::snprintf(b, sizeof b, f, x);
+  return b;
+}
+
+std::string run_line(const char* name, const json& r) {
+  std::string s = std::string("  ") + name + ": " + r.value("dir", "");
+  std::string what;
+  for (const char* k : {"op", "started", "host", "gpu"})
+    if (!r.value(k, "").empty()) what += (what.empty() ? "" : ", ") + r.value(k, "");
+  if (!what.empty()) s += "  (" + what + ")";
+  return s + "\n";
+}
+
+std::string key_text(const TimingKey& k) {
+  return k.arm + " at " + std::to_string(k.size) + " (" + k.mode + ")";
+}
+
+}  // namespace
+
+RunComparison compare_runs(const std::filesystem::path& run_a, const std::filesystem::path& run_b,
+                           double threshold) {
+  RunComparison c;
+  c.threshold = threshold;
+  c.run_a = describe(run_a);
+  c.run_b = describe(run_b);
+
+  const auto a = read_samples(run_a), b = read_samples(run_b);
+  for (const auto& [k, va] : a) {
+    auto it = b.find(k);
+    if (it == b.end()) {
+      c.only_a.push_back(key_of(k));
+      continue;
+    }
+    const auto& vb = it->second;
+    TimingChange t;
+    t.key = key_of(k);
+    t.n_a = static_cast<int>(va.size());
+    t.n_b = static_cast<int>(vb.size());
+    t.median_a = summarize(va).median;
+    t.median_b = summarize(vb).median;
+    t.ratio = t.median_a > 0 ? t.median_b / t.median_a : 0;
+    if (t.n_a < kMinCompareSamples || t.n_b < kMinCompareSamples) {
+      t.verdict = "too few samples";
+      c.too_few++;
+    } else {
+      // bootstrap_speedup(base, arm) estimates median(base) / median(arm): here B over A.
+      SpeedupEstimate e = bootstrap_speedup(vb, va, 2000, static_cast<std::uint64_t>(t.key.size));
+      t.ratio = e.ratio;
+      t.lo = e.lo;
+      t.hi = e.hi;
+      const bool beyond_noise = (e.lo > 1.0 || e.hi < 1.0) && std::abs(e.ratio - 1.0) > threshold;
+      t.verdict = !beyond_noise ? "same" : e.ratio > 1.0 ? "slower" : "faster";
+      (t.verdict == "same" ? c.same : t.verdict == "slower" ? c.slower : c.faster)++;
+    }
+    c.timing.push_back(t);
+  }
+  for (const auto& [k, vb] : b)
+    if (!a.count(k)) c.only_b.push_back(key_of(k));
+
+  const auto qa = read_verdicts(run_a), qb = read_verdicts(run_b);
+  for (const auto& [arm, v] : qa) {
+    auto it = qb.find(arm);
+    if (it == qb.end())
+      c.qualified_only_a.push_back(arm);
+    else if (it->second != v)
+      c.verdicts_changed.push_back({arm, v, it->second});
+  }
+  for (const auto& [arm, v] : qb)
+    if (!qa.count(arm)) c.qualified_only_b.push_back(arm);
+  return c;
+}
+
+std::string render_comparison(const RunComparison& c) {
+  std::ostringstream o;
+  o << "kq compare\n" << run_line("A", c.run_a) << run_line("B", c.run_b);
+  const std::string sha_a = c.run_a.value("spec_sha256", ""),
+                    sha_b = c.run_b.value("spec_sha256", "");
+  if (!sha_a.empty() && !sha_b.empty() && sha_a != sha_b)
+    o << "note: the runs used different specs (spec sha256 " << sha_a.substr(0, 12) << "... and "
+      << sha_b.substr(0, 12) << "...)\n";
+  o << "\nB/A: median B over median A (above 1: B is slower), with its 95% bootstrap interval. A "
+       "change: the\ninterval excludes 1 and B/A is more than "
+    << fmt("%.3g", 100 * c.threshold)
+    << "% away from 1. Rounds taken while throttled are left out.\n\n";
+
+  if (!c.timing.empty()) {
+    std::vector<std::vector<std::string>> rows = {{"arm", "size", "mode", "n A", "n B", "median A",
+                                                   "median B", "B/A", "95% interval", "verdict"}};
+    for (const auto& t : c.timing) {
+      const bool est = t.verdict != "too few samples";
+      rows.push_back({t.key.arm, std::to_string(t.key.size), t.key.mode, std::to_string(t.n_a),
+                      std::to_string(t.n_b), format_seconds(t.median_a), format_seconds(t.median_b),
+                      fmt("%.3f", t.ratio),
+                      est ? fmt("%.3f", t.lo) + " - " + fmt("%.3f", t.hi) : std::string("-"),
+                      t.verdict});
+    }
+    std::vector<std::size_t> width(rows[0].size(), 0);
+    for (const auto& r : rows)
+      for (std::size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+    const std::vector<bool> right = {false, true, false, true,  true,
+                                     true,  true, true,  false, false};
+    for (const auto& r : rows) {
+      std::string line;
+      for (std::size_t i = 0; i < r.size(); ++i) {
+        const std::string pad(width[i] - r[i].size(), ' ');
+        line += (i ? "  " : "") + (right[i] ? pad + r[i] : r[i] + (i + 1 < r.size() ? pad : ""));
+      }
+      o << line << "\n";
+    }
+  } else {
+    o << "No (arm, size, mode) was timed in both runs.\n";
+  }
+  if (!c.only_a.empty()) {
+    o << "\ntimed in run A only:\n";
+    for (const auto& k : c.only_a) o << "  " << key_text(k) << "\n";
+  }
+  if (!c.only_b.empty()) {
+    o << "\ntimed in run B only:\n";
+    for (const auto& k : c.only_b) o << "  " << key_text(k) << "\n";
+  }
+  if (!c.verdicts_changed.empty()) {
+    o << "\nqualification verdicts changed:\n";
+    for (const auto& v : c.verdicts_changed)
+      o << "  " << v.arm << ": " << v.a << " -> " << v.b << "\n";
+  }
+  if (!c.qualified_only_a.empty()) {
+    o << "\nqualified in run A only:";
+    for (const auto& a : c.qualified_only_a) o << " " << a;
+    o << "\n";
+  }
+  if (!c.qualified_only_b.empty()) {
+    o << "\nqualified in run B only:";
+    for (const auto& a : c.qualified_only_b) o << " " << a;
+    o << "\n";
+  }
+
+  o << "\ncompare: " << c.timing.size() << " compared: " << c.slower << " slower, " << c.faster
+    << " faster, " << c.same << " same";
+  if (c.too_few)
+    o << ", " << c.too_few << " with too few samples (under " << kMinCompareSamples << ")";
+  o << "; " << c.verdicts_changed.size() << " verdict(s) changed";
+  if (!c.only_a.empty() || !c.only_b.empty())
+    o << "; " << c.only_a.size() + c.only_b.size() << " timed in one run only";
+  o << ": " << (c.changed() ? "CHANGED beyond noise" : "no change beyond noise") << "\n";
+  return o.str();
+}
+
+}  // namespace kq

@@ -1,0 +1,211 @@
+// Comparing two runs (report/compare.hpp) on synthetic run directories written here: the same
+// distribution twice, one arm 10% slower, noise and a shift below the threshold, throttled
+// rounds, verdict changes, and arms or sizes timed in one run only.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <map>
+#include <random>
+
+#include "report/compare.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+using nlohmann::json;
+
+struct ArmTiming {
+  std::string arm;
+  double seconds;       // the typical time at size 4096; larger sizes scale with the size
+  double factor = 1.0;  // multiplies every sample
+};
+
+struct RunSpec {
+  std::vector<ArmTiming> arms;
+  std::vector<std::int64_t> sizes = {4096, 1 << 20};
+  int rounds = 30;
+  double noise = 0.01;  // relative standard deviation of each sample
+  std::uint64_t seed = 1;
+  std::map<std::string, std::string> verdicts;  // default: every arm qualified
+  int throttled_rounds = 0;                     // extra rounds, 3x slower, marked throttled
+};
+
+std::filesystem::path write_run(const std::filesystem::path& dir, const RunSpec& r) {
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "manifest.json")
+      << json{{"op", "residual_relu"},
+              {"spec_sha256", "abc123"},
+              {"started", "2026-11-29T00:00:00Z"},
+              {"machine", {{"hostname", "synthetic"}, {"gpus", {{{"name", "Test GPU"}}}}}}}
+             .dump();
+  std::ofstream q(dir / "qualification.jsonl");
+  for (const auto& a : r.arms) {
+    auto it = r.verdicts.find(a.arm);
+    q << json{{"type", "verdict"},
+              {"arm", a.arm},
+              {"verdict", it == r.verdicts.end() ? "qualified" : it->second}}
+             .dump()
+      << "\n";
+  }
+  std::mt19937_64 rng(r.seed);
+  std::normal_distribution<double> noise(0.0, r.noise);
+  std::ofstream out(dir / "rounds.jsonl");
+  for (auto size : r.sizes) {
+    const double scale = static_cast<double>(size) / 4096.0;
+    for (int k = 0; k < r.rounds + r.throttled_rounds; ++k)
+      for (const auto& a : r.arms) {
+        const bool throttled = k >= r.rounds;
+        json rec = {
+            {"type", "round"},
+            {"arm", a.arm},
+            {"size", size},
+            {"mode", "single"},
+            {"round", k},
+            {"seconds", a.seconds * scale * a.factor * (1 + noise(rng)) * (throttled ? 3 : 1)}};
+        if (throttled) rec["throttled"] = true;
+        out << rec.dump() << "\n";
+      }
+  }
+  return dir;
+}
+
+const kq::TimingChange* find(const kq::RunComparison& c, const std::string& arm,
+                             std::int64_t size) {
+  for (const auto& t : c.timing)
+    if (t.key.arm == arm && t.key.size == size) return &t;
+  return nullptr;
+}
+
+const std::vector<ArmTiming> kArms = {{"baseline", 10e-6}, {"fused", 9e-6}, {"library", 12e-6}};
+
+}  // namespace
+
+TEST_CASE("an unchanged run: every ratio near 1, no change") {
+  auto dir = kq::test::temp_dir("compare-same");
+  auto a = write_run(dir / "a", {.arms = kArms, .seed = 1});
+  auto b = write_run(dir / "b", {.arms = kArms, .seed = 2});
+  auto c = kq::compare_runs(a, b, 0.02);
+  REQUIRE(c.timing.size() == 6);
+  for (const auto& t : c.timing) {
+    INFO(t.key.arm << " " << t.key.size << ": " << t.ratio << " [" << t.lo << ", " << t.hi << "]");
+    CHECK(t.verdict == "same");
+    CHECK(t.ratio == doctest::Approx(1.0).epsilon(0.02));
+    CHECK(t.lo <= t.ratio);
+    CHECK(t.ratio <= t.hi);
+    CHECK(t.n_a == 30);
+    CHECK(t.n_b == 30);
+  }
+  CHECK(c.same == 6);
+  CHECK_FALSE(c.changed());
+  CHECK(c.only_a.empty());
+  CHECK(c.only_b.empty());
+  CHECK(c.verdicts_changed.empty());
+  const std::string text = kq::render_comparison(c);
+  CHECK(text.find("median A") != std::string::npos);
+  CHECK(text.find("0 slower, 0 faster, 6 same") != std::string::npos);
+  CHECK(text.find("no change beyond noise") != std::string::npos);
+}
+
+TEST_CASE("one arm 10% slower is flagged slower at every size, the others stay the same") {
+  auto dir = kq::test::temp_dir("compare-slower");
+  auto slower = kArms;
+  slower[1].factor = 1.10;
+  auto a = write_run(dir / "a", {.arms = kArms, .seed = 1});
+  auto b = write_run(dir / "b", {.arms = slower, .seed = 2});
+  auto c = kq::compare_runs(a, b);
+  for (std::int64_t size : {4096, 1 << 20}) {
+    const auto* t = find(c, "fused", size);
+    REQUIRE(t != nullptr);
+    CHECK(t->verdict == "slower");
+    CHECK(t->ratio == doctest::Approx(1.10).epsilon(0.02));
+    CHECK(t->lo > 1.0);
+    CHECK(find(c, "baseline", size)->verdict == "same");
+    CHECK(find(c, "library", size)->verdict == "same");
+  }
+  CHECK(c.slower == 2);
+  CHECK(c.faster == 0);
+  CHECK(c.changed());
+  const std::string text = kq::render_comparison(c);
+  CHECK(text.find("slower") != std::string::npos);
+  CHECK(text.find("CHANGED beyond noise") != std::string::npos);
+
+  // The other way round it is faster.
+  auto back = kq::compare_runs(b, a);
+  CHECK(back.faster == 2);
+  CHECK(find(back, "fused", 4096)->verdict == "faster");
+  CHECK(find(back, "fused", 4096)->ratio == doctest::Approx(1 / 1.10).epsilon(0.02));
+}
+
+TEST_CASE("noise only: more noise and a shift below the threshold are no change") {
+  auto dir = kq::test::temp_dir("compare-noise");
+  auto shifted = kArms;
+  for (auto& a : shifted) a.factor = 1.005;  // 0.5%: may be resolved, but below 2%
+  auto a = write_run(dir / "a", {.arms = kArms, .rounds = 100, .seed = 1});
+  auto b = write_run(dir / "b", {.arms = shifted, .rounds = 100, .noise = 0.03, .seed = 7});
+  auto c = kq::compare_runs(a, b, 0.02);
+  for (const auto& t : c.timing) {
+    INFO(t.key.arm << " " << t.key.size << ": " << t.ratio << " [" << t.lo << ", " << t.hi << "]");
+    CHECK(t.verdict == "same");
+  }
+  CHECK_FALSE(c.changed());
+
+  // With a threshold of zero a resolved 0.5% shift does count, once the noise is small.
+  auto quiet =
+      write_run(dir / "quiet", {.arms = shifted, .rounds = 200, .noise = 0.001, .seed = 3});
+  auto base = write_run(dir / "base", {.arms = kArms, .rounds = 200, .noise = 0.001, .seed = 4});
+  CHECK_FALSE(kq::compare_runs(base, quiet, 0.02).changed());
+  auto strict = kq::compare_runs(base, quiet, 0.0);
+  CHECK(strict.changed());
+  CHECK(strict.slower == 6);
+}
+
+TEST_CASE("throttled rounds are left out") {
+  auto dir = kq::test::temp_dir("compare-throttled");
+  auto a = write_run(dir / "a", {.arms = kArms, .seed = 1});
+  auto b = write_run(dir / "b", {.arms = kArms, .seed = 2, .throttled_rounds = 40});
+  auto c = kq::compare_runs(a, b);
+  CHECK_FALSE(c.changed());
+  CHECK(find(c, "fused", 4096)->n_b == 30);
+}
+
+TEST_CASE("verdict changes count as a change; arms and sizes in one run only are listed") {
+  auto dir = kq::test::temp_dir("compare-verdicts");
+  auto more = kArms;
+  more.push_back({"newcomer", 8e-6});
+  auto a = write_run(dir / "a", {.arms = kArms, .sizes = {4096, 1 << 20, 1 << 24}, .seed = 1});
+  auto b = write_run(dir / "b", {.arms = more, .seed = 2, .verdicts = {{"library", "rejected"}}});
+  auto c = kq::compare_runs(a, b);
+  REQUIRE(c.verdicts_changed.size() == 1);
+  CHECK(c.verdicts_changed[0].arm == "library");
+  CHECK(c.verdicts_changed[0].a == "qualified");
+  CHECK(c.verdicts_changed[0].b == "rejected");
+  CHECK(c.qualified_only_b == std::vector<std::string>{"newcomer"});
+  CHECK(c.only_a.size() == 3);  // every arm at 2^24
+  for (const auto& k : c.only_a) CHECK(k.size == (1 << 24));
+  CHECK(c.only_b.size() == 2);  // the newcomer at both sizes
+  for (const auto& k : c.only_b) CHECK(k.arm == "newcomer");
+  CHECK(c.changed());
+  const std::string text = kq::render_comparison(c);
+  CHECK(text.find("library: qualified -> rejected") != std::string::npos);
+  CHECK(text.find("timed in run A only") != std::string::npos);
+  CHECK(text.find("newcomer at 4096 (single)") != std::string::npos);
+
+  // Coverage alone is no change.
+  auto d = write_run(dir / "d", {.arms = more, .seed = 3});
+  auto only = kq::compare_runs(a, d);
+  CHECK_FALSE(only.changed());
+  CHECK_FALSE(only.only_a.empty());
+}
+
+TEST_CASE("too few samples give no verdict") {
+  auto dir = kq::test::temp_dir("compare-few");
+  auto slower = kArms;
+  slower[1].factor = 1.5;
+  auto a = write_run(dir / "a", {.arms = kArms, .rounds = 3, .seed = 1});
+  auto b = write_run(dir / "b", {.arms = slower, .rounds = 3, .seed = 2});
+  auto c = kq::compare_runs(a, b);
+  CHECK(c.too_few == 6);
+  CHECK_FALSE(c.changed());
+  CHECK(find(c, "fused", 4096)->verdict == "too few samples");
+  CHECK(find(c, "fused", 4096)->ratio == doctest::Approx(1.5).epsilon(0.05));
+}
