@@ -26,6 +26,16 @@ const char* to_string(ValueClass v) {
   return "?";
 }
 
+std::vector<std::int64_t> row_major_strides(const std::vector<std::int64_t>& shape) {
+  std::vector<std::int64_t> st(shape.size());
+  std::int64_t s = 1;
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    st[i] = s;
+    s *= shape[i];
+  }
+  return st;
+}
+
 std::int64_t Case::numel() const {
   std::int64_t n = 1;
   for (auto d : shape) n *= d;

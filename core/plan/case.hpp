@@ -24,6 +24,9 @@ enum class ValueClass {
 
 const char* to_string(ValueClass v);
 
+// Row-major strides (in elements) of a dense tensor of `shape`.
+std::vector<std::int64_t> row_major_strides(const std::vector<std::int64_t>& shape);
+
 // Where a tensor lives inside its allocation and how it is laid out.
 struct Placement {
   std::vector<std::int64_t> strides;  // elements; empty means row-major contiguous

@@ -19,16 +19,6 @@ bool has_rank(const Spec& s, int r) {
   return std::find(rs.begin(), rs.end(), r) != rs.end();
 }
 
-std::vector<std::int64_t> contiguous_strides(const std::vector<std::int64_t>& shape) {
-  std::vector<std::int64_t> st(shape.size());
-  std::int64_t s = 1;
-  for (std::size_t i = shape.size(); i-- > 0;) {
-    st[i] = s;
-    s *= shape[i];
-  }
-  return st;
-}
-
 class Planner {
  public:
   explicit Planner(const Spec& s) : spec_(s) {}
@@ -125,7 +115,7 @@ std::vector<Case> plan_cases(const Spec& spec, const PlanOptions& options) {
     auto place = [&](Case& c) -> Placement& { return is_out ? c.output : c.inputs[t]; };
 
     Case strided = p.make("layout", tname + "_stride2", p.shape_for(1025));
-    place(strided).strides = contiguous_strides(strided.shape);
+    place(strided).strides = row_major_strides(strided.shape);
     place(strided).strides.back() = 2;
     if (contiguous_only) Planner::outside(strided, tname + " is strided (every other element)");
     cases.push_back(std::move(strided));

@@ -10,16 +10,6 @@
 namespace kq {
 namespace {
 
-std::vector<std::int64_t> row_major(const std::vector<std::int64_t>& shape) {
-  std::vector<std::int64_t> st(shape.size());
-  std::int64_t s = 1;
-  for (std::size_t i = shape.size(); i-- > 0;) {
-    st[i] = s;
-    s *= shape[i];
-  }
-  return st;
-}
-
 TensorView make_view(void* data, DType dtype, Device device, const std::vector<std::int64_t>& shape,
                      const std::vector<std::int64_t>& strides) {
   TensorView v;
@@ -45,7 +35,7 @@ CaseTensor make_tensor(const std::string& name, const std::vector<std::int64_t>&
                        const Placement& place, DType dtype, Device device) {
   CaseTensor t;
   t.name = name;
-  auto strides = place.strides.empty() ? row_major(shape) : place.strides;
+  auto strides = place.strides.empty() ? row_major_strides(shape) : place.strides;
   std::int64_t lo = 0, hi = 0;
   const bool empty = numel_of(shape) == 0;
   for (std::size_t i = 0; i < shape.size() && !empty; ++i) {
