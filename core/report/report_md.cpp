@@ -169,6 +169,35 @@ std::string render_markdown(const nlohmann::json& s) {
          << " |\n";
     }
     md << "\n";
+    // What each call launched, from one extra call under CUPTI.
+    bool any_profile = false;
+    for (const auto& a : row["arms"]) any_profile |= a.contains("profile");
+    if (any_profile) {
+      md << "What one call launches (CUPTI):\n\n| arm | kernels | kernel time | copies/sets in the "
+            "call | "
+            "first kernel | grid x block | registers | occupancy "
+            "|\n|---|---:|---:|---:|---|---|---:|---:|\n";
+      for (const auto& a : row["arms"]) {
+        if (!a.contains("profile")) continue;
+        const auto& p = a["profile"];
+        md << "| " << cell(a, "arm") << " | ";
+        if (p.contains("unavailable")) {
+          md << cell(p, "unavailable") << " | | | | | | |\n";
+          continue;
+        }
+        md << p.value("kernels", 0) << " | " << format_seconds(p.value("kernel_seconds", 0.0))
+           << " | " << p.value("memcpys", 0) << " / " << p.value("memsets", 0) << " | ";
+        if (!p["list"].empty()) {
+          const auto& k = p["list"][0];
+          md << cell(k, "name").substr(0, 60) << " | " << k["grid"][0].get<int>() << " x "
+             << k["block"][0].get<int>() << " | " << k.value("registers", 0) << " | "
+             << num(100 * k.value("occupancy", 0.0), "%.0f%%") << " |\n";
+        } else {
+          md << " | | | |\n";
+        }
+      }
+      md << "\n";
+    }
   }
   for (const auto& k : s["timing_skips"])
     md << "- " << cell(k, "arm") << " not timed at " << k.value("size", 0LL) << ": "

@@ -126,6 +126,7 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
   const double usual_clock = clocks.empty() ? 0.0 : summarize(clocks).median;
   s["sm_clock_mhz_median"] = usual_clock;
   std::map<std::pair<std::int64_t, std::string>, int> throttled;
+  std::map<std::pair<std::int64_t, std::string>, json> profiles;
   std::map<std::int64_t, std::map<std::string, std::vector<double>>> graph_samples, host_samples;
   for (const auto& r : round_records) {
     timing_seen = true;
@@ -145,6 +146,8 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
       size_info[size] = r;
     else if (type == "recheck")
       rechecks[{size, r.value("arm", "")}] = r;
+    else if (type == "profile")
+      profiles[{size, r.value("arm", "")}] = r;
     else if (type == "arm_skip")
       skips[{size, r.value("arm", "")}] = r;
   }
@@ -177,6 +180,13 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
           h != host_samples[size].end() && !h->second.empty())
         a["host_median_s"] = summarize(h->second).median;
       if (auto t = throttled.find({size, arm}); t != throttled.end()) a["throttled"] = t->second;
+      if (auto p = profiles.find({size, arm}); p != profiles.end()) {
+        json prof = p->second;
+        prof.erase("type");
+        prof.erase("arm");
+        prof.erase("size");
+        a["profile"] = prof;
+      }
       if (base != per_arm.end() && arm != baseline) {
         SpeedupEstimate e =
             bootstrap_speedup(base->second, v, 2000, static_cast<std::uint64_t>(size));

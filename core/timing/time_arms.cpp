@@ -15,6 +15,7 @@
 #include "qualify/compare.hpp"
 #include "timing/clock_probe.hpp"
 #include "timing/graph_replay.hpp"
+#include "timing/kernel_profile.hpp"
 #include "timing/stopping.hpp"
 #include "timing/timer.hpp"
 
@@ -133,6 +134,14 @@ Slot make_slot(const TimedArm& a, const Spec& spec, const Case& c, bool graph_mo
     ++calls;
     s.stream->synchronize("warm-up");
   } while (since(t0) * 1e3 < spec.timing.warmup_ms);
+  if (s.cuda()) {
+    // What one call launches (CUPTI), from an extra call outside the timed samples.
+    nlohmann::json prof = profile_call(s.stream->handle(), [&] { s.call(*s.sets[0]); });
+    prof["type"] = "profile";
+    prof["arm"] = a.identity.name;
+    prof["size"] = c.numel();
+    emit(prof);
+  }
   if (graph_mode && s.cuda()) {
     // Enough launches for the replay to run well past its own launch: about 20 ms, 10 to 200.
     const double per_call = since(t0) / calls;

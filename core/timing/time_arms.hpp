@@ -5,6 +5,9 @@
 // Records (JSON, "type" first):
 //   {"type":"size_start","size","arms":[...]}
 //   {"type":"arm_skip","arm","size","reason"}           could not be set up or prepared
+//   {"type":"profile","arm","size","kernels","kernel_seconds","memcpys","memsets","list"}
+//                                                       one extra call under CUPTI (CUDA arms)
+//   {"type":"light","size","round","seconds","bytes"}   the device copy (speed of light)
 //   {"type":"round","arm","size","mode","round","seconds"}
 //   {"type":"size_end","size","rounds","stopped_by","elapsed_s"}
 //   {"type":"recheck","arm","size","ok","message"}      outputs of the timing loop checked

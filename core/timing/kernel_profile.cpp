@@ -1,0 +1,175 @@
+#include "timing/kernel_profile.hpp"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <mutex>
+#include <vector>
+
+#include "device/cuda_check.hpp"
+
+#if KQ_HAVE_CUDA
+#include <cupti_activity.h>
+#endif
+
+namespace kq {
+
+#if KQ_HAVE_CUDA
+namespace {
+
+// The CUPTI entry points kq uses, resolved once.
+struct Cupti {
+  CUptiResult (*register_callbacks)(CUpti_BuffersCallbackRequestFunc,
+                                    CUpti_BuffersCallbackCompleteFunc) = nullptr;
+  CUptiResult (*enable)(CUpti_ActivityKind) = nullptr;
+  CUptiResult (*disable)(CUpti_ActivityKind) = nullptr;
+  CUptiResult (*flush_all)(uint32_t) = nullptr;
+  CUptiResult (*next_record)(uint8_t*, size_t, CUpti_Activity**) = nullptr;
+  std::string missing;
+};
+
+const Cupti& cupti() {
+  static const Cupti c = [] {
+    Cupti x;
+    void* h = dlopen("libcupti.so.13", RTLD_NOW | RTLD_LOCAL);
+    if (!h) h = dlopen("libcupti.so", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      const char* e = dlerror();
+      x.missing = std::string("CUPTI not found (") + (e ? e : "libcupti.so.13") + ")";
+      return x;
+    }
+    auto get = [&](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(h, name));
+      if (!fn && x.missing.empty()) x.missing = std::string("CUPTI lacks ") + name;
+    };
+    get(x.register_callbacks, "cuptiActivityRegisterCallbacks");
+    get(x.enable, "cuptiActivityEnable");
+    get(x.disable, "cuptiActivityDisable");
+    get(x.flush_all, "cuptiActivityFlushAll");
+    get(x.next_record, "cuptiActivityGetNextRecord");
+    return x;
+  }();
+  return c;
+}
+
+std::mutex g_mu;
+std::vector<nlohmann::json> g_records;
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *size = 1 << 20;
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, *size));
+  *max_records = 0;
+}
+
+void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  CUpti_Activity* r = nullptr;
+  std::lock_guard lock(g_mu);
+  while (cupti().next_record(buffer, valid, &r) == CUPTI_SUCCESS) {
+    if (r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || r->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
+      // The record is packed: copy each field out before use.
+      const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(r);
+      const int gx = k->gridX, gy = k->gridY, gz = k->gridZ;
+      const int bx = k->blockX, by = k->blockY, bz = k->blockZ;
+      const int regs = k->registersPerThread;
+      const int shared = k->staticSharedMemory + k->dynamicSharedMemory;
+      const std::uint64_t t0 = k->start, t1 = k->end;
+      const char* name = k->name;
+      g_records.push_back({{"kind", "kernel"},
+                           {"name", name ? name : "?"},
+                           {"grid", {gx, gy, gz}},
+                           {"block", {bx, by, bz}},
+                           {"registers", regs},
+                           {"shared_bytes", shared},
+                           {"seconds", static_cast<double>(t1 - t0) * 1e-9}});
+    } else if (r->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
+      g_records.push_back({{"kind", "memcpy"}});
+    } else if (r->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
+      g_records.push_back({{"kind", "memset"}});
+    }
+  }
+  std::free(buffer);
+}
+
+const CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                     CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
+
+}  // namespace
+
+double theoretical_occupancy(int threads, int regs, int shared) {
+  int dev = 0;
+  cudaDeviceProp p{};
+  if (threads <= 0 || cudaGetDevice(&dev) != cudaSuccess ||
+      cudaGetDeviceProperties(&p, dev) != cudaSuccess)
+    return 0;
+  const int warps = (threads + 31) / 32;
+  const int max_warps = p.maxThreadsPerMultiProcessor / 32;
+  int blocks = std::min(p.maxBlocksPerMultiProcessor, max_warps / warps);
+  if (regs > 0) {
+    const int regs_per_warp = (regs * 32 + 255) / 256 * 256;  // allocated per warp, 256 at a time
+    blocks = std::min(blocks, p.regsPerMultiprocessor / (regs_per_warp * warps));
+  }
+  if (shared > 0)
+    blocks = std::min(
+        blocks, static_cast<int>(p.sharedMemPerMultiprocessor /
+                                 (static_cast<std::size_t>(shared) + p.reservedSharedMemPerBlock)));
+  return static_cast<double>(std::max(blocks, 0) * warps) / max_warps;
+}
+
+nlohmann::json profile_call(void* stream, const std::function<void()>& call) {
+  const Cupti& c = cupti();
+  if (!c.missing.empty()) return {{"unavailable", c.missing}};
+  static std::once_flag registered;
+  CUptiResult reg = CUPTI_SUCCESS;
+  std::call_once(registered,
+                 [&] { reg = c.register_callbacks(buffer_requested, buffer_completed); });
+  if (reg != CUPTI_SUCCESS)
+    return {{"unavailable", "cuptiActivityRegisterCallbacks failed (" + std::to_string(reg) + ")"}};
+  {
+    std::lock_guard lock(g_mu);
+    g_records.clear();
+  }
+  for (auto k : kKinds)
+    if (c.enable(k) != CUPTI_SUCCESS) return {{"unavailable", "cuptiActivityEnable failed"}};
+  call();
+  cuda_check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "the profiled call");
+  for (auto k : kKinds) c.disable(k);
+  c.flush_all(1);  // CUPTI_ACTIVITY_FLAG_FLUSH_FORCED
+  std::vector<nlohmann::json> recs;
+  {
+    std::lock_guard lock(g_mu);
+    recs.swap(g_records);
+  }
+  nlohmann::json out = {{"kernels", 0},
+                        {"kernel_seconds", 0.0},
+                        {"memcpys", 0},
+                        {"memsets", 0},
+                        {"list", nlohmann::json::array()}};
+  for (auto& r : recs) {
+    const std::string kind = r["kind"];
+    if (kind == "kernel") {
+      out["kernels"] = out["kernels"].get<int>() + 1;
+      out["kernel_seconds"] = out["kernel_seconds"].get<double>() + r["seconds"].get<double>();
+      const int threads =
+          r["block"][0].get<int>() * r["block"][1].get<int>() * r["block"][2].get<int>();
+      r["occupancy"] =
+          theoretical_occupancy(threads, r["registers"].get<int>(), r["shared_bytes"].get<int>());
+      r.erase("kind");
+      if (out["list"].size() < 16) out["list"].push_back(r);
+    } else if (kind == "memcpy") {
+      out["memcpys"] = out["memcpys"].get<int>() + 1;
+    } else {
+      out["memsets"] = out["memsets"].get<int>() + 1;
+    }
+  }
+  return out;
+}
+
+#else
+double theoretical_occupancy(int, int, int) { return 0; }
+nlohmann::json profile_call(void*, const std::function<void()>&) {
+  return {{"unavailable", "this kq was built without CUDA"}};
+}
+#endif
+
+}  // namespace kq

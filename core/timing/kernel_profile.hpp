@@ -1,0 +1,22 @@
+// What one call of an arm launches, from CUPTI's activity records: the kernels (name, grid,
+// block, registers, shared memory, duration, theoretical occupancy) and any memory copy or set
+// inside the call, which a kernel timed by events must not hide. CUPTI is loaded with dlopen
+// (libcupti.so.13), so kq runs where it is absent; the profile then says why it is missing.
+// Profiled calls are extra calls outside the timed samples: CUPTI's overhead never reaches
+// the statistics.
+#pragma once
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace kq {
+
+// {"kernels": N, "kernel_seconds": S, "memcpys": M, "memsets": K, "list": [{name, grid, block,
+//  registers, shared_bytes, seconds, occupancy}]}, or {"unavailable": "why"}.
+// `call` must enqueue its work on `stream`; this waits for it.
+nlohmann::json profile_call(void* stream, const std::function<void()>& call);
+
+// Theoretical occupancy (active warps over the SM's maximum) of a kernel on the current device.
+double theoretical_occupancy(int threads_per_block, int registers_per_thread, int shared_bytes);
+
+}  // namespace kq
