@@ -58,8 +58,10 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
       "seconds a case may run silently before its worker is declared hung (default: the spec's)");
   if (timing)
     opts.add_options()("no-timing", po::bool_switch(), "qualify only")(
-        "sizes", po::value<std::string>(),
-        "time these sizes instead of the spec's (e.g. 4096,2^20)");
+        "twice", po::value<std::string>(),
+        "time this qualified arm a second time, as an independent instance named ARM#2: how far "
+        "the timing agrees with itself")("sizes", po::value<std::string>(),
+                                         "time these sizes instead of the spec's (e.g. 4096,2^20)");
   add_plugin_options(opts);
   po::positional_options_description pos;
   pos.add("spec", 1);
@@ -113,6 +115,18 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
     if (v == "rejected" || v == "crashed" || v == "hung") candidate_failed = true;
   }
 
+  if (timing && vm.count("twice")) {
+    const std::string twice = vm["twice"].as<std::string>();
+    auto it = std::find_if(qualified.begin(), qualified.end(),
+                           [&](const StageArm& a) { return a.identity.name == twice; });
+    if (it == qualified.end()) {
+      std::cout << "  --twice " << twice << ": not a qualified arm of this run; timed once\n";
+    } else {
+      StageArm copy = *it;
+      copy.identity.name += "#2";
+      qualified.push_back(copy);
+    }
+  }
   if (timing && !vm["no-timing"].as<bool>() && !qualified.empty()) {
     std::cout << "timing " << qualified.size() << " qualified arm(s)\n";
     TimeStageOptions t;

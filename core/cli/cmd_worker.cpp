@@ -78,21 +78,31 @@ int cmd_worker_time(const std::vector<std::string>& args) {
   if (vm.count("sizes")) spec.timing.sizes = parse_sizes(vm["sizes"].as<std::string>());
   std::vector<std::filesystem::path> files;
   for (const auto& f : vm["plugin"].as<std::vector<std::string>>()) files.emplace_back(f);
-  PluginSet set = load_plugins({{}, files});
+  // "arm#2" is a second, independent instance of "arm" (its plugin's arms created again), timed
+  // as a separate arm: the same kernel twice in one run shows how far the method agrees with
+  // itself.
+  std::vector<PluginSet> sets;
   std::vector<TimedArm> arms;
+  std::vector<LoadedArm*> loaded;
   for (const auto& n : vm["arm"].as<std::vector<std::string>>()) {
-    LoadedArm* a = find_arm(set, n);
-    if (!a) throw std::runtime_error("arm " + n + " not found: " + load_errors(set));
-    arms.push_back({a->arm.get(), a->identity});
+    const std::string base = n.substr(0, n.find('#'));
+    const std::size_t instance =
+        n.find('#') == std::string::npos ? 0 : std::stoul(n.substr(n.find('#') + 1)) - 1;
+    while (sets.size() <= instance) sets.push_back(load_plugins({{}, files}));
+    LoadedArm* a = find_arm(sets[instance], base);
+    if (!a) throw std::runtime_error("arm " + base + " not found: " + load_errors(sets[instance]));
+    ArmIdentity id = a->identity;
+    id.name = n;
+    arms.push_back({a->arm.get(), id});
+    loaded.push_back(a);
   }
   time_arms(arms, spec, emit);
   // The timing sizes were prepared here, not in qualification: keep what the arms built for them.
   if (vm.count("artifacts-dir"))
-    for (const auto& n : vm["arm"].as<std::vector<std::string>>()) {
-      LoadedArm* a = find_arm(set, n);
-      write_arm_artifacts(std::filesystem::path(vm["artifacts-dir"].as<std::string>()) / n, *a->arm,
-                          a->identity, a->plugin_file, "timing-");
-    }
+    for (std::size_t i = 0; i < arms.size(); ++i)
+      write_arm_artifacts(
+          std::filesystem::path(vm["artifacts-dir"].as<std::string>()) / arms[i].identity.name,
+          *loaded[i]->arm, loaded[i]->identity, loaded[i]->plugin_file, "timing-");
   emit({{"type", "done"}});
   return kOk;
 }

@@ -133,3 +133,20 @@ TEST_CASE("a run directory cut short still reads back") {
   auto lines = kq::read_json_lines(dir / "rounds.jsonl");
   CHECK(lines.size() == 1);
 }
+
+TEST_CASE("--twice times a second, independent instance of an arm beside the first") {
+  auto dir = kq::test::temp_dir("twice") / "run";
+  auto r = run_kq(
+      "run specs/residual_relu.yaml --arms cpu_tbb --quick --sizes 4096 --twice cpu_tbb --out " +
+      dir.string());
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  int first = 0, second = 0;
+  for (const auto& j : kq::read_json_lines(dir / "rounds.jsonl")) {
+    if (j["type"] != "round") continue;
+    if (j["arm"] == "cpu_tbb") ++first;
+    if (j["arm"] == "cpu_tbb#2") ++second;
+  }
+  CHECK(first >= 10);
+  CHECK(second == first);  // interleaved in the same rounds
+}
