@@ -7,35 +7,10 @@
 
 #include "qualify/expectation.hpp"
 #include "util/json_lines.hpp"
+#include "util/markup.hpp"
 
 namespace kq {
 namespace {
-
-std::string xml(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        o += "&amp;";
-        break;
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '"':
-        o += "&quot;";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t')
-          o += ' ';
-        else
-          o += c;
-    }
-  }
-  return o;
-}
 
 struct Suite {
   nlohmann::json identity;
@@ -71,37 +46,39 @@ std::string render_junit(const std::filesystem::path& dir) {
     std::ostringstream tc;
     int t = 1, f = 0, sk = 0;
     // The verdict as a test: what this arm should have got.
-    tc << "    <testcase classname=\"" << xml(name) << "\" name=\"verdict\">";
+    tc << "    <testcase classname=\"" << escape_markup(name) << "\" name=\"verdict\">";
     if (v == "skipped" || v == "unsupported" || v == "not run") {
-      tc << "<skipped message=\"" << xml(v + ": " + s.verdict.value("detail", "")) << "\"/>";
+      tc << "<skipped message=\"" << escape_markup(v + ": " + s.verdict.value("detail", ""))
+         << "\"/>";
       ++sk;
     } else if (broken) {
       const std::string want = s.identity.value("expected_rejection", "");
       if (!caught_as_declared(v, s.verdict.value("check", ""), want)) {
         tc << "<failure type=\"not_caught\" message=\""
-           << xml("known-broken candidate got " + v + " (check " + s.verdict.value("check", "") +
-                  "), expected rejection by " + want)
+           << escape_markup("known-broken candidate got " + v + " (check " +
+                            s.verdict.value("check", "") + "), expected rejection by " + want)
            << "\"/>";
         ++f;
       }
     } else if (v != "qualified") {
-      tc << "<failure type=\"" << xml(s.verdict.value("check", v)) << "\" message=\""
-         << xml(v + ": " + s.verdict.value("detail", "")) << "\"/>";
+      tc << "<failure type=\"" << escape_markup(s.verdict.value("check", v)) << "\" message=\""
+         << escape_markup(v + ": " + s.verdict.value("detail", "")) << "\"/>";
       ++f;
     }
     tc << "</testcase>\n";
     if (!broken) {
       for (const auto& c : s.cases) {
         ++t;
-        tc << "    <testcase classname=\"" << xml(name) << "\" name=\"" << xml(c.value("case", ""))
-           << "\" time=\"" << c.value("seconds", 0.0) << "\">";
+        tc << "    <testcase classname=\"" << escape_markup(name) << "\" name=\""
+           << escape_markup(c.value("case", "")) << "\" time=\"" << c.value("seconds", 0.0)
+           << "\">";
         const std::string res = c.value("result", "");
         if (res == "failed") {
-          tc << "<failure type=\"" << xml(c.value("check", "")) << "\" message=\""
-             << xml(c.value("message", "")) << "\"/>";
+          tc << "<failure type=\"" << escape_markup(c.value("check", "")) << "\" message=\""
+             << escape_markup(c.value("message", "")) << "\"/>";
           ++f;
         } else if (res == "skipped") {
-          tc << "<skipped message=\"" << xml(c.value("message", "")) << "\"/>";
+          tc << "<skipped message=\"" << escape_markup(c.value("message", "")) << "\"/>";
           ++sk;
         }
         tc << "</testcase>\n";
@@ -110,17 +87,17 @@ std::string render_junit(const std::filesystem::path& dir) {
     tests += t;
     failures += f;
     skipped += sk;
-    body << "  <testsuite name=\"" << xml(name) << "\" tests=\"" << t << "\" failures=\"" << f
-         << "\" errors=\"0\" skipped=\"" << sk << "\">\n"
+    body << "  <testsuite name=\"" << escape_markup(name) << "\" tests=\"" << t << "\" failures=\""
+         << f << "\" errors=\"0\" skipped=\"" << sk << "\">\n"
          << "    <properties><property name=\"family\" value=\""
-         << xml(s.identity.value("family", "")) << "\"/><property name=\"verdict\" value=\""
-         << xml(v) << "\"/></properties>\n"
+         << escape_markup(s.identity.value("family", ""))
+         << "\"/><property name=\"verdict\" value=\"" << escape_markup(v) << "\"/></properties>\n"
          << tc.str() << "  </testsuite>\n";
   }
   std::ostringstream doc;
   doc << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"kq "
-      << xml(manifest.value("op", "")) << "\" tests=\"" << tests << "\" failures=\"" << failures
-      << "\" errors=\"0\" skipped=\"" << skipped << "\">\n"
+      << escape_markup(manifest.value("op", "")) << "\" tests=\"" << tests << "\" failures=\""
+      << failures << "\" errors=\"0\" skipped=\"" << skipped << "\">\n"
       << body.str() << "</testsuites>\n";
   return doc.str();
 }

@@ -7,6 +7,7 @@
 
 #include "report/embedded.hpp"
 #include "report/report.hpp"
+#include "util/markup.hpp"
 
 namespace kq {
 namespace {
@@ -36,34 +37,10 @@ section.plot { margin: 1em 0 2em; }
 footer { margin-top: 3em; color: #777; font-size: 12px; }
 )";
 
-std::string esc(const std::string& s) {
-  std::string o;
-  o.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        o += "&amp;";
-        break;
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '"':
-        o += "&quot;";
-        break;
-      default:
-        o += c;
-    }
-  }
-  return o;
-}
-
 std::string text(const json& j, const char* key) {
   if (!j.is_object() || !j.contains(key) || j[key].is_null()) return "";
   const auto& v = j[key];
-  return esc(v.is_string() ? v.get<std::string>() : v.dump());
+  return escape_markup(v.is_string() ? v.get<std::string>() : v.dump());
 }
 
 std::string num(double x, const char* f = "%.2f") {
@@ -146,7 +123,8 @@ void qualification(std::ostringstream& h, const json& s) {
     bool bad = a.value("family", "") != "broken" && v != "qualified" && v != "skipped" &&
                v != "unsupported" && v != "not run";
     h << "<tr><td>" << text(a, "name") << "</td><td>" << text(a, "family") << "</td><td>"
-      << text(a, "device") << "</td><td" << (bad ? " class=\"bad\"" : "") << ">" << esc(v);
+      << text(a, "device") << "</td><td" << (bad ? " class=\"bad\"" : "") << ">"
+      << escape_markup(v);
     if (a.contains("caught") && !a["caught"].is_null())
       h << (a["caught"].get<bool>() ? " (as expected)"
                                     : " <span class=\"bad\">(NOT caught by " +
@@ -180,7 +158,7 @@ void qualification(std::ostringstream& h, const json& s) {
       if (!a.contains("artifacts")) continue;
       std::string files;
       for (const auto& f : a["artifacts"].value("files", json::array()))
-        files += (files.empty() ? "" : ", ") + esc(f.get<std::string>());
+        files += (files.empty() ? "" : ", ") + escape_markup(f.get<std::string>());
       h << "<tr><td>" << text(a, "name") << "</td><td>" << files << "</td><td>"
         << text(a["artifacts"], "sass") << "</td></tr>\n";
     }
@@ -210,7 +188,7 @@ void plots(std::ostringstream& h, const json& s, const std::vector<json>& rounds
   bool any_round = false;
   for (const auto& r : rounds) any_round |= r.value("type", "") == "round";
   const json decision = s.value("decision", json::object());
-  const std::string baseline = esc(decision.value("baseline", ""));
+  const std::string baseline = escape_markup(decision.value("baseline", ""));
 
   plot_section(h, "time", "Time per call against size (log-log)",
                any_time ? "Median time per call of single launches, per arm (solid line, points); "
@@ -336,7 +314,7 @@ std::string render_html(const json& s, const std::vector<json>& rounds) {
     << text(s, "op") << "</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n";
   header(h, s);
   h << "<h2>Decision</h2>\n<p class=\"decision\">"
-    << esc(s.value("decision", json::object()).value("sentence", "")) << "</p>\n";
+    << escape_markup(s.value("decision", json::object()).value("sentence", "")) << "</p>\n";
   qualification(h, s);
   h << "<h2>Timing</h2>\n";
   if (!s.value("timing_ran", false))
