@@ -20,18 +20,6 @@
 namespace kq::cpu {
 namespace {
 
-Status from_exception() {
-  try {
-    throw;
-  } catch (const std::bad_alloc&) {
-    return Status::error("cpu_tbb: out of memory");
-  } catch (const std::exception& e) {
-    return Status::error(std::string("cpu_tbb: ") + e.what());
-  } catch (...) {
-    return Status::error("cpu_tbb: unknown exception");
-  }
-}
-
 Status check_spec(const OpSpec& spec) {
   if (spec.dtype != DType::f32 && spec.dtype != DType::f64) {
     return Status::unsupported("dtype is neither f32 nor f64");
@@ -86,7 +74,7 @@ class CpuTbbArm final : public IKernelArm {
     try {
       return check_spec(spec);
     } catch (...) {
-      return from_exception();
+      return status_from_current_exception("cpu_tbb");
     }
   }
 
@@ -115,7 +103,7 @@ class CpuTbbArm final : public IKernelArm {
       return Status::ok();
     } catch (...) {
       prepared_.reset();
-      return from_exception();
+      return status_from_current_exception("cpu_tbb");
     }
   }
 
@@ -136,7 +124,7 @@ class CpuTbbArm final : public IKernelArm {
       }
       return Status::ok();
     } catch (...) {
-      return from_exception();
+      return status_from_current_exception("cpu_tbb");
     }
   }
 

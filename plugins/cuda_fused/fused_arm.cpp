@@ -70,10 +70,8 @@ class FusedArm final : public IKernelArm {
           return Status::unsupported("rank " + std::to_string(r) + " is outside 1.." +
                                      std::to_string(kMaxRank));
       return Status::ok();
-    } catch (const std::exception& e) {
-      return Status::error(e.what());
     } catch (...) {
-      return Status::error("unknown exception in supports()");
+      return status_from_current_exception("supports()");
     }
   }
 
@@ -94,10 +92,8 @@ class FusedArm final : public IKernelArm {
       if (Status s = resident_blocks(op_, kStrided, resident_strided_); !s.is_ok()) return s;
       prepared_ = true;
       return Status::ok();
-    } catch (const std::exception& e) {
-      return Status::error(e.what());
     } catch (...) {
-      return Status::error("unknown exception in prepare()");
+      return status_from_current_exception("prepare()");
     }
   }
 
@@ -111,10 +107,8 @@ class FusedArm final : public IKernelArm {
       if (n == 0) return Status::ok();
       if (!out.is_contiguous() || !all_contiguous(inputs)) return run_strided(inputs, out, stream);
       return run_flat(inputs, out, stream);
-    } catch (const std::exception& e) {
-      return Status::error(e.what());
     } catch (...) {
-      return Status::error("unknown exception in run()");
+      return status_from_current_exception("run()");
     }
   }
 

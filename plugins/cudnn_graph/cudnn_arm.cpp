@@ -32,18 +32,6 @@ constexpr const char* kVersion = "1";
 // allocation inside cuDNN when first built).
 constexpr std::size_t kMaxPacks = 8;
 
-Status from_exception(const std::string& who) {
-  try {
-    throw;
-  } catch (const std::bad_alloc&) {
-    return Status::error(who + ": out of host memory");
-  } catch (const std::exception& e) {
-    return Status::error(who + ": " + e.what());
-  } catch (...) {
-    return Status::error(who + ": unknown exception");
-  }
-}
-
 std::string version_text(std::size_t v) {
   // cuDNN 9 encodes major * 10000 + minor * 100 + patch.
   return std::to_string(v / 10000) + "." + std::to_string((v / 100) % 100) + "." +
@@ -125,7 +113,7 @@ class CudnnPointwiseArm final : public IKernelArm {
             "no relu in the expression: this variant would be the same graph as cudnn_pointwise");
       return Status::ok();
     } catch (...) {
-      return from_exception(name_ + " supports");
+      return status_from_current_exception(name_ + " supports");
     }
   }
 
@@ -133,7 +121,7 @@ class CudnnPointwiseArm final : public IKernelArm {
     try {
       return prepare_impl(problem);
     } catch (...) {
-      return from_exception(name_ + " prepare");
+      return status_from_current_exception(name_ + " prepare");
     }
   }
 
@@ -142,7 +130,7 @@ class CudnnPointwiseArm final : public IKernelArm {
     try {
       return run_impl(inputs, outputs, static_cast<cudaStream_t>(stream));
     } catch (...) {
-      return from_exception(name_ + " run");
+      return status_from_current_exception(name_ + " run");
     }
   }
 

@@ -49,10 +49,8 @@ class PtxArm final : public IKernelArm {
             "the spec admits in-place calls; this arm's ld.global.nc loads need inputs no "
             "thread writes");
       return Status::ok();
-    } catch (const std::exception& e) {
-      return Status::error(e.what());
     } catch (...) {
-      return Status::error("unknown exception in supports()");
+      return status_from_current_exception("supports()");
     }
   }
 
@@ -69,10 +67,8 @@ class PtxArm final : public IKernelArm {
       if (Status s = resident_blocks(false, resident_scalar_); !s.is_ok()) return s;
       prepared_ = true;
       return Status::ok();
-    } catch (const std::exception& e) {
-      return Status::error(e.what());
     } catch (...) {
-      return Status::error("unknown exception in prepare()");
+      return status_from_current_exception("prepare()");
     }
   }
 
@@ -102,10 +98,8 @@ class PtxArm final : public IKernelArm {
       return launch(vector, static_cast<const float*>(inputs[0].data),
                     static_cast<const float*>(inputs[1].data), static_cast<float*>(out.data), n,
                     blocks, stream);
-    } catch (const std::exception& e) {
-      return Status::error(e.what());
     } catch (...) {
-      return Status::error("unknown exception in run()");
+      return status_from_current_exception("run()");
     }
   }
 

@@ -60,20 +60,16 @@ Status NvrtcArm::supports(const OpSpec& spec) const {
     std::string why = check_expr(spec.semantics, spec.inputs.size());
     if (!why.empty()) return Status::unsupported("semantics: " + why);
     return Status::ok();
-  } catch (const std::exception& e) {
-    return Status::error(e.what());
   } catch (...) {
-    return Status::error("unknown exception in supports()");
+    return status_from_current_exception("supports()");
   }
 }
 
 Status NvrtcArm::prepare(const Problem& problem) {
   try {
     return prepare_impl(problem);
-  } catch (const std::exception& e) {
-    return Status::error(e.what());
   } catch (...) {
-    return Status::error("unknown exception in prepare()");
+    return status_from_current_exception("prepare()");
   }
 }
 
@@ -168,10 +164,8 @@ Status NvrtcArm::run(std::span<const TensorView> inputs, std::span<const TensorV
                      void* stream) {
   try {
     return run_impl(inputs, outputs, stream);
-  } catch (const std::exception& e) {
-    return Status::error(e.what());
   } catch (...) {
-    return Status::error("unknown exception in run()");
+    return status_from_current_exception("run()");
   }
 }
 

@@ -47,10 +47,8 @@ class ThrustArm final : public IKernelArm {
             "the spec admits strided views; thrust::transform here runs "
             "over contiguous ranges only");
       return Status::ok();
-    } catch (const std::exception& e) {
-      return Status::error(e.what());
     } catch (...) {
-      return Status::error("unknown exception in supports()");
+      return status_from_current_exception("supports()");
     }
   }
 
@@ -65,10 +63,8 @@ class ThrustArm final : public IKernelArm {
       spec_ = *problem.spec;
       prepared_ = true;
       return Status::ok();
-    } catch (const std::exception& e) {
-      return Status::error(e.what());
     } catch (...) {
-      return Status::error("unknown exception in prepare()");
+      return status_from_current_exception("prepare()");
     }
   }
 
@@ -85,10 +81,8 @@ class ThrustArm final : public IKernelArm {
       return transform(op_, static_cast<const float*>(inputs[0].data),
                        static_cast<const float*>(inputs[1].data), static_cast<float*>(out.data), n,
                        stream);
-    } catch (const std::exception& e) {
-      return Status::error(e.what());
     } catch (...) {
-      return Status::error("unknown exception in run()");
+      return status_from_current_exception("run()");
     }
   }
 

@@ -1,5 +1,7 @@
 // The result of every call across the plugin boundary. Arms return a Status; they never throw.
 #pragma once
+#include <exception>
+#include <new>
 #include <string>
 #include <utility>
 
@@ -27,6 +29,21 @@ class Status {
   Code code_;
   std::string message_;
 };
+
+// Inside a catch block: the exception in flight as an error Status, so that none crosses the
+// plugin boundary. Arms end each interface method with
+//   } catch (...) { return kq::status_from_current_exception("prepare()"); }
+inline Status status_from_current_exception(const std::string& who) {
+  try {
+    throw;
+  } catch (const std::bad_alloc&) {
+    return Status::error(who + ": out of memory");
+  } catch (const std::exception& e) {
+    return Status::error(who + ": " + e.what());
+  } catch (...) {
+    return Status::error(who + ": unknown exception");
+  }
+}
 
 inline const char* to_string(Status::Code c) {
   switch (c) {

@@ -86,16 +86,6 @@ inline Status takes(Takes what, const OpSpec& spec) {
   return Status::unsupported("unknown spec kind");
 }
 
-inline Status from_exception(const std::string& who) {
-  try {
-    throw;
-  } catch (const std::exception& e) {
-    return Status::error(who + ": " + e.what());
-  } catch (...) {
-    return Status::error(who + ": unknown exception");
-  }
-}
-
 // The base of every candidate. prepare() and run() check the spec and the contract (unless the
 // flaw is about the contract), return ok for an empty problem, and catch everything; the arm
 // supplies compute() and, where it needs one, on_prepare().
@@ -125,7 +115,7 @@ class BrokenArm : public IKernelArm {
     try {
       return takes(takes_, spec);
     } catch (...) {
-      return from_exception(flaw_);
+      return status_from_current_exception(flaw_);
     }
   }
 
@@ -142,7 +132,7 @@ class BrokenArm : public IKernelArm {
       return on_prepare(problem);
     } catch (...) {
       spec_ = nullptr;
-      return from_exception(flaw_);
+      return status_from_current_exception(flaw_);
     }
   }
 
@@ -158,7 +148,7 @@ class BrokenArm : public IKernelArm {
       if (outputs[0].numel() == 0) return Status::ok();
       return compute(inputs, outputs, stream);
     } catch (...) {
-      return from_exception(flaw_);
+      return status_from_current_exception(flaw_);
     }
   }
 
