@@ -3,6 +3,8 @@
 #   DEST/bin/kq, DEST/bin/plugins/*.so, DEST/lib/<the non-system runtime libraries>
 # with $ORIGIN rpaths, so `DEST/bin/kq run SPEC` works wherever DEST is copied. The CUDA
 # libraries (runtime, driver, cuDNN, NVRTC, CUPTI) are not copied: the host's own are used.
+# When the build has the GPU tests, they come too, as DEST/tests/ with a CTestTestfile.cmake:
+#   ctest --test-dir DEST/tests -L gpu --output-on-failure
 # usage: tools/bundle.sh BUILD_DIR DEST
 set -euo pipefail
 build=${1:?usage: tools/bundle.sh BUILD_DIR DEST}
@@ -18,4 +20,24 @@ done | sort -u | while read -r lib; do
   cp -L "$lib" "$dest/lib/"
 done
 cp -r specs "$dest/specs"
+
+# The GPU tests, run by ctest from wherever DEST lands: ctest runs each test in the folder of
+# its CTestTestfile.cmake, so every path here is relative to DEST/tests.
+shopt -s nullglob
+gpu_tests=("$build"/tests/gpu_test_*)
+if ((${#gpu_tests[@]})); then
+  mkdir -p "$dest/tests"
+  {
+    echo "# Made by tools/bundle.sh: kq's GPU tests in this relocatable install."
+    for t in "${gpu_tests[@]}"; do
+      [[ -x $t && -f $t ]] || continue
+      name=$(basename "$t")
+      cp "$t" "$dest/tests/$name"
+      strip "$dest/tests/$name"
+      echo "add_test(gpu/${name#gpu_} \"$name\")"
+      echo "set_tests_properties(gpu/${name#gpu_} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77" \
+        "TIMEOUT 900 ENVIRONMENT \"KQ_TEST_BIN_DIR=../bin;KQ_TEST_SOURCE_DIR=..\")"
+    done
+  } >"$dest/tests/CTestTestfile.cmake"
+fi
 echo "bundle: $dest ($(du -sh "$dest" | cut -f1)); run $dest/bin/kq run $dest/specs/residual_relu.yaml"

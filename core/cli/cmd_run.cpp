@@ -55,7 +55,9 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
       "synccheck (comma-separated; default all)")("junit", po::value<std::string>(),
                                                   "also write the verdicts as JUnit XML to FILE")(
       "hang-timeout", po::value<double>(),
-      "seconds a case may run silently before its worker is declared hung (default: the spec's)");
+      "seconds a case may run silently before its worker is declared hung (default: the spec's)")(
+      "jobs,j", po::value<int>()->default_value(default_qualify_jobs()),
+      "arms qualified at once, each in its own worker (timing is always one arm at a time)");
   if (timing)
     opts.add_options()("no-timing", po::bool_switch(), "qualify only")(
         "twice", po::value<std::string>(),
@@ -70,6 +72,7 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
                         vm))
     return kOk;
 
+  if (vm["jobs"].as<int>() < 1) throw UsageError("--jobs: give at least 1");
   std::vector<std::int64_t> sizes;
   if (timing && vm.count("sizes")) sizes = parse_sizes(vm["sizes"].as<std::string>());
   std::vector<std::string> tools;
@@ -101,6 +104,7 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
   q.quick = vm["quick"].as<bool>();
   q.hang_timeout_s = vm.count("hang-timeout") ? vm["hang-timeout"].as<double>()
                                               : spec.qualification.hang_timeout_s;
+  q.jobs = vm["jobs"].as<int>();
   q.sanitize_tools = tools;
   q.sanitizer = sanitizer;
   q.on_record = [&](const nlohmann::json& j) { progress.record(j); };

@@ -53,12 +53,15 @@ int cmd_selftest(const std::vector<std::string>& args) {
       "hang-timeout", po::value<double>()->default_value(30.0),
       "seconds a case may run silently before its worker is declared hung (the hanging candidates "
       "cost this much each)")("sanitize", po::value<std::string>()->implicit_value("memcheck"),
-                              "also run CUDA arms under compute-sanitizer tools (comma-separated)");
+                              "also run CUDA arms under compute-sanitizer tools (comma-separated)")(
+      "jobs,j", po::value<int>()->default_value(default_qualify_jobs()),
+      "arms qualified at once, each in its own worker");
   add_plugin_options(opts);
   po::variables_map vm;
   if (!parse_subcommand("kq selftest [--specs DIR] [--quick] [options]", opts, {}, args, vm))
     return kOk;
 
+  if (vm["jobs"].as<int>() < 1) throw UsageError("--jobs: give at least 1");
   const std::filesystem::path specs_dir = vm.count("specs")
                                               ? std::filesystem::path(vm["specs"].as<std::string>())
                                               : default_specs_dir();
@@ -102,6 +105,7 @@ int cmd_selftest(const std::vector<std::string>& args) {
     auto q = QualifyStageOptions::for_run_dir(dir);
     q.quick = vm["quick"].as<bool>();
     q.hang_timeout_s = vm["hang-timeout"].as<double>();
+    q.jobs = vm["jobs"].as<int>();
     q.sanitize_tools = tools;
     q.sanitizer = sanitizer;
     q.on_record = [&](const nlohmann::json& j) {

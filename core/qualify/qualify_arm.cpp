@@ -1,6 +1,9 @@
 #include "qualify/qualify_arm.hpp"
 
+#include <memory>
+
 #include "device/cuda_check.hpp"
+#include "qualify/big_case_lock.hpp"
 #include "qualify/run_case.hpp"
 
 namespace kq {
@@ -27,6 +30,11 @@ nlohmann::json qualify_arm(IKernelArm& arm, const ArmIdentity& id, const Spec& s
   json first_failure;
   std::string crash;
   for (const Case& c : cases) {
+    std::unique_ptr<BigCaseLock> turn;
+    if (c.numel() > kBigCaseElements)
+      turn = std::make_unique<BigCaseLock>([&] {
+        emit({{"type", "waiting"}, {"arm", id.name}, {"case", c.name}});
+      });
     emit({{"type", "case_start"},
           {"arm", id.name},
           {"case", c.name},

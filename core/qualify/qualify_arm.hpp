@@ -2,6 +2,8 @@
 // each reported as it finishes, then the verdict.
 //
 // Records emitted (JSON objects, "type" first):
+//   {"type":"waiting","arm","case"}                   every few seconds while a case above
+//                                                     2^28 elements waits its turn (big_case_lock)
 //   {"type":"case_start","arm","case","budget_s"}     before each case (a crash or hang is
 //                                                     pinned on the last one)
 //   {"type":"case","arm","case","group","in_contract","result","check","message","index",

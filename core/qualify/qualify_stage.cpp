@@ -1,11 +1,16 @@
 #include "qualify/qualify_stage.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <regex>
 #include <sstream>
+#include <thread>
 
 #include "device/memory.hpp"
+#include "qualify/big_case_lock.hpp"
 #include "util/json_lines.hpp"
 #include "worker/supervise.hpp"
 
@@ -94,75 +99,114 @@ std::filesystem::path find_compute_sanitizer() {
   return {};
 }
 
+namespace {
+
+// One arm's qualification: its worker, then (for a CUDA arm with sanitize tools) one worker per
+// tool under compute-sanitizer. Returns the final verdict.
+json qualify_one(const StageArm& a, const QualifyStageOptions& opt,
+                 const std::function<void(const json&)>& record) {
+  const std::string& name = a.identity.name;
+  json verdict = run_worker(a, opt, {}, "", opt.quick, opt.log_dir / ("qualify-" + name + ".log"),
+                            record, 1.0);
+  verdict.erase("exit_code");
+
+  const bool sanitize = a.identity.device == Device::cuda && !opt.sanitize_tools.empty() &&
+                        verdict.value("verdict", "") != "unsupported";
+  if (!sanitize) return verdict;
+  json findings = json::array();
+  for (const std::string& tool : opt.sanitize_tools) {
+    const auto log = opt.log_dir / ("sanitizer-" + tool + "-" + name + ".log");
+    std::filesystem::remove(log);
+    std::vector<std::string> prefix = {opt.sanitizer.string(),
+                                       "--tool",
+                                       tool,
+                                       "--log-file",
+                                       log.string(),
+                                       "--error-exitcode",
+                                       "86",
+                                       "--print-limit",
+                                       "20",
+                                       "--target-processes",
+                                       "all"};
+    // Sanitizers slow kernels by 10 to 100 times: give the worker that much more time.
+    json v = run_worker(a, opt, prefix, tool, true,
+                        opt.log_dir / ("qualify-" + tool + "-" + name + ".log"), record, 20.0);
+    json s = read_sanitizer_log(log);
+    s["type"] = "sanitizer";
+    s["arm"] = name;
+    s["tool"] = tool;
+    s["log"] = log.filename().string();
+    s["verdict_under_tool"] = v.value("verdict", "");
+    if (s["errors"].get<long>() < 0 && v.value("exit_code", -1) == 86) s["errors"] = 1;
+    record(s);
+    if (s["errors"].get<long>() > 0) findings.push_back(s);
+  }
+  if (!findings.empty() && verdict.value("verdict", "") == "qualified") {
+    const json& f = findings[0];
+    verdict = {{"type", "verdict"},
+               {"arm", name},
+               {"verdict", "rejected"},
+               {"check", "sanitizer_" + f.value("tool", "")},
+               {"counts", verdict.value("counts", json::object())},
+               {"detail", f.value("tool", "") + " found " + std::to_string(f.value("errors", 0L)) +
+                              " error(s): " + f.value("first", "")}};
+    record(verdict);
+  }
+  return verdict;
+}
+
+}  // namespace
+
+int default_qualify_jobs() {
+  const unsigned cores = std::thread::hardware_concurrency();
+  return static_cast<int>(std::clamp(cores / 2, 1u, 8u));
+}
+
 std::vector<json> qualify_stage(const std::vector<StageArm>& arms, const QualifyStageOptions& opt) {
   JsonLinesWriter out(opt.out_jsonl);
-  std::vector<json> verdicts;
   std::string no_cuda_reason;
   const bool cuda_ok = cuda_usable(&no_cuda_reason);
+  // Workers run side by side: their records reach the file and the display one at a time.
+  std::mutex mu;
   auto record = [&](const json& j) {
+    std::lock_guard lock(mu);
     out.write(j);
     if (opt.on_record) opt.on_record(j);
   };
 
-  for (const StageArm& a : arms) {
-    const std::string& name = a.identity.name;
-    if (a.identity.device == Device::cuda && !cuda_ok) {
-      json v = {
-          {"type", "verdict"}, {"arm", name}, {"verdict", "skipped"}, {"detail", no_cuda_reason}};
-      record(v);
-      verdicts.push_back(v);
-      continue;
-    }
-    json verdict = run_worker(a, opt, {}, "", opt.quick, opt.log_dir / ("qualify-" + name + ".log"),
-                              record, 1.0);
-    verdict.erase("exit_code");
-
-    const bool sanitize = a.identity.device == Device::cuda && !opt.sanitize_tools.empty() &&
-                          verdict.value("verdict", "") != "unsupported";
-    if (sanitize) {
-      json findings = json::array();
-      for (const std::string& tool : opt.sanitize_tools) {
-        const auto log = opt.log_dir / ("sanitizer-" + tool + "-" + name + ".log");
-        std::filesystem::remove(log);
-        std::vector<std::string> prefix = {opt.sanitizer.string(),
-                                           "--tool",
-                                           tool,
-                                           "--log-file",
-                                           log.string(),
-                                           "--error-exitcode",
-                                           "86",
-                                           "--print-limit",
-                                           "20",
-                                           "--target-processes",
-                                           "all"};
-        // Sanitizers slow kernels by 10 to 100 times: give the worker that much more time.
-        json v = run_worker(a, opt, prefix, tool, true,
-                            opt.log_dir / ("qualify-" + tool + "-" + name + ".log"), record, 20.0);
-        json s = read_sanitizer_log(log);
-        s["type"] = "sanitizer";
-        s["arm"] = name;
-        s["tool"] = tool;
-        s["log"] = log.filename().string();
-        s["verdict_under_tool"] = v.value("verdict", "");
-        if (s["errors"].get<long>() < 0 && v.value("exit_code", -1) == 86) s["errors"] = 1;
-        record(s);
-        if (s["errors"].get<long>() > 0) findings.push_back(s);
-      }
-      if (!findings.empty() && verdict.value("verdict", "") == "qualified") {
-        const json& f = findings[0];
-        verdict = {
-            {"type", "verdict"},
-            {"arm", name},
-            {"verdict", "rejected"},
-            {"check", "sanitizer_" + f.value("tool", "")},
-            {"counts", verdict.value("counts", json::object())},
-            {"detail", f.value("tool", "") + " found " + std::to_string(f.value("errors", 0L)) +
-                           " error(s): " + f.value("first", "")}};
-        record(verdict);
+  // Workers side by side take turns at the cases that need most of the machine's memory.
+  std::filesystem::create_directories(opt.log_dir);
+  ::setenv(kBigCaseLockEnv, (opt.log_dir / "big-case.lock").c_str(), 1);
+  std::vector<json> verdicts(arms.size());
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr failure;
+  auto work = [&] {
+    for (std::size_t i = next++; i < arms.size(); i = next++) {
+      const StageArm& a = arms[i];
+      try {
+        if (a.identity.device == Device::cuda && !cuda_ok) {
+          verdicts[i] = {{"type", "verdict"},
+                         {"arm", a.identity.name},
+                         {"verdict", "skipped"},
+                         {"detail", no_cuda_reason}};
+          record(verdicts[i]);
+          continue;
+        }
+        verdicts[i] = qualify_one(a, opt, record);
+      } catch (...) {
+        std::lock_guard lock(mu);
+        if (!failure) failure = std::current_exception();
+        next = arms.size();
       }
     }
-    verdicts.push_back(verdict);
-  }
+  };
+  const std::size_t jobs =
+      std::clamp<std::size_t>(static_cast<std::size_t>(std::max(opt.jobs, 1)), 1, arms.size());
+  std::vector<std::thread> pool;
+  for (std::size_t j = 1; j < jobs; ++j) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
   return verdicts;
 }
 

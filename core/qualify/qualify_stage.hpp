@@ -1,6 +1,7 @@
 // The qualification stage, parent side: one isolated worker process per arm (the kq binary in
-// worker mode). Every record is appended to qualification.jsonl as it arrives; a crash, sticky
-// CUDA error or hang becomes that arm's verdict and the stage goes on with the next arm.
+// worker mode), up to `jobs` of them at once. Every record is appended to qualification.jsonl as it
+// arrives; a crash, sticky CUDA error or hang becomes that arm's verdict and the stage goes on with
+// the next arm.
 //
 // With sanitize tools, each CUDA arm is qualified again under compute-sanitizer once per tool
 // (on the quick case list). Those passes' records carry "pass": "<tool>"; each pass ends in a
@@ -28,6 +29,9 @@ struct QualifyStageOptions {
   std::filesystem::path log_dir;        // workers' stderr: <log_dir>/qualify-<arm>.log
   std::filesystem::path artifacts_dir;  // when set: artifacts/<arm>/ are written there
   bool quick = false;                   // smaller sizes only
+  // Workers run at once (qualification is not timed, so arms may share the machine; the
+  // verdicts keep the order of the arms given, the records arrive as they come).
+  int jobs = 1;
   double hang_timeout_s = 60.0;
   // compute-sanitizer tools to run each CUDA arm under (memcheck, initcheck, racecheck,
   // synccheck); empty: none. `sanitizer` is the compute-sanitizer executable.
@@ -51,6 +55,9 @@ struct QualifyStageOptions {
 // machine cannot use gets verdict "skipped" with the reason, without a worker.
 std::vector<nlohmann::json> qualify_stage(const std::vector<StageArm>& arms,
                                           const QualifyStageOptions& options);
+
+// Workers at once when the user does not say: half the cores, 1 to 8.
+int default_qualify_jobs();
 
 // The compute-sanitizer executable on PATH or in /usr/local/cuda/bin; empty when absent.
 std::filesystem::path find_compute_sanitizer();

@@ -32,8 +32,15 @@ struct Cupti {
 const Cupti& cupti() {
   static const Cupti c = [] {
     Cupti x;
-    void* h = dlopen("libcupti.so.13", RTLD_NOW | RTLD_LOCAL);
-    if (!h) h = dlopen("libcupti.so", RTLD_NOW | RTLD_LOCAL);
+    if (const char* off = std::getenv("KQ_NO_CUPTI"); off != nullptr && *off != '\0') {
+      // Another profiler (ncu, tools/crosscheck.py) owns the device's counters.
+      x.missing = "KQ_NO_CUPTI is set";
+      return x;
+    }
+    void* h = nullptr;
+    for (const char* f : {"libcupti.so.13", "libcupti.so", "/usr/local/cuda/lib64/libcupti.so.13",
+                          "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13"})
+      if (h == nullptr) h = dlopen(f, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
       const char* e = dlerror();
       x.missing = std::string("CUPTI not found (") + (e ? e : "libcupti.so.13") + ")";

@@ -2,9 +2,10 @@
 // residual_relu over awkward sizes and pointer offsets, compared bit for bit with a float64
 // reference rounded once to float (signed zeros included; NaN and inf on the ieee spec), with
 // guard zones checked; silu_mul and leaky_relu at one size within their tolerance; refusal of
-// ops an arm does not implement. Plugins are loaded with plain dlopen, specs built by hand.
-// Without a usable CUDA device every case says why and returns; built without CUDA (kq_core
-// defines KQ_HAVE_CUDA when it links the CUDA runtime) the file is one case saying so.
+// ops an arm does not implement. Plugins are loaded with kq's loader, specs built by hand.
+// Without a usable CUDA device the test's main says why and skips (tests/support/gpu_main.cpp);
+// built without CUDA (kq_core defines KQ_HAVE_CUDA when it links the CUDA runtime) the file is
+// one case saying so.
 #include <doctest/doctest.h>
 
 #ifndef KQ_HAVE_CUDA
@@ -13,7 +14,6 @@ TEST_CASE("cuda_fused, inline_ptx and thrust_transform arms") {
 }
 #else
 #include <cuda_runtime.h>
-#include <dlfcn.h>
 
 #include <bit>
 #include <cmath>
@@ -26,25 +26,9 @@ TEST_CASE("cuda_fused, inline_ptx and thrust_transform arms") {
 #include <vector>
 
 #include "kq/plugin_api.hpp"
+#include "plugin_arms.hpp"
 
 namespace {
-
-std::string no_device_reason() {
-  int n = 0;
-  cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess) return std::string("cudaGetDeviceCount: ") + cudaGetErrorString(e);
-  if (n == 0) return "cudaGetDeviceCount returned 0";
-  return {};
-}
-
-#define KQ_SKIP_WITHOUT_GPU()                              \
-  do {                                                     \
-    const std::string why_ = no_device_reason();           \
-    if (!why_.empty()) {                                   \
-      MESSAGE("skipped: no CUDA device (" << why_ << ")"); \
-      return;                                              \
-    }                                                      \
-  } while (0)
 
 #define CUDA_OK(call)                                                         \
   do {                                                                        \
@@ -52,30 +36,9 @@ std::string no_device_reason() {
     REQUIRE_MESSAGE(e_ == cudaSuccess, #call ": " << cudaGetErrorString(e_)); \
   } while (0)
 
-// Arms stay alive (and their libraries loaded) for the whole process: their vtables live there.
-kq::ArmList& arms() {
-  static kq::ArmList all = [] {
-    kq::ArmList list;
-    for (const char* name : {"kq_cuda_fused", "kq_inline_ptx", "kq_thrust_transform"}) {
-      const std::string path = std::string(KQ_BIN_DIR) + "/plugins/lib" + name + ".so";
-      void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (!h) {
-        MESSAGE("cannot load " << path << ": " << dlerror());
-        continue;
-      }
-      void* sym = dlsym(h, "kq_create_arms");
-      if (!sym) continue;
-      auto fn = reinterpret_cast<void (*)(kq::ArmList&)>(*static_cast<const void* const*>(sym));
-      fn(list);
-    }
-    return list;
-  }();
-  return all;
-}
-
 kq::IKernelArm* arm(const std::string& name) {
-  for (auto& a : arms())
-    if (a->identity().name == name) return a.get();
+  for (const char* plugin : {"kq_cuda_fused", "kq_inline_ptx", "kq_thrust_transform"})
+    if (kq::IKernelArm* a = kq::test::plugin_arm(plugin, name)) return a;
   return nullptr;
 }
 
@@ -302,7 +265,6 @@ const std::vector<std::string> kResidualReluArms = {"cuda_fused_residual_relu_v4
 }  // namespace
 
 TEST_CASE("every residual_relu arm matches the reference bit for bit at every size and offset") {
-  KQ_SKIP_WITHOUT_GPU();
   const std::vector<std::int64_t> sizes = {0, 1, 3, 4, 5, 1023, 4097, 1 << 20, (1 << 20) + 3};
   // Equal offsets keep a common vector path (after a head); unequal ones force the scalar one.
   const int offsets[][3] = {{0, 0, 0}, {1, 1, 1}, {2, 2, 2}, {3, 3, 3},
@@ -321,7 +283,6 @@ TEST_CASE("every residual_relu arm matches the reference bit for bit at every si
 }
 
 TEST_CASE("a rank-2 contiguous view is one flat range") {
-  KQ_SKIP_WITHOUT_GPU();
   const kq::OpSpec spec = residual_relu_spec(kq::Domain::finite);
   Buffers b(33 * 65);
   std::vector<float> hx = make_values(33 * 65, 0, false, 1), hr = make_values(33 * 65, 1, false, 1);
@@ -353,7 +314,6 @@ TEST_CASE("a rank-2 contiguous view is one flat range") {
 }
 
 TEST_CASE("silu_mul arms are within 4 ulp of the reference, in place too") {
-  KQ_SKIP_WITHOUT_GPU();
   const kq::OpSpec spec = silu_mul_spec();
   const std::int64_t n = 4099;
   std::mt19937 rng(11);
@@ -401,7 +361,6 @@ TEST_CASE("silu_mul arms are within 4 ulp of the reference, in place too") {
 }
 
 TEST_CASE("leaky_relu arms match the double-rounded reference, strided and in place too") {
-  KQ_SKIP_WITHOUT_GPU();
   const kq::OpSpec spec = leaky_relu_spec();
   const std::int64_t rows = 33, cols = 65, n = rows * cols;  // 2145: a 1-element tail after float4
   std::vector<float> hx = make_values(n, 0, false, 5);
@@ -449,7 +408,6 @@ TEST_CASE("leaky_relu arms match the double-rounded reference, strided and in pl
 }
 
 TEST_CASE("arms refuse the ops they do not implement") {
-  KQ_SKIP_WITHOUT_GPU();
   const kq::OpSpec rr = residual_relu_spec(kq::Domain::finite), silu = silu_mul_spec(),
                    leaky = leaky_relu_spec(), gelu = gelu_spec();
   kq::OpSpec rr_f64 = rr;

@@ -1,11 +1,10 @@
-// GPU tests of the cudnn_pointwise arm (plugins/cudnn_graph), loaded with plain dlopen as the host
-// would. Each case is skipped, with a message, when no CUDA device is usable. The full
+// GPU tests of the cudnn_pointwise arm (plugins/cudnn_graph), loaded with kq's loader as the host
+// loads it. Without a usable CUDA device the test's main skips, saying why. The full
 // qualification is kq's; these check residual_relu bit for bit against a float64 reference at a
 // few sizes (divisible or not by the channel counts the shapings use), the special values kq
 // defines (relu(-0) = +0, NaN propagation, infinities), a few other expressions within a loose
 // ulp bound, and the refusals.
 #include <cuda_runtime.h>
-#include <dlfcn.h>
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -24,49 +23,14 @@
 #include <vector>
 
 #include "kq/plugin_api.hpp"
+#include "plugin_arms.hpp"
 
 namespace {
 
-std::string no_device_reason() {
-  int n = 0;
-  cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess) return cudaGetErrorString(e);
-  if (n == 0) return "cudaGetDeviceCount returned 0";
-  return "";
-}
-
-#define SKIP_WITHOUT_GPU()                                 \
-  do {                                                     \
-    std::string why_ = no_device_reason();                 \
-    if (!why_.empty()) {                                   \
-      MESSAGE("skipped: no CUDA device (" << why_ << ")"); \
-      return;                                              \
-    }                                                      \
-  } while (0)
-
-// The plugin stays loaded for the whole process: arms' code and cuDNN live in it.
 kq::IKernelArm* load_arm(const char* name) {
-  static kq::ArmList arms;
-  static std::string error;
-  static bool loaded = false;
-  if (!loaded) {
-    loaded = true;
-    void* h = dlopen(KQ_BIN_DIR "/plugins/libkq_cudnn_graph.so", RTLD_NOW | RTLD_LOCAL);
-    if (h == nullptr) {
-      error = dlerror();
-    } else if (void* sym = dlsym(h, "kq_create_arms")) {
-      auto fn = reinterpret_cast<void (*)(kq::ArmList&)>(*static_cast<const void* const*>(sym));
-      fn(arms);
-    } else {
-      error = "no kq_create_arms";
-    }
-  }
-  INFO("loading the plugin: " << error);
-  REQUIRE(error.empty());
-  for (auto& a : arms)
-    if (a->identity().name == name) return a.get();
-  FAIL("no arm named " << name);
-  return nullptr;
+  kq::IKernelArm* a = kq::test::plugin_arm("kq_cudnn_graph", name);
+  REQUIRE_MESSAGE(a != nullptr, "no arm named " << name << " in kq_cudnn_graph");
+  return a;
 }
 
 kq::ExprNode leaf_input(int k) {
@@ -284,7 +248,6 @@ void check_bitwise(const kq::OpSpec& spec, const std::vector<std::vector<float>>
 }  // namespace
 
 TEST_CASE("cudnn_pointwise: residual_relu bit for bit at several sizes") {
-  SKIP_WITHOUT_GPU();
   kq::IKernelArm* arm = load_arm("cudnn_pointwise");
   kq::OpSpec spec = residual_relu();
   REQUIRE(arm->supports(spec).is_ok());
@@ -303,7 +266,6 @@ TEST_CASE("cudnn_pointwise: residual_relu bit for bit at several sizes") {
 
 // What the exact relu lowering costs against RELU_FWD, by the searches' own timings (reported).
 TEST_CASE("cudnn_pointwise: relu lowerings at 2^24") {
-  SKIP_WITHOUT_GPU();
   kq::OpSpec spec = residual_relu();
   auto in = residual_inputs(std::size_t{1} << 24, 24);
   for (const char* name : {"cudnn_pointwise", "cudnn_pointwise_relu_fwd"}) {
@@ -316,7 +278,6 @@ TEST_CASE("cudnn_pointwise: relu lowerings at 2^24") {
 }
 
 TEST_CASE("cudnn_pointwise: small sizes, 4-byte offsets, cached plans, new pointers") {
-  SKIP_WITHOUT_GPU();
   kq::IKernelArm* arm = load_arm("cudnn_pointwise");
   kq::OpSpec spec = residual_relu();
   for (std::size_t n : {1, 3, 5, 1023, 4097}) {
@@ -347,7 +308,6 @@ TEST_CASE("cudnn_pointwise: small sizes, 4-byte offsets, cached plans, new point
 }
 
 TEST_CASE("cudnn_pointwise: special values of relu(x + residual), ieee domain") {
-  SKIP_WITHOUT_GPU();
   // cudnn_pointwise must match kq's definitions bit for bit; the relu_fwd variant (cuDNN's own
   // RELU_FWD, a declared known-broken candidate) is only reported.
   for (const char* name : {"cudnn_pointwise", "cudnn_pointwise_relu_fwd"}) {
@@ -386,7 +346,6 @@ TEST_CASE("cudnn_pointwise: special values of relu(x + residual), ieee domain") 
 }
 
 TEST_CASE("cudnn_pointwise: other expressions within a loose ulp bound") {
-  SKIP_WITHOUT_GPU();
   kq::IKernelArm* arm = load_arm("cudnn_pointwise");
   using kq::Op;
   // Bitwise where the expression rounds once (cuDNN then has no freedom); otherwise the error in
@@ -485,7 +444,6 @@ TEST_CASE("cudnn_pointwise: other expressions within a loose ulp bound") {
 }
 
 TEST_CASE("cudnn_pointwise: refusals") {
-  SKIP_WITHOUT_GPU();
   kq::IKernelArm* arm = load_arm("cudnn_pointwise");
   kq::OpSpec f64 = residual_relu();
   f64.dtype = kq::DType::f64;

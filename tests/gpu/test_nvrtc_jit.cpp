@@ -1,17 +1,16 @@
 // GPU tests of the nvrtc_jit plugin (arms nvrtc_jit and nvrtc_jit_scalar): residual_relu in f32
 // and f64 over awkward sizes and pointer offsets, bit for bit against the float64 reference
-// (plugin-api/include/kq/semantics.hpp) rounded once, NaN/inf/-0/subnormals included, guard zones checked;
-// every non-transcendental op in one expression, bit for bit, in f32 and f64; each
+// (plugin-api/include/kq/semantics.hpp) rounded once, NaN/inf/-0/subnormals included, guard zones
+// checked; every non-transcendental op in one expression, bit for bit, in f32 and f64; each
 // transcendental within a few ulps; strided, broadcast, reversed and in-place views; refusals;
 // artifacts; and, with KQ_TEST_HUGE=1, 2^31 + 5 elements (64-bit indexing). Without a usable
-// CUDA device every case says why and returns.
+// CUDA device the test's main skips, saying why.
 #include <doctest/doctest.h>
 
 #ifndef KQ_HAVE_CUDA
 TEST_CASE("nvrtc_jit arms") { MESSAGE("skipped: no CUDA device (kq was built without CUDA)"); }
 #else
 #include <cuda_runtime.h>
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <bit>
@@ -25,8 +24,9 @@ TEST_CASE("nvrtc_jit arms") { MESSAGE("skipped: no CUDA device (kq was built wit
 #include <string>
 #include <vector>
 
-#include "kq/semantics.hpp"
 #include "kq/plugin_api.hpp"
+#include "kq/semantics.hpp"
+#include "plugin_arms.hpp"
 
 namespace {
 
@@ -36,61 +36,13 @@ using kq::Op;
 using kq::OpSpec;
 using kq::TensorView;
 
-std::string no_device_reason() {
-  int n = 0;
-  cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess) return std::string("cudaGetDeviceCount: ") + cudaGetErrorString(e);
-  if (n == 0) return "cudaGetDeviceCount returned 0";
-  return {};
-}
-
-#define KQ_SKIP_WITHOUT_GPU()                              \
-  do {                                                     \
-    const std::string why_ = no_device_reason();           \
-    if (!why_.empty()) {                                   \
-      MESSAGE("skipped: no CUDA device (" << why_ << ")"); \
-      return;                                              \
-    }                                                      \
-  } while (0)
-
 #define CUDA_OK(call)                                                                       \
   do {                                                                                      \
     const cudaError_t e_ = (call);                                                          \
     REQUIRE_MESSAGE(e_ == cudaSuccess, #call << ": " << std::string(cudaGetErrorName(e_))); \
   } while (0)
 
-using CreateFn = void (*)(kq::ArmList&);
-
-CreateFn plugin_create() {
-  static CreateFn fn = []() -> CreateFn {
-    const std::string path = std::string(KQ_BIN_DIR) + "/plugins/libkq_nvrtc_jit.so";
-    void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-      MESSAGE("cannot load " << path << ": " << dlerror());
-      return nullptr;
-    }
-    void* sym = dlsym(h, "kq_create_arms");
-    if (!sym) return nullptr;
-    return reinterpret_cast<CreateFn>(*static_cast<const void* const*>(sym));
-  }();
-  return fn;
-}
-
-// The arms live for the whole process: their vtables are in the plugin.
-kq::ArmList& arms() {
-  static kq::ArmList all = [] {
-    kq::ArmList list;
-    if (CreateFn fn = plugin_create()) fn(list);
-    return list;
-  }();
-  return all;
-}
-
-kq::IKernelArm* arm(const std::string& name) {
-  for (auto& a : arms())
-    if (a->identity().name == name) return a.get();
-  return nullptr;
-}
+kq::IKernelArm* arm(const std::string& name) { return kq::test::plugin_arm("kq_nvrtc_jit", name); }
 
 const char* const kArms[] = {"nvrtc_jit", "nvrtc_jit_scalar"};
 
@@ -147,7 +99,8 @@ OpSpec residual_relu(DType t, bool contiguous_only = true) {
   return spec_of(b.e, {"x", "residual"}, t, "relu(x + residual)", contiguous_only);
 }
 
-// The reference: every node a double (plugin-api/include/kq/semantics.hpp), rounded once to T at the end.
+// The reference: every node a double (plugin-api/include/kq/semantics.hpp), rounded once to T at
+// the end.
 double reference(const kq::Expr& e, const double* in) {
   std::vector<double> v(e.nodes.size());
   for (std::size_t i = 0; i < e.nodes.size(); ++i) {
@@ -393,7 +346,6 @@ double finite(int input, std::int64_t j) {
 }  // namespace
 
 TEST_CASE("nvrtc_jit: residual_relu f32 bit for bit over sizes and offsets") {
-  KQ_SKIP_WITHOUT_GPU();
   REQUIRE(arm("nvrtc_jit") != nullptr);
   const OpSpec s = residual_relu(DType::f32);
   for (const char* name : kArms)
@@ -406,7 +358,6 @@ TEST_CASE("nvrtc_jit: residual_relu f32 bit for bit over sizes and offsets") {
 }
 
 TEST_CASE("nvrtc_jit: residual_relu f64 bit for bit") {
-  KQ_SKIP_WITHOUT_GPU();
   const OpSpec s = residual_relu(DType::f64);
   for (const char* name : kArms)
     for (std::int64_t n : {1, 3, 4, 5, 1023, 4097, 1 << 20}) {
@@ -417,7 +368,6 @@ TEST_CASE("nvrtc_jit: residual_relu f64 bit for bit") {
 }
 
 TEST_CASE("nvrtc_jit: every non-transcendental op, bit for bit in f32 and f64") {
-  KQ_SKIP_WITHOUT_GPU();
   // select(x < y, clamp(max(x, y) * 2.5 - min(x, y) / 3, -1.5, relu(z) + 0.5),
   //        abs(-x) + sqrt(abs(y))) + (x <= z) + (x > z) - (y >= z) + (x == y) * 7 + (x != z) * 0.01
   Builder b;
@@ -483,7 +433,6 @@ TEST_CASE("nvrtc_jit: every non-transcendental op, bit for bit in f32 and f64") 
 }
 
 TEST_CASE("nvrtc_jit: constants and overflow match the reference bit for bit in f32") {
-  KQ_SKIP_WITHOUT_GPU();
   // 2.5 * x - 0.75 * y on values near FLT_MAX: 2.5 * x overflows float, the result need not.
   Builder b;
   int c1 = b.c(2.5);
@@ -512,7 +461,6 @@ TEST_CASE("nvrtc_jit: constants and overflow match the reference bit for bit in 
 }
 
 TEST_CASE("nvrtc_jit: transcendentals within a few ulps in f32 and f64") {
-  KQ_SKIP_WITHOUT_GPU();
   struct Case {
     Op op;
     Tolerance f32, f64;
@@ -547,7 +495,6 @@ TEST_CASE("nvrtc_jit: transcendentals within a few ulps in f32 and f64") {
 }
 
 TEST_CASE("nvrtc_jit: strided, broadcast, reversed and in-place views") {
-  KQ_SKIP_WITHOUT_GPU();
   const OpSpec s = residual_relu(DType::f32, /*contiguous_only=*/false);
   for (const char* name : kArms) {
     // x broadcast along rows, residual with its rows reversed, out transposed.
@@ -577,7 +524,6 @@ TEST_CASE("nvrtc_jit: strided, broadcast, reversed and in-place views") {
 }
 
 TEST_CASE("nvrtc_jit: refusals and edge calls") {
-  KQ_SKIP_WITHOUT_GPU();
   kq::IKernelArm* a = arm("nvrtc_jit");
   REQUIRE(a != nullptr);
   const OpSpec s = residual_relu(DType::f32);  // contiguous only
@@ -587,10 +533,9 @@ TEST_CASE("nvrtc_jit: refusals and edge calls") {
   kq::Problem p{&s, ins, outs};
 
   // run() before any prepare() on a fresh arm instance.
-  kq::ArmList fresh;
-  plugin_create()(fresh);
-  REQUIRE(!fresh.empty());
-  CHECK(fresh[0]->run(ins, outs, nullptr).is_error());
+  kq::PluginSet fresh = kq::test::load_plugin("kq_nvrtc_jit");
+  REQUIRE(!fresh.arms.empty());
+  CHECK(fresh.arms[0].arm->run(ins, outs, nullptr).is_error());
 
   REQUIRE(a->prepare(p).is_ok());
   // A strided view is outside this spec's contract: refused by prepare() and run().
@@ -626,7 +571,6 @@ TEST_CASE("nvrtc_jit: refusals and edge calls") {
 }
 
 TEST_CASE("nvrtc_jit: artifacts and the compile cache") {
-  KQ_SKIP_WITHOUT_GPU();
   // A spec no other case compiled (its constant is unique to this run), so the first prepare
   // in this process is a compile.
   const double unique = 1.0 + static_cast<double>(std::random_device{}() % 100000) / 1e6;
@@ -638,11 +582,10 @@ TEST_CASE("nvrtc_jit: artifacts and the compile cache") {
   std::vector<TensorView> ins{view(in.at(0), DType::f32, {4096})};
   std::vector<TensorView> outs{view(out.at(0), DType::f32, {4096})};
   kq::Problem p{&s, ins, outs};
-  kq::ArmList list;
-  plugin_create()(list);
-  REQUIRE(list.size() == 2);
-  REQUIRE(list[0]->prepare(p).is_ok());
-  auto arts = list[0]->artifacts();
+  kq::PluginSet fresh = kq::test::load_plugin("kq_nvrtc_jit");
+  REQUIRE(fresh.arms.size() == 2);
+  REQUIRE(fresh.arms[0].arm->prepare(p).is_ok());
+  auto arts = fresh.arms[0].arm->artifacts();
   auto find = [&](const std::string& kind) -> std::string {
     for (auto& a : arts)
       if (a.kind == kind) return a.content;
@@ -660,15 +603,14 @@ TEST_CASE("nvrtc_jit: artifacts and the compile cache") {
   MESSAGE(notes);
   CHECK(notes.find("cache miss") != std::string::npos);
   // The second arm compiles the same source: the in-memory cache answers.
-  REQUIRE(list[1]->prepare(p).is_ok());
+  REQUIRE(fresh.arms[1].arm->prepare(p).is_ok());
   std::string notes2;
-  for (auto& a : list[1]->artifacts())
+  for (auto& a : fresh.arms[1].arm->artifacts())
     if (a.kind == "notes") notes2 = a.content;
   CHECK(notes2.find("cache memory") != std::string::npos);
 }
 
 TEST_CASE("nvrtc_jit: 2^31 + 5 elements (KQ_TEST_HUGE=1)") {
-  KQ_SKIP_WITHOUT_GPU();
   const char* huge = std::getenv("KQ_TEST_HUGE");
   if (!huge || std::string(huge) != "1") {
     MESSAGE("skipped: set KQ_TEST_HUGE=1 (needs ~26 GB of device memory)");

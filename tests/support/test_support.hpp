@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -12,8 +13,15 @@
 
 namespace kq::test {
 
-inline std::filesystem::path source_dir() { return KQ_SOURCE_DIR; }
-inline std::filesystem::path bin_dir() { return KQ_BIN_DIR; }
+// KQ_TEST_SOURCE_DIR and KQ_TEST_BIN_DIR override the build's paths: the GPU tests in a
+// relocatable install (tools/bundle.sh) run far from the tree they were built in.
+inline std::filesystem::path env_or(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  // Relative to the working directory (ctest runs each test in its CTestTestfile's folder).
+  return (v != nullptr && *v != '\0') ? std::filesystem::absolute(v) : fallback;
+}
+inline std::filesystem::path source_dir() { return env_or("KQ_TEST_SOURCE_DIR", KQ_SOURCE_DIR); }
+inline std::filesystem::path bin_dir() { return env_or("KQ_TEST_BIN_DIR", KQ_BIN_DIR); }
 inline std::filesystem::path kq_binary() { return bin_dir() / "kq"; }
 
 struct Result {

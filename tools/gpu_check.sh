@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The GPU-host check of a relocatable kq install (tools/bundle.sh), in parts that each fit in a
+# few minutes. Every part writes under OUT and prunes the bulky artifacts (cubin, SASS, PTX) so
+# that what is left is JSON, markdown and logs.
+#
+#   tools/gpu_check.sh KQ_DIR OUT tests     ctest's gpu suite (the selftest over every spec
+#                                           included; kept in OUT/tests/selftest)
+#   tools/gpu_check.sh KQ_DIR OUT residual  kq run residual_relu with the same arm timed twice,
+#                                           then tools/crosscheck.py against do_bench and ncu
+#   tools/gpu_check.sh KQ_DIR OUT specs     kq run on every other shipped spec (--quick)
+#   tools/gpu_check.sh KQ_DIR OUT deep      full qualification (2^31 + 5 elements) of two arms,
+#                                           and compute-sanitizer passes over the CUDA arms
+#
+# kq needs NVRTC and CUPTI from the CUDA toolkit: /usr/local/cuda/lib64 goes on its library path
+# only (PyTorch, used by crosscheck.py, keeps its own).
+set -uo pipefail
+kq_dir=$(realpath "${1:?usage: tools/gpu_check.sh KQ_DIR OUT PART}")
+out=$(realpath -m "${2:?usage: tools/gpu_check.sh KQ_DIR OUT PART}")
+part=${3:?usage: tools/gpu_check.sh KQ_DIR OUT PART}
+here=$(dirname "$(realpath "$0")")
+mkdir -p "$out"
+kq="$kq_dir/bin/kq"
+specs="$kq_dir/specs"
+kq_env=(env "LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+twice=cuda_fused_residual_relu_v4_b1024
+
+prune() {
+  find "$out" \( -name '*.cubin' -o -name '*.sass' -o -name '*.ptx' -o -name '*.lock' \) -delete
+  # Logs beyond 256 KiB keep their head and tail.
+  find "$out" -name '*.log' -size +256k | while read -r f; do
+    { head -c 131072 "$f"; printf '\n[... cut by gpu_check.sh ...]\n'; tail -c 131072 "$f"; } >"$f.cut"
+    mv "$f.cut" "$f"
+  done
+}
+trap prune EXIT
+
+step() { echo "== $(date +%T) $*"; }
+
+case $part in
+  tests)
+    step "nvidia-smi"
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
+    step "ctest -L gpu"
+    KQ_TEST_OUT="$out/tests" "${kq_env[@]}" ctest --test-dir "$kq_dir/tests" -L gpu \
+      --output-on-failure --timeout 540 2>&1 | tee "$out/ctest.log" | tail -n 60
+    ;;
+  residual)
+    step "kq run residual_relu --twice $twice"
+    "${kq_env[@]}" "$kq" run "$specs/residual_relu.yaml" --quick --twice "$twice" \
+      --out "$out/residual_relu" 2>&1 | tail -n 40
+    step "crosscheck at 2^28"
+    printf '#!/bin/sh\nexec env LD_LIBRARY_PATH=/usr/local/cuda/lib64 %s "$@"\n' "$kq" >/tmp/kq-env
+    chmod +x /tmp/kq-env
+    python3 "$here/crosscheck.py" --kq /tmp/kq-env --spec "$specs/residual_relu.yaml" \
+      --arm "$twice" --size 268435456 --out "$out/crosscheck" 2>&1 | tail -n 20 |
+      tee "$out/crosscheck.txt"
+    ;;
+  specs)
+    for s in silu_mul gelu axpby clamp leaky_relu residual_relu_ieee; do
+      step "kq run $s"
+      "${kq_env[@]}" "$kq" run "$specs/$s.yaml" --quick --out "$out/$s" \
+        --sizes 1048576,16777216,268435456 2>&1 | tail -n 12
+    done
+    ;;
+  deep)
+    step "full qualification, 2^31 + 5 included"
+    "${kq_env[@]}" "$kq" qualify "$specs/residual_relu.yaml" \
+      --arms "$twice,nvrtc_jit" --out "$out/full" 2>&1 | tail -n 8
+    step "compute-sanitizer over the CUDA arms"
+    "${kq_env[@]}" "$kq" qualify "$specs/residual_relu.yaml" --quick --sanitize all \
+      --arms "$twice,inline_ptx_residual_relu,thrust_residual_relu,nvrtc_jit" \
+      --out "$out/sanitize" 2>&1 | tail -n 30
+    step "compute-sanitizer on broken candidates it should catch"
+    "${kq_env[@]}" "$kq" qualify "$specs/residual_relu.yaml" --quick --sanitize memcheck,racecheck \
+      --arms broken_cuda_writes_past_end,broken_cuda_race --include-broken \
+      --out "$out/sanitize-broken" 2>&1 | tail -n 20
+    ;;
+  *)
+    echo "unknown part $part (tests, residual, specs, deep)" >&2
+    exit 2
+    ;;
+esac
