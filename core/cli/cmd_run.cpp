@@ -7,6 +7,7 @@
 #include "cli/common.hpp"
 #include "cli/progress.hpp"
 #include "device/device_info.hpp"
+#include "qualify/expectation.hpp"
 #include "qualify/qualify_stage.hpp"
 #include "report/report.hpp"
 #include "rundir/manifest.hpp"
@@ -35,7 +36,7 @@ std::vector<StageArm> select_arms(const PluginSet& set, const po::variables_map&
   }
   const bool broken = vm["include-broken"].as<bool>();
   for (const auto& a : set.arms)
-    if (broken || a.identity.family != "broken") arms.push_back({a.identity, a.plugin_file});
+    if (broken || !known_broken(a.identity)) arms.push_back({a.identity, a.plugin_file});
   return arms;
 }
 
@@ -45,9 +46,10 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
   opts.add_options()("spec", po::value<std::string>()->required(), "the spec file")(
       "arms", po::value<std::string>(),
       "only these arms, comma-separated (default: every arm but broken ones)")(
-      "include-broken", po::bool_switch(), "also run the known-broken candidates")(
-      "out", po::value<std::string>()->default_value(""),
-      "write the run here instead of RUNS_DIR/<id>")(
+      "include-broken", po::bool_switch(),
+      "also run the known-broken candidates (the broken family and any arm that declares the check "
+      "that must reject it)")("out", po::value<std::string>()->default_value(""),
+                              "write the run here instead of RUNS_DIR/<id>")(
       "runs-dir", po::value<std::string>()->default_value("runs"), "where run directories go")(
       "quick", po::bool_switch(), "qualify on the smaller sizes only (up to 2^20 + 3 elements)")(
       "sanitize", po::value<std::string>()->implicit_value("all"),

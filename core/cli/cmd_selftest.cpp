@@ -126,7 +126,7 @@ int cmd_selftest(const std::vector<std::string>& args) {
         continue;
       }
       ++t.ran;
-      const bool broken = arms[i].identity.family == "broken";
+      const bool broken = known_broken(arms[i].identity);
       const bool ok = broken ? caught_as_declared(v, verdicts[i].value("check", ""),
                                                   arms[i].identity.expected_rejection)
                              : v == "qualified";
@@ -148,7 +148,7 @@ int cmd_selftest(const std::vector<std::string>& args) {
   std::cout << "\n";
   for (const auto& a : arms) {
     const Tally& t = tally[a.identity.name];
-    const bool broken = a.identity.family == "broken";
+    const bool broken = known_broken(a.identity);
     std::string outcome;
     bool counted = true, ok = false;
     if (t.ran == 0 && !t.skipped_reason.empty()) {

@@ -3,14 +3,13 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
-#include <fstream>
 #include <mutex>
-#include <regex>
 #include <sstream>
 #include <thread>
 
 #include "device/memory.hpp"
 #include "qualify/big_case_lock.hpp"
+#include "qualify/sanitizer_log.hpp"
 #include "util/json_lines.hpp"
 #include "worker/supervise.hpp"
 
@@ -62,26 +61,6 @@ json run_worker(const StageArm& a, const QualifyStageOptions& opt,
   }
   verdict["exit_code"] = ex.exit_code;
   return verdict;
-}
-
-// The error count and first error of a compute-sanitizer log.
-json read_sanitizer_log(const std::filesystem::path& log) {
-  std::ifstream in(log);
-  std::string line, first;
-  long errors = -1;
-  static const std::regex summary(R"(ERROR SUMMARY:\s+(\d+) error)");
-  std::smatch m;
-  while (std::getline(in, line)) {
-    if (std::regex_search(line, m, summary)) errors = std::stol(m[1]);
-    if (first.empty() && line.find("=========") == 0 &&
-        line.find("ERROR SUMMARY") == std::string::npos &&
-        (line.find("Invalid") != std::string::npos || line.find("Race") != std::string::npos ||
-         line.find("Uninitialized") != std::string::npos ||
-         line.find("Barrier") != std::string::npos || line.find("error") != std::string::npos ||
-         line.find("Error") != std::string::npos))
-      first = line.substr(10);
-  }
-  return {{"errors", errors}, {"first", first}};
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "report/report_html.hpp"
 
+#include "qualify/expectation.hpp"
+
 #include <cctype>
 #include <cstdio>
 #include <sstream>
@@ -120,8 +122,8 @@ void qualification(std::ostringstream& h, const json& s) {
   for (const auto& a : s.value("arms", json::array())) {
     const json c = a.value("counts", json::object());
     const std::string v = a.value("verdict", "");
-    bool bad = a.value("family", "") != "broken" && v != "qualified" && v != "skipped" &&
-               v != "unsupported" && v != "not run";
+    bool bad = !known_broken(a.value("family", ""), a.value("expected_rejection", "")) &&
+               v != "qualified" && v != "skipped" && v != "unsupported" && v != "not run";
     h << "<tr><td>" << text(a, "name") << "</td><td>" << text(a, "family") << "</td><td>"
       << text(a, "device") << "</td><td" << (bad ? " class=\"bad\"" : "") << ">"
       << escape_markup(v);

@@ -56,7 +56,8 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
     if (type == "verdict") {
       for (const char* k : {"verdict", "check", "case", "detail", "counts"})
         if (r.contains(k)) arms[arm][k] = r[k];
-    } else if (type == "case" && arms[arm].value("family", "") != "broken") {
+    } else if (type == "case" && !known_broken(arms[arm].value("family", ""),
+                                               arms[arm].value("expected_rejection", ""))) {
       bool in = r.value("in_contract", true);
       std::string res = r.value("result", "");
       if (res == "skipped") continue;
@@ -89,7 +90,7 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
   for (const auto& n : order) {
     json& a = arms[n];
     const std::string v = a["verdict"];
-    if (a["family"] == "broken") {
+    if (known_broken(a.value("family", ""), a.value("expected_rejection", ""))) {
       if (v == "not run" || v == "skipped" || v == "unsupported") {
         a["caught"] = nullptr;
       } else {

@@ -28,11 +28,12 @@ double since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
 }
 
-// One arm set up for one size: its stream, buffer sets (several when the L2 policy rotates),
-// timer and, for CUDA arms in graph mode, the captured replay.
+// One arm set up for one size: its stream (one for all CUDA arms and the light copy of a
+// size), buffer sets (several when the L2 policy rotates), timer and, for CUDA arms in graph
+// mode, the captured replay.
 struct Slot {
   const TimedArm* arm = nullptr;
-  std::unique_ptr<Stream> stream;
+  std::shared_ptr<Stream> stream;
   std::vector<std::unique_ptr<CaseTensors>> sets;
   std::size_t next_set = 0;
   std::unique_ptr<SampleTimer> timer;
@@ -107,10 +108,11 @@ void recheck(Slot& s, const Spec& spec, const std::vector<unsigned char>& want, 
 
 // Sets up one arm for one size: buffers, prepare() on each set, warm-up by time, the graph.
 Slot make_slot(const TimedArm& a, const Spec& spec, const Case& c, bool graph_mode,
-               const Emit& emit) {
+               const std::shared_ptr<Stream>& cuda_stream, const Emit& emit) {
   Slot s;
   s.arm = &a;
-  s.stream = std::make_unique<Stream>(a.identity.device);
+  s.stream =
+      a.identity.device == Device::cuda ? cuda_stream : std::make_shared<Stream>(Device::cpu);
   const std::size_t n_sets = set_count(spec, c.numel(), a.identity.device);
   for (std::size_t k = 0; k < n_sets; ++k) {
     auto t = std::make_unique<CaseTensors>(c, spec.op.inputs, spec.op.outputs[0].name,
@@ -170,12 +172,13 @@ Slot make_slot(const TimedArm& a, const Spec& spec, const Case& c, bool graph_mo
 // The speed of light: a device-to-device copy moving as many bytes as one call of the op.
 struct Light {
   DeviceMemory src, dst;
-  std::unique_ptr<Stream> stream;
+  std::shared_ptr<Stream> stream;
   std::unique_ptr<SampleTimer> timer;
   std::size_t bytes = 0;  // copied; read + written = 2 * bytes
 };
 
-std::unique_ptr<Light> make_light(const Spec& spec, std::int64_t size) {
+std::unique_ptr<Light> make_light(const Spec& spec, std::int64_t size,
+                                  const std::shared_ptr<Stream>& stream) {
   auto l = std::make_unique<Light>();
   const std::size_t moved =
       (spec.op.inputs.size() + 1) * dtype_size(spec.op.dtype) * static_cast<std::size_t>(size);
@@ -183,7 +186,7 @@ std::unique_ptr<Light> make_light(const Spec& spec, std::int64_t size) {
   l->src = DeviceMemory(Device::cuda, l->bytes);
   l->dst = DeviceMemory(Device::cuda, l->bytes);
   l->src.fill_byte(0x3c);
-  l->stream = std::make_unique<Stream>(Device::cuda);
+  l->stream = stream;
   l->timer = std::make_unique<SampleTimer>(Device::cuda, l->stream->handle());
   return l;
 }
@@ -208,11 +211,16 @@ void time_arms(const std::vector<TimedArm>& arms, const Spec& spec, const Emit& 
   const bool graph_mode = std::find(pol.modes.begin(), pol.modes.end(), "graph") != pol.modes.end();
   for (std::int64_t size : pol.sizes) {
     Case c = timing_case(spec, size);
+    // Every CUDA arm and the light copy on one stream, one sample at a time.
+    std::shared_ptr<Stream> cuda_stream;
+    if (std::any_of(arms.begin(), arms.end(),
+                    [](const TimedArm& a) { return a.identity.device == Device::cuda; }))
+      cuda_stream = std::make_shared<Stream>(Device::cuda);
     std::vector<Slot> slots;
     nlohmann::json names = nlohmann::json::array();
     for (const TimedArm& a : arms) {
       try {
-        slots.push_back(make_slot(a, spec, c, graph_mode, emit));
+        slots.push_back(make_slot(a, spec, c, graph_mode, cuda_stream, emit));
         names.push_back(a.identity.name);
       } catch (const CudaError& e) {
         emit(
@@ -240,7 +248,7 @@ void time_arms(const std::vector<TimedArm>& arms, const Spec& spec, const Emit& 
     std::unique_ptr<Light> light;
     if (any_cuda) {
       probe = std::make_unique<ClockProbe>();
-      light = make_light(spec, size);
+      light = make_light(spec, size, cuda_stream);
     }
 
     std::mt19937_64 rng(spec.qualification.seed + static_cast<std::uint64_t>(size));

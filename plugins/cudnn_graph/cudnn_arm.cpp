@@ -106,6 +106,25 @@ class CudnnPointwiseArm final : public IKernelArm {
                                    " outputs; the graph computes one");
       Status s = check_expression(spec.semantics, spec.inputs.size());
       if (!s.is_ok()) return s;
+      // Comparisons and select become BOOLEAN masks, and cuDNN's runtime compiler fails on those
+      // graphs at most sizes that are odd or small (H200, cuDNN 9.14: leaky_relu's
+      // select(x > 0, x, 0.01 * x) at 1, 2, 3, 5, 7, 31, 33, ... 65537 and 2^20 + 3 elements,
+      // CUDNN_STATUS_INTERNAL_ERROR_COMPILATION_FAILED), while the contract admits every size.
+      for (const ExprNode& n : spec.semantics.nodes)
+        if (n.op == Op::select || n.op == Op::lt || n.op == Op::le || n.op == Op::gt ||
+            n.op == Op::ge || n.op == Op::eq || n.op == Op::ne)
+          return Status::unsupported(
+              std::string(to_string(n.op)) +
+              ": a BOOLEAN mask, which cuDNN's runtime compiler fails on at most odd and small "
+              "sizes (measured on the H200, cuDNN 9.14)");
+      // MAX and MIN return the other operand when one is NaN (the H200, cuDNN 9.14: clamp(NaN,
+      // -1, 1) gave -1), where kq's max, min and clamp propagate NaN.
+      if (spec.domain == Domain::ieee)
+        for (const ExprNode& n : spec.semantics.nodes)
+          if (n.op == Op::max || n.op == Op::min || n.op == Op::clamp)
+            return Status::unsupported(
+                "domain ieee: cuDNN's MAX and MIN drop a NaN operand, the spec's " +
+                std::string(to_string(n.op)) + " must propagate it");
       if (options_.relu == ReluLowering::native &&
           std::none_of(spec.semantics.nodes.begin(), spec.semantics.nodes.end(),
                        [](const ExprNode& n) { return n.op == Op::relu; }))

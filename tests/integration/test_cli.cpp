@@ -2,7 +2,10 @@
 // full run of the CPU arm on residual_relu that leaves a complete run directory.
 #include <doctest/doctest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "test_support.hpp"
 #include "util/json_lines.hpp"
@@ -35,6 +38,9 @@ TEST_CASE("unknown command and bad options are usage errors") {
   CHECK(r.out.find("no arm named 'no_such_arm'") != std::string::npos);
   r = run_kq("run specs/residual_relu.yaml --sizes 12,abc --no-timing");
   CHECK(r.exit_code == 2);
+  r = run_kq("qualify specs/residual_relu.yaml --jobs 0");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("--jobs") != std::string::npos);
 }
 
 TEST_CASE("kq version names the commit") {
@@ -149,4 +155,31 @@ TEST_CASE("--twice times a second, independent instance of an arm beside the fir
   }
   CHECK(first >= 10);
   CHECK(second == first);  // interleaved in the same rounds
+}
+
+TEST_CASE("--jobs qualifies arms side by side with the same verdicts, in the arms' order") {
+  const std::string arms =
+      "cpu_tbb,broken_cpu_tail_skipped,broken_cpu_hangs,broken_cpu_crashes,broken_cpu_no_relu";
+  std::map<std::string, std::string> verdicts[2];
+  std::vector<std::string> order[2];
+  int k = 0;
+  for (const char* jobs : {"1", "4"}) {
+    auto dir = kq::test::temp_dir(std::string("jobs") + jobs) / "run";
+    auto r = run_kq("qualify specs/residual_relu.yaml --quick --hang-timeout 5 --jobs " +
+                    std::string(jobs) + " --arms " + arms + " --junit " +
+                    (dir.parent_path() / "j.xml").string() + " --out " + dir.string());
+    INFO(r.out);
+    CHECK(r.exit_code == 1);  // the broken candidates are rejected: a candidate failed
+    for (const auto& j : kq::read_json_lines(dir / "qualification.jsonl"))
+      if (j["type"] == "verdict")
+        verdicts[k][j["arm"]] = j.value("verdict", "") + "/" + j.value("check", "");
+    auto s = nlohmann::json::parse(kq::test::read_file(dir / "summary.json"));
+    for (const auto& a : s["arms"]) order[k].push_back(a["name"]);
+    ++k;
+  }
+  CHECK(verdicts[0].size() == 5);
+  CHECK(verdicts[0] == verdicts[1]);
+  CHECK(verdicts[1]["cpu_tbb"] == "qualified/");
+  CHECK(verdicts[1]["broken_cpu_hangs"] == "hung/hang");
+  CHECK(order[0] == order[1]);
 }
