@@ -64,7 +64,9 @@ nlohmann::json decide(
     baseline_ran = true;
     Win best{size, "", {}};
     for (const auto& [name, s] : arms) {
-      if (name == baseline || s.empty()) continue;
+      // "arm#2" is a second instance timed for self-agreement (kq run --twice): a control,
+      // never a candidate.
+      if (name == baseline || s.empty() || name.find('#') != std::string::npos) continue;
       SpeedupEstimate e = bootstrap_speedup(b->second, s, 2000, static_cast<std::uint64_t>(size));
       bool wins_here = e.lo > 1.0 && e.ratio >= min_speedup;
       if (wins_here && (best.arm.empty() || e.ratio > best.e.ratio)) best = {size, name, e};

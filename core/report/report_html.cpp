@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <cstdio>
+#include <map>
 #include <sstream>
 #include <string_view>
 
@@ -119,9 +120,15 @@ void qualification(std::ostringstream& h, const json& s) {
   h << "<table>\n<tr><th>arm</th><th>family</th><th>device</th><th>verdict</th><th>passed</th>"
        "<th>refused</th><th>failed</th><th>skipped</th><th>check</th><th>case</th><th>detail</th>"
        "</tr>\n";
+  // Arms that declined the spec (supports() said unsupported) are listed once below, by reason.
+  std::map<std::string, std::vector<std::string>> declined;
   for (const auto& a : s.value("arms", json::array())) {
     const json c = a.value("counts", json::object());
     const std::string v = a.value("verdict", "");
+    if (v == "unsupported") {
+      declined[a.value("detail", "")].push_back(a.value("name", ""));
+      continue;
+    }
     bool bad = !known_broken(a.value("family", ""), a.value("expected_rejection", "")) &&
                v != "qualified" && v != "skipped" && v != "unsupported" && v != "not run";
     h << "<tr><td>" << text(a, "name") << "</td><td>" << text(a, "family") << "</td><td>"
@@ -137,6 +144,16 @@ void qualification(std::ostringstream& h, const json& s) {
       << "</td><td>" << text(a, "case") << "</td><td>" << text(a, "detail") << "</td></tr>\n";
   }
   h << "</table>\n";
+  if (!declined.empty()) {
+    h << "<p>Not offered for this spec (unsupported):</p>\n<ul>\n";
+    for (const auto& [why, names] : declined) {
+      h << "<li>";
+      for (std::size_t i = 0; i < names.size(); ++i)
+        h << (i ? ", " : "") << escape_markup(names[i]);
+      h << ": " << escape_markup(why) << "</li>\n";
+    }
+    h << "</ul>\n";
+  }
 
   bool any_sanitizer = false, any_artifacts = false;
   for (const auto& a : s.value("arms", json::array())) {

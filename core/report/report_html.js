@@ -49,8 +49,11 @@
     if (seen.has(a.name)) addArm(a.name);
   });
   [...seen].sort().forEach(addArm);
+  // Twenty distinct colours (bars and points have no dash to tell arms apart), then dashes.
   const palette = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd',
-                   '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
+                   '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf',
+                   '#393b79', '#e6550d', '#637939', '#843c39', '#7b4173',
+                   '#3182bd', '#8c6d31', '#31a354', '#756bb1', '#636363'];
   const dashes = [[], [8, 4], [3, 3], [10, 3, 2, 3]];
   const colour = (arm) => palette[Math.max(0, timedArms.indexOf(arm)) % palette.length];
   const dash = (arm) =>

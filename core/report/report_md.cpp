@@ -1,4 +1,5 @@
 #include <cstdio>
+#include <map>
 #include <sstream>
 
 #include "report/junit.hpp"
@@ -71,7 +72,13 @@ std::string render_markdown(const nlohmann::json& s) {
   md << "| arm | family | device | verdict | passed | refused | failed | skipped | check | case | "
         "detail |\n";
   md << "|---|---|---|---|---:|---:|---:|---:|---|---|---|\n";
+  // Arms that declined the spec (supports() said unsupported) are listed once below, by reason.
+  std::map<std::string, std::vector<std::string>> declined;
   for (const auto& a : s["arms"]) {
+    if (a.value("verdict", "") == "unsupported") {
+      declined[cell(a, "detail")].push_back(cell(a, "name"));
+      continue;
+    }
     const auto c = a.value("counts", nlohmann::json::object());
     md << "| " << cell(a, "name") << " | " << cell(a, "family") << " | " << cell(a, "device")
        << " | " << cell(a, "verdict");
@@ -81,6 +88,14 @@ std::string render_markdown(const nlohmann::json& s) {
     md << " | " << c.value("passed", 0) << " | " << c.value("refused", 0) << " | "
        << c.value("failed", 0) << " | " << c.value("skipped", 0) << " | " << cell(a, "check")
        << " | " << cell(a, "case") << " | " << cell(a, "detail") << " |\n";
+  }
+  if (!declined.empty()) {
+    md << "\nNot offered for this spec (unsupported):\n\n";
+    for (const auto& [why, names] : declined) {
+      md << "- ";
+      for (std::size_t i = 0; i < names.size(); ++i) md << (i ? ", " : "") << names[i];
+      md << ": " << why << "\n";
+    }
   }
 
   bool any_sanitizer = false, any_artifacts = false;

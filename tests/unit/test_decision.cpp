@@ -62,6 +62,16 @@ TEST_CASE("a win inside the noise or below the threshold is no win") {
   CHECK(d["sentence"].get<std::string>().rfind("Keep base", 0) == 0);
 }
 
+TEST_CASE("a second instance timed for self-agreement (arm#2) is never adopted") {
+  std::map<std::int64_t, std::map<std::string, std::vector<double>>> s;
+  s[1 << 20]["base"] = noisy(10e-6, 0.02, 40, 1);
+  s[1 << 20]["fast"] = noisy(7.5e-6, 0.02, 40, 2);
+  s[1 << 20]["fast#2"] = noisy(7e-6, 0.02, 40, 3);  // faster still, but a control
+  auto d = kq::decide(s, "base", 1.03);
+  REQUIRE(d["ranges"].size() == 1);
+  CHECK(d["ranges"][0]["arm"] == "fast");
+}
+
 TEST_CASE("no baseline, no decision") {
   std::map<std::int64_t, std::map<std::string, std::vector<double>>> s;
   s[4096]["cpu"] = {1e-5, 1.1e-5};
