@@ -269,10 +269,44 @@ void plots(std::ostringstream& h, const json& s, const std::vector<json>& rounds
       any_speedup);
 }
 
+// What one call of each arm launched, from CUPTI; copies or sets inside a call are flagged.
+void profile_table(std::ostringstream& h, const json& row) {
+  h << "<p>What one call launches (CUPTI):</p>\n<table>\n<tr><th>arm</th><th>kernels</th>"
+       "<th>kernel time</th><th>copies / sets in the call</th><th>first kernel</th>"
+       "<th>grid &times; block</th><th>registers</th><th>occupancy</th></tr>\n";
+  for (const auto& a : row.value("arms", json::array())) {
+    if (!a.contains("profile")) continue;
+    const json& p = a["profile"];
+    h << "<tr><td>" << text(a, "arm") << "</td>";
+    if (p.contains("unavailable")) {
+      h << "<td colspan=\"7\">" << text(p, "unavailable") << "</td></tr>\n";
+      continue;
+    }
+    const int copies = p.value("memcpys", 0), sets = p.value("memsets", 0);
+    h << "<td class=\"n\">" << p.value("kernels", 0) << "</td><td class=\"n\">"
+      << seconds(p.value("kernel_seconds", 0.0)) << "</td><td class=\"n"
+      << (copies + sets > 0 ? " bad" : "") << "\">" << copies << " / " << sets
+      << (copies + sets > 0 ? " (should be none)" : "") << "</td>";
+    const json list = p.value("list", json::array());
+    if (list.empty()) {
+      h << "<td></td><td></td><td></td><td></td></tr>\n";
+      continue;
+    }
+    const json& k = list[0];
+    const json grid = k.value("grid", json::array({0})), block = k.value("block", json::array({0}));
+    h << "<td>" << escape_markup(k.value("name", "").substr(0, 60)) << "</td><td class=\"n\">"
+      << grid[0].get<int>() << " &times; " << block[0].get<int>() << "</td><td class=\"n\">"
+      << k.value("registers", 0) << "</td><td class=\"n\">"
+      << num(100 * k.value("occupancy", 0.0), "%.0f%%") << "</td></tr>\n";
+  }
+  h << "</table>\n";
+}
+
 void timing_tables(std::ostringstream& h, const json& s) {
   const bool light = s.value("light", json::object()).value("measured", false);
   for (const auto& row : s.value("timing", json::array())) {
-    h << "<h3>" << size_html(row.value("size", std::int64_t{0})) << " elements";
+    h << "<h3 id=\"size-" << row.value("size", std::int64_t{0}) << "\">"
+      << size_html(row.value("size", std::int64_t{0})) << " elements";
     if (row.value("bytes", 0.0) > 0)
       h << " (" << num(row.value("bytes", 0.0) / 1e6, "%.3g") << " MB moved per call)";
     h << "</h3>\n<p>rounds: " << row.value("rounds", 0)
@@ -280,9 +314,16 @@ void timing_tables(std::ostringstream& h, const json& s) {
     if (row.contains("light_gbps"))
       h << ", speed of light (device-to-device copy): "
         << num(row["light_gbps"].get<double>(), "%.1f") << " GB/s";
+    bool graph = false, host = false, profile = false;
+    for (const auto& a : row.value("arms", json::array())) {
+      graph |= a.contains("graph_median_s");
+      host |= a.contains("host_median_s");
+      profile |= a.contains("profile");
+    }
     h << "</p>\n<table>\n<tr><th>arm</th><th>samples</th><th>median</th><th>min</th><th>IQR</th>"
          "<th>noise</th><th>GB/s</th>"
-      << (light ? "<th>% of light</th>" : "")
+      << (light ? "<th>% of light</th>" : "") << (graph ? "<th>graph replay per call</th>" : "")
+      << (host ? "<th>host enqueue</th>" : "")
       << "<th>speed-up vs baseline (95% CI)</th><th>loop output</th></tr>\n";
     for (const auto& a : row.value("arms", json::array())) {
       h << "<tr><td>" << text(a, "arm") << "</td><td class=\"n\">" << a.value("n", 0)
@@ -294,6 +335,14 @@ void timing_tables(std::ostringstream& h, const json& s) {
       if (light)
         h << "<td class=\"n\">"
           << (a.contains("pct_light") ? num(a["pct_light"].get<double>(), "%.1f%%") : "")
+          << "</td>";
+      if (graph)
+        h << "<td class=\"n\">"
+          << (a.contains("graph_median_s") ? seconds(a["graph_median_s"].get<double>()) : "")
+          << "</td>";
+      if (host)
+        h << "<td class=\"n\">"
+          << (a.contains("host_median_s") ? seconds(a["host_median_s"].get<double>()) : "")
           << "</td>";
       h << "<td class=\"n\">";
       if (a.contains("speedup"))
@@ -307,6 +356,7 @@ void timing_tables(std::ostringstream& h, const json& s) {
       h << "</td></tr>\n";
     }
     h << "</table>\n";
+    if (profile) profile_table(h, row);
   }
   const json skips = s.value("timing_skips", json::array());
   if (!skips.empty()) {

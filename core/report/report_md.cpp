@@ -201,7 +201,9 @@ std::string render_markdown(const nlohmann::json& s) {
           continue;
         }
         md << p.value("kernels", 0) << " | " << format_seconds(p.value("kernel_seconds", 0.0))
-           << " | " << p.value("memcpys", 0) << " / " << p.value("memsets", 0) << " | ";
+           << " | " << p.value("memcpys", 0) << " / " << p.value("memsets", 0)
+           << (p.value("memcpys", 0) + p.value("memsets", 0) > 0 ? " **(should be none)**" : "")
+           << " | ";
         if (!p["list"].empty()) {
           const auto& k = p["list"][0];
           md << cell(k, "name").substr(0, 60) << " | " << k["grid"][0].get<int>() << " x "
