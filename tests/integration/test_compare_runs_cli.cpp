@@ -1,4 +1,5 @@
-// `kq compare RUN_A RUN_B` on the reference H200 run (copied to temp dirs; never modified): the
+// `kq compare RUN_A RUN_B` on a fixed H200 run, tests/data/h200-run (copied to temp dirs; never
+// modified): the
 // run against itself changes nothing (exit 0); one arm made 10% slower is flagged (exit 1); a
 // changed verdict is listed (exit 1); usage errors exit 2.
 #include <doctest/doctest.h>
@@ -15,7 +16,7 @@ namespace fs = std::filesystem;
 using kq::test::run_kq;
 using nlohmann::json;
 
-const fs::path kReference = kq::test::source_dir() / "runs" / "reference" / "h200-residual_relu";
+const fs::path kReference = kq::test::source_dir() / "tests" / "data" / "h200-run";
 
 // A copy of the reference whose records pass through `edit` (which may change them in place).
 template <class Edit>

@@ -1,6 +1,7 @@
-// report.html and rounds.csv from the reference H200 run (copied to a temp dir; the reference is
-// never modified): `kq report DIR` writes them; the page carries Chart.js and the data inline;
-// headless Chromium renders it with no network and the page's script reports every plot drawn
+// report.html and rounds.csv from a fixed H200 run, tests/data/h200-run (the first reference run,
+// kept as test data; copied to a temp dir, never modified): `kq report DIR` writes them; the page
+// carries Chart.js and the data inline; headless Chromium renders it with no network and the page's
+// script reports every plot drawn
 // (#kq-plots-ready in the dumped DOM); a screenshot of the page is a real picture. Chromium is
 // required: `make test` installs it (tools/install-deps.sh --test), so its absence fails.
 #include <doctest/doctest.h>
@@ -21,7 +22,7 @@ using kq::test::read_file;
 using kq::test::run_kq;
 using nlohmann::json;
 
-const fs::path kReference = kq::test::source_dir() / "runs" / "reference" / "h200-residual_relu";
+const fs::path kReference = kq::test::source_dir() / "tests" / "data" / "h200-run";
 
 fs::path copy_reference(const std::string& name) {
   auto dir = kq::test::temp_dir(name) / "run";
