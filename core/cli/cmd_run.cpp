@@ -93,8 +93,7 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
   if (arms.empty()) throw UsageError("no arms to run (kq list shows what was found)");
 
   const nlohmann::json machine = machine_info();
-  const auto dir = create_run_dir(vm["runs-dir"].as<std::string>(), vm["out"].as<std::string>(),
-                                  spec.op.op, machine_short_name(machine));
+  const auto dir = make_run_dir(vm, spec.op.op, machine_short_name(machine));
   std::vector<std::string> command = {"kq", cmd};
   command.insert(command.end(), args.begin(), args.end());
   start_run_dir(dir, spec, arms, set.errors, machine, command);

@@ -79,8 +79,7 @@ int cmd_selftest(const std::vector<std::string>& args) {
   if (arms.empty()) throw UsageError("no arms found (kq list shows where kq looked)");
 
   const nlohmann::json machine = machine_info();
-  const auto top = create_run_dir(vm["runs-dir"].as<std::string>(), vm["out"].as<std::string>(),
-                                  "selftest", machine_short_name(machine));
+  const auto top = make_run_dir(vm, "selftest", machine_short_name(machine));
   std::cout << "kq selftest: " << arms.size() << " arms on " << specs.size() << " specs -> "
             << top.string() << "\n";
 

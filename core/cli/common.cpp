@@ -1,5 +1,7 @@
 #include "cli/common.hpp"
 
+#include "rundir/run_dir.hpp"
+
 #include <algorithm>
 #include <iostream>
 #include <sstream>
@@ -46,6 +48,17 @@ bool parse_subcommand(const std::string& usage, const po::options_description& o
     throw UsageError(s.str());
   }
   return true;
+}
+
+std::filesystem::path make_run_dir(const po::variables_map& vm, const std::string& op,
+                                   const std::string& machine) {
+  const std::string out = vm["out"].as<std::string>();
+  try {
+    return create_run_dir(vm["runs-dir"].as<std::string>(), out, op, machine);
+  } catch (const std::exception& e) {
+    throw UsageError((out.empty() ? "--runs-dir: " : "--out: ") + std::string(e.what()) +
+                     (out.empty() ? "" : "; give a new or empty folder"));
+  }
 }
 
 std::vector<std::string> split_csv(const std::string& s) {

@@ -34,6 +34,11 @@ bool parse_subcommand(const std::string& usage, const po::options_description& o
                       const po::positional_options_description& positional,
                       const std::vector<std::string>& args, po::variables_map& vm);
 
+// The run directory that --out and --runs-dir name (rundir/run_dir.hpp); a folder that exists and
+// is not empty, or one that cannot be made, is a UsageError naming the option.
+std::filesystem::path make_run_dir(const po::variables_map& vm, const std::string& op,
+                                   const std::string& machine);
+
 std::vector<std::string> split_csv(const std::string& s);
 // "4096,65536,2^20" -> element counts; throws UsageError on anything else.
 std::vector<std::int64_t> parse_sizes(const std::string& s);

@@ -2,6 +2,7 @@
 // full run of the CPU arm on residual_relu that leaves a complete run directory.
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -37,6 +38,16 @@ TEST_CASE("unknown command and bad options are usage errors") {
   CHECK(r.exit_code == 2);
   CHECK(r.out.find("no arm named 'no_such_arm'") != std::string::npos);
   r = run_kq("run specs/residual_relu.yaml --sizes 12,abc --no-timing");
+  CHECK(r.exit_code == 2);
+  // An --out folder that holds something already is refused before any work, naming the option.
+  const auto taken = kq::test::temp_dir("taken-out");
+  std::ofstream(taken / "keep.txt") << "mine\n";
+  r = run_kq("qualify specs/residual_relu.yaml --arms cpu_tbb --out " + taken.string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("--out: run directory " + taken.string() + " exists and is not empty") !=
+        std::string::npos);
+  CHECK(kq::test::read_file(taken / "keep.txt") == "mine\n");
+  r = run_kq("selftest --quick --out " + taken.string());
   CHECK(r.exit_code == 2);
   r = run_kq("qualify specs/residual_relu.yaml --jobs 0");
   CHECK(r.exit_code == 2);
