@@ -62,9 +62,13 @@ int cmd_selftest(const std::vector<std::string>& args) {
     return kOk;
 
   if (vm["jobs"].as<int>() < 1) throw UsageError("--jobs: give at least 1");
+  if (vm.count("hang-timeout") && !(vm["hang-timeout"].as<double>() > 0))
+    throw UsageError("--hang-timeout: give a number of seconds above 0");
   const std::filesystem::path specs_dir = vm.count("specs")
                                               ? std::filesystem::path(vm["specs"].as<std::string>())
                                               : default_specs_dir();
+  if (!std::filesystem::is_directory(specs_dir))
+    throw UsageError("--specs: " + specs_dir.string() + " is not a folder");
   std::vector<std::filesystem::path> spec_files;
   for (const auto& e : std::filesystem::directory_iterator(specs_dir))
     if (e.path().extension() == ".yaml") spec_files.push_back(e.path());

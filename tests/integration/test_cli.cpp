@@ -49,6 +49,12 @@ TEST_CASE("unknown command and bad options are usage errors") {
   CHECK(kq::test::read_file(taken / "keep.txt") == "mine\n");
   r = run_kq("selftest --quick --out " + taken.string());
   CHECK(r.exit_code == 2);
+  r = run_kq("qualify specs/residual_relu.yaml --hang-timeout -1");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("--hang-timeout") != std::string::npos);
+  r = run_kq("selftest --specs /nonexistent/kq-specs");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("--specs: /nonexistent/kq-specs is not a folder") != std::string::npos);
   r = run_kq("qualify specs/residual_relu.yaml --jobs 0");
   CHECK(r.exit_code == 2);
   CHECK(r.out.find("--jobs") != std::string::npos);
