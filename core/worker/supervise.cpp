@@ -4,9 +4,12 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -16,6 +19,58 @@
 extern char** environ;
 
 namespace kq {
+namespace {
+
+// The process groups of the workers running now. When kq is interrupted (SIGINT, SIGTERM,
+// SIGHUP) it kills them before it dies: a worker stuck in a kernel that never ends would
+// otherwise keep the GPU after its parent is gone.
+std::array<std::atomic<pid_t>, 64> g_live{};
+
+void kill_workers_and_die(int sig) {
+  for (auto& p : g_live)
+    if (pid_t v = p.load(); v > 0) ::kill(-v, SIGKILL);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+void install_interrupt_handlers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa {};
+    sa.sa_handler = kill_workers_and_die;
+    sigemptyset(&sa.sa_mask);
+    // A signal the caller set to be ignored (nohup, a background job of a script) stays so.
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+      struct sigaction old {};
+      if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+      sigaction(sig, &sa, nullptr);
+    }
+  });
+}
+
+// Registers a worker's process group for the interrupt handler while it runs.
+class LiveWorker {
+ public:
+  explicit LiveWorker(pid_t pid) {
+    for (auto& p : g_live) {
+      pid_t empty = 0;
+      if (p.compare_exchange_strong(empty, pid)) {
+        slot_ = &p;
+        return;
+      }
+    }
+  }
+  ~LiveWorker() {
+    if (slot_) slot_->store(0);
+  }
+  LiveWorker(const LiveWorker&) = delete;
+  LiveWorker& operator=(const LiveWorker&) = delete;
+
+ private:
+  std::atomic<pid_t>* slot_ = nullptr;
+};
+
+}  // namespace
 
 std::string WorkerExit::describe() const {
   if (hung) return "hung (killed after its deadline)";
@@ -28,6 +83,7 @@ std::filesystem::path self_executable() { return std::filesystem::read_symlink("
 WorkerExit supervise_worker(const std::vector<std::string>& argv,
                             const std::filesystem::path& stderr_log, double initial_silence_s,
                             const std::function<double(const nlohmann::json&)>& on_record) {
+  install_interrupt_handlers();
   int pipefd[2];
   if (pipe2(pipefd, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
   int logfd = open(stderr_log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -57,6 +113,7 @@ WorkerExit supervise_worker(const std::vector<std::string>& argv,
     throw std::runtime_error("cannot start worker " + argv[0] + ": " + std::strerror(rc));
   }
 
+  LiveWorker live(pid);
   WorkerExit ex;
   using clock = std::chrono::steady_clock;
   auto deadline = clock::now() + std::chrono::duration<double>(initial_silence_s);
@@ -103,6 +160,9 @@ WorkerExit supervise_worker(const std::vector<std::string>& argv,
 }
 
 std::function<void(const nlohmann::json&)> claim_protocol_stdout() {
+  // A worker dies with the thread that started it, even when that one is killed outright
+  // (SIGKILL); kq's threads outlive their workers, which they wait for.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   std::fflush(stdout);
   int proto = fcntl(1, F_DUPFD_CLOEXEC, 3);
   if (proto < 0) throw std::runtime_error("dup of stdout failed");

@@ -200,3 +200,28 @@ TEST_CASE("--jobs qualifies arms side by side with the same verdicts, in the arm
   CHECK(verdicts[1]["broken_cpu_hangs"] == "hung/hang");
   CHECK(order[0] == order[1]);
 }
+
+TEST_CASE("an interrupted run takes its workers with it") {
+  // broken_cpu_hangs spins in run() for ever; kq is stopped (SIGTERM: a background job of a
+  // script ignores SIGINT) while its worker hangs.
+  const auto dir = kq::test::temp_dir("interrupt") / "run";
+  const std::string cmd = "cd '" + kq::test::source_dir().string() + "' && ('" +
+                          kq::test::kq_binary().string() +
+                          "' qualify specs/residual_relu.yaml --arms broken_cpu_hangs --quick "
+                          "--hang-timeout 120 --out '" +
+                          dir.string() +
+                          "' >/dev/null 2>&1 & P=$!; sleep 3; kill -TERM $P; wait $P; echo "
+                          "exit=$?; sleep 1; pgrep -af -- '[_]_worker-qualify --spec " +
+                          dir.string() + "' || echo 'no workers left')";
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string out;
+  char buf[512];
+  while (fgets(buf, sizeof buf, p)) out += buf;
+  pclose(p);
+  INFO(out);
+  CHECK(out.find("exit=143") != std::string::npos);  // killed by SIGTERM
+  CHECK(out.find("no workers left") != std::string::npos);
+  // What was measured before the interrupt is on disk.
+  CHECK(std::filesystem::exists(dir / "qualification.jsonl"));
+}
