@@ -6,8 +6,8 @@
 #include <cstddef>
 #include <vector>
 
-#include "kq/semantics.hpp"
 #include "kq/expr.hpp"
+#include "kq/semantics.hpp"
 
 namespace kq::ref {
 

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "expr/batch_program.hpp"
-#include "kq/semantics.hpp"
 #include "expr/odometer.hpp"
+#include "kq/semantics.hpp"
 
 namespace kq {
 namespace {
