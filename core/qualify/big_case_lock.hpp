@@ -3,7 +3,6 @@
 // The parent names a lock file in KQ_BIG_CASE_LOCK; a worker holds an flock on it for the whole
 // case. While it waits it emits {"type":"waiting","arm","case"} every few seconds, so that its
 // parent does not take the silence for a hang. Without KQ_BIG_CASE_LOCK nothing is locked.
-// run_case checks such a case after one run (no repeat, no new values), for the same reason.
 #pragma once
 #include <cstdint>
 #include <functional>
