@@ -111,7 +111,8 @@ void CaseTensors::poison_output(int k) {
     const_cast<DeviceMemory&>(t.memory).upload(t.pristine.data(), 0, t.pristine.size());
     return;
   }
-  std::vector<unsigned char> img(output_->memory.size(), kGuardByte);
+  std::vector<unsigned char>& img = scratch_;
+  img.assign(output_->memory.size(), kGuardByte);
   std::fill(img.begin() + static_cast<std::ptrdiff_t>(data_begin(*output_)),
             img.begin() + static_cast<std::ptrdiff_t>(data_end(*output_)), kPoisonBytes[k]);
   output_->memory.upload(img.data(), 0, img.size());
@@ -131,7 +132,8 @@ std::vector<TensorView> CaseTensors::pristine_input_views() const {
 std::string CaseTensors::check_inputs_unchanged() const {
   for (std::size_t i = 0; i < inputs_.size(); ++i) {
     const CaseTensor& t = inputs_[i];
-    std::vector<unsigned char> now(t.memory.size());
+    std::vector<unsigned char>& now = scratch_;
+    now.resize(t.memory.size());
     t.memory.download(now.data(), 0, now.size());
     const bool in_place = static_cast<int>(i) == alias_input_;
     const std::size_t b = data_begin(t), e = data_end(t);
@@ -149,11 +151,10 @@ std::string CaseTensors::check_inputs_unchanged() const {
   return {};
 }
 
-std::vector<unsigned char> CaseTensors::download_output() const {
+void CaseTensors::download_output(std::vector<unsigned char>& into) const {
   const CaseTensor& t = output_owner();
-  std::vector<unsigned char> out(t.memory.size());
-  t.memory.download(out.data(), 0, out.size());
-  return out;
+  into.resize(t.memory.size());
+  t.memory.download(into.data(), 0, into.size());
 }
 
 std::size_t CaseTensors::output_byte(std::int64_t i) const {

@@ -59,8 +59,14 @@ class CaseTensors {
     std::string message;  // one line
   };
   Finding check_output_surroundings(const std::vector<unsigned char>& out_alloc, int poison) const;
-  // Downloads the output's whole allocation.
-  std::vector<unsigned char> download_output() const;
+  // Downloads the output's whole allocation into `into` (resized; its memory is reused, so that
+  // a case's later runs touch no fresh pages).
+  void download_output(std::vector<unsigned char>& into) const;
+  std::vector<unsigned char> download_output() const {
+    std::vector<unsigned char> out;
+    download_output(out);
+    return out;
+  }
 
   struct Mismatch {
     std::int64_t index = -1;  // logical (row-major) index of the first bad element
@@ -97,6 +103,9 @@ class CaseTensors {
   std::vector<std::int64_t> out_strides_;
   std::size_t out_view_offset_ = 0;  // bytes from the owner allocation's start to the view
   bool out_contiguous_ = true;
+  // Host scratch reused by every check and poisoning of the case: large cases would otherwise
+  // fault in fresh pages for each (page faults were a quarter of a 2^24-element case's time).
+  mutable std::vector<unsigned char> scratch_;
 };
 
 template <typename Match>
