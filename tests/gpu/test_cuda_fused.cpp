@@ -25,6 +25,7 @@ TEST_CASE("cuda_fused, inline_ptx and thrust_transform arms") {
 #include <string>
 #include <vector>
 
+#include "expr_nodes.hpp"
 #include "kq/plugin_api.hpp"
 #include "plugin_arms.hpp"
 
@@ -42,26 +43,9 @@ kq::IKernelArm* arm(const std::string& name) {
   return nullptr;
 }
 
-kq::ExprNode leaf_input(int i) {
-  kq::ExprNode n;
-  n.op = kq::Op::input;
-  n.input = i;
-  return n;
-}
-kq::ExprNode leaf_constant(double v) {
-  kq::ExprNode n;
-  n.op = kq::Op::constant;
-  n.value = v;
-  return n;
-}
-kq::ExprNode apply(kq::Op op, int a, int b = -1, int c = -1) {
-  kq::ExprNode n;
-  n.op = op;
-  n.args[0] = a;
-  n.args[1] = b;
-  n.args[2] = c;
-  return n;
-}
+using kq::test::leaf_constant;
+using kq::test::leaf_input;
+using kq::test::node;
 
 kq::OpSpec residual_relu_spec(kq::Domain domain) {
   kq::OpSpec s;
@@ -69,8 +53,8 @@ kq::OpSpec residual_relu_spec(kq::Domain domain) {
   s.inputs = {"x", "residual"};
   s.outputs = {{"out", {}}};
   s.semantics.text = "relu(x + residual)";
-  s.semantics.nodes = {leaf_input(0), leaf_input(1), apply(kq::Op::add, 0, 1),
-                       apply(kq::Op::relu, 2)};
+  s.semantics.nodes = {leaf_input(0), leaf_input(1), node(kq::Op::add, 0, 1),
+                       node(kq::Op::relu, 2)};
   s.domain = domain;
   s.layouts = {true, 4, {1, 2, 3, 4}};
   return s;
@@ -82,8 +66,8 @@ kq::OpSpec silu_mul_spec() {
   s.inputs = {"x", "y"};
   s.outputs = {{"out", {"x", "y"}}};
   s.semantics.text = "silu(x) * y";
-  s.semantics.nodes = {leaf_input(0), apply(kq::Op::silu, 0), leaf_input(1),
-                       apply(kq::Op::mul, 1, 2)};
+  s.semantics.nodes = {leaf_input(0), node(kq::Op::silu, 0), leaf_input(1),
+                       node(kq::Op::mul, 1, 2)};
   s.layouts = {true, 16, {1, 2}};
   return s;
 }
@@ -94,14 +78,10 @@ kq::OpSpec leaky_relu_spec() {
   s.inputs = {"x"};
   s.outputs = {{"out", {"x"}}};
   s.semantics.text = "select(x > 0, x, 0.01 * x)";
-  s.semantics.nodes = {leaf_input(0),
-                       leaf_constant(0.0),
-                       apply(kq::Op::gt, 0, 1),
-                       leaf_input(0),
-                       leaf_constant(0.01),
-                       leaf_input(0),
-                       apply(kq::Op::mul, 4, 5),
-                       apply(kq::Op::select, 2, 3, 6)};
+  s.semantics.nodes = {leaf_input(0),           leaf_constant(0.0),
+                       node(kq::Op::gt, 0, 1),  leaf_input(0),
+                       leaf_constant(0.01),     leaf_input(0),
+                       node(kq::Op::mul, 4, 5), node(kq::Op::select, 2, 3, 6)};
   s.layouts = {false, 4, {1, 2, 3, 4, 5, 6, 7, 8}};
   return s;
 }
@@ -112,7 +92,7 @@ kq::OpSpec gelu_spec() {
   s.inputs = {"x"};
   s.outputs = {{"out", {}}};
   s.semantics.text = "gelu(x)";
-  s.semantics.nodes = {leaf_input(0), apply(kq::Op::gelu, 0)};
+  s.semantics.nodes = {leaf_input(0), node(kq::Op::gelu, 0)};
   return s;
 }
 
@@ -413,8 +393,8 @@ TEST_CASE("arms refuse the ops they do not implement") {
   kq::OpSpec rr_f64 = rr;
   rr_f64.dtype = kq::DType::f64;
   kq::OpSpec commuted = rr;  // relu(residual + x): equivalent, but not the structure matched
-  commuted.semantics.nodes = {leaf_input(1), leaf_input(0), apply(kq::Op::add, 0, 1),
-                              apply(kq::Op::relu, 2)};
+  commuted.semantics.nodes = {leaf_input(1), leaf_input(0), node(kq::Op::add, 0, 1),
+                              node(kq::Op::relu, 2)};
   std::map<std::string, std::vector<const kq::OpSpec*> > refused = {
       {"cuda_fused_residual_relu_v4_b1024", {&silu, &leaky, &gelu, &rr_f64, &commuted}},
       {"cuda_fused_silu_mul_v4x4_b256", {&rr, &leaky, &gelu}},

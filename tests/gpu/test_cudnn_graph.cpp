@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "expr_nodes.hpp"
 #include "kq/plugin_api.hpp"
 #include "plugin_arms.hpp"
 
@@ -33,26 +34,9 @@ kq::IKernelArm* load_arm(const char* name) {
   return a;
 }
 
-kq::ExprNode leaf_input(int k) {
-  kq::ExprNode n;
-  n.op = kq::Op::input;
-  n.input = k;
-  return n;
-}
-kq::ExprNode leaf_const(double v) {
-  kq::ExprNode n;
-  n.op = kq::Op::constant;
-  n.value = v;
-  return n;
-}
-kq::ExprNode node(kq::Op op, int a, int b = -1, int c = -1) {
-  kq::ExprNode n;
-  n.op = op;
-  n.args[0] = a;
-  n.args[1] = b;
-  n.args[2] = c;
-  return n;
-}
+using kq::test::leaf_constant;
+using kq::test::leaf_input;
+using kq::test::node;
 
 kq::OpSpec make_spec(const std::string& op, std::vector<std::string> inputs,
                      std::vector<kq::ExprNode> nodes, kq::Domain domain) {
@@ -367,22 +351,22 @@ TEST_CASE("cudnn_pointwise: other expressions within a loose ulp bound") {
        kTranscendental},
       {"2.5 * x + -0.5 * y",
        {"x", "y"},
-       {leaf_const(2.5), leaf_input(0), node(Op::mul, 0, 1), leaf_const(-0.5), leaf_input(1),
+       {leaf_constant(2.5), leaf_input(0), node(Op::mul, 0, 1), leaf_constant(-0.5), leaf_input(1),
         node(Op::mul, 3, 4), node(Op::add, 2, 5)},
        4},
       {"clamp(x, -1, 1)",
        {"x"},
-       {leaf_input(0), leaf_const(-1.0), leaf_const(1.0), node(Op::clamp, 0, 1, 2)},
+       {leaf_input(0), leaf_constant(-1.0), leaf_constant(1.0), node(Op::clamp, 0, 1, 2)},
        0},
-      {"0.5 - x", {"x"}, {leaf_const(0.5), leaf_input(0), node(Op::sub, 0, 1)}, 0},
+      {"0.5 - x", {"x"}, {leaf_constant(0.5), leaf_input(0), node(Op::sub, 0, 1)}, 0},
       {"max(x, y) - min(x, 0.5)",
        {"x", "y"},
-       {leaf_input(0), leaf_input(1), node(Op::max, 0, 1), leaf_const(0.5), node(Op::min, 0, 3),
+       {leaf_input(0), leaf_input(1), node(Op::max, 0, 1), leaf_constant(0.5), node(Op::min, 0, 3),
         node(Op::sub, 2, 4)},
        0},
       {"1 - sigmoid(x)",
        {"x"},
-       {leaf_const(1.0), leaf_input(0), node(Op::sigmoid, 1), node(Op::sub, 0, 2)},
+       {leaf_constant(1.0), leaf_input(0), node(Op::sigmoid, 1), node(Op::sub, 0, 2)},
        kTranscendental},
       {"tanh(x) * exp(y)",
        {"x", "y"},
@@ -447,10 +431,11 @@ TEST_CASE("cudnn_pointwise: refusals") {
 
   // BOOLEAN masks: cuDNN's runtime compiler fails on them at most odd and small sizes.
   using kq::Op;
-  kq::OpSpec leaky = make_spec("select(x > 0, x, 0.01 * x)", {"x"},
-                               {leaf_input(0), leaf_const(0.0), node(Op::gt, 0, 1),
-                                leaf_const(0.01), node(Op::mul, 3, 0), node(Op::select, 2, 0, 4)},
-                               kq::Domain::finite);
+  kq::OpSpec leaky =
+      make_spec("select(x > 0, x, 0.01 * x)", {"x"},
+                {leaf_input(0), leaf_constant(0.0), node(Op::gt, 0, 1), leaf_constant(0.01),
+                 node(Op::mul, 3, 0), node(Op::select, 2, 0, 4)},
+                kq::Domain::finite);
   s = arm->supports(leaky);
   CHECK(s.is_unsupported());
   MESSAGE("select: " << s.message());
@@ -462,7 +447,7 @@ TEST_CASE("cudnn_pointwise: refusals") {
   // In the ieee domain MAX and MIN would drop NaN where kq's clamp propagates it.
   kq::OpSpec clamp_ieee =
       make_spec("clamp(x, -1, 1)", {"x"},
-                {leaf_input(0), leaf_const(-1.0), leaf_const(1.0), node(Op::clamp, 0, 1, 2)},
+                {leaf_input(0), leaf_constant(-1.0), leaf_constant(1.0), node(Op::clamp, 0, 1, 2)},
                 kq::Domain::ieee);
   CHECK(arm->supports(clamp_ieee).is_unsupported());
   clamp_ieee.domain = kq::Domain::finite;

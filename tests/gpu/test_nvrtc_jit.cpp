@@ -24,6 +24,7 @@ TEST_CASE("nvrtc_jit arms") { MESSAGE("skipped: no CUDA device (kq was built wit
 #include <string>
 #include <vector>
 
+#include "expr_nodes.hpp"
 #include "kq/plugin_api.hpp"
 #include "kq/semantics.hpp"
 #include "plugin_arms.hpp"
@@ -46,34 +47,7 @@ kq::IKernelArm* arm(const std::string& name) { return kq::test::plugin_arm("kq_n
 
 const char* const kArms[] = {"nvrtc_jit", "nvrtc_jit_scalar"};
 
-// Post-order node lists by hand; each push in its own statement (argument order is unspecified).
-struct Builder {
-  kq::Expr e;
-  int in(int i) {
-    ExprNode n;
-    n.op = Op::input;
-    n.input = i;
-    return push(n);
-  }
-  int c(double v) {
-    ExprNode n;
-    n.op = Op::constant;
-    n.value = v;
-    return push(n);
-  }
-  int op(Op o, int a, int b = -1, int c3 = -1) {
-    ExprNode n;
-    n.op = o;
-    n.args[0] = a;
-    n.args[1] = b;
-    n.args[2] = c3;
-    return push(n);
-  }
-  int push(const ExprNode& n) {
-    e.nodes.push_back(n);
-    return static_cast<int>(e.nodes.size()) - 1;
-  }
-};
+using Builder = kq::test::ExprBuilder;
 
 OpSpec spec_of(kq::Expr e, std::vector<std::string> inputs, DType t, std::string text,
                bool contiguous_only = true, std::vector<std::string> may_alias = {}) {

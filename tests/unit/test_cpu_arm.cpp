@@ -20,6 +20,7 @@
 #include <xmmintrin.h>
 #endif
 
+#include "expr_nodes.hpp"
 #include "kq/plugin_api.hpp"
 
 namespace {
@@ -57,37 +58,7 @@ std::unique_ptr<kq::IKernelArm> make_arm() {
 
 // --- expressions and specs ------------------------------------------------------------------
 
-struct ExprBuilder {
-  kq::Expr e;
-  int push(kq::ExprNode n) {
-    e.nodes.push_back(n);
-    return static_cast<int>(e.nodes.size()) - 1;
-  }
-  int in(int i) {
-    kq::ExprNode n;
-    n.op = Op::input;
-    n.input = i;
-    return push(n);
-  }
-  int c(double v) {
-    kq::ExprNode n;
-    n.op = Op::constant;
-    n.value = v;
-    return push(n);
-  }
-  int op(Op o, int a, int b = -1, int cc = -1) {
-    kq::ExprNode n;
-    n.op = o;
-    n.args[0] = a;
-    n.args[1] = b;
-    n.args[2] = cc;
-    return push(n);
-  }
-  kq::Expr done(std::string text) {
-    e.text = std::move(text);
-    return e;
-  }
-};
+using kq::test::ExprBuilder;
 
 kq::Expr relu_add() {
   ExprBuilder b;

@@ -21,6 +21,8 @@
 #include "../../plugins/nvrtc_jit/launch_plan.cpp"
 #include "../../plugins/nvrtc_jit/sha256.cpp"
 
+#include "expr_nodes.hpp"
+
 namespace {
 
 using kq::DType;
@@ -31,34 +33,7 @@ using kq::OpSpec;
 using kq::TensorView;
 namespace nv = kq::nvrtc;
 
-// Builds post-order node lists by hand.
-struct Builder {
-  Expr e;
-  int in(int i) {
-    ExprNode n;
-    n.op = Op::input;
-    n.input = i;
-    return push(n);
-  }
-  int c(double v) {
-    ExprNode n;
-    n.op = Op::constant;
-    n.value = v;
-    return push(n);
-  }
-  int op(Op o, int a, int b = -1, int c3 = -1) {
-    ExprNode n;
-    n.op = o;
-    n.args[0] = a;
-    n.args[1] = b;
-    n.args[2] = c3;
-    return push(n);
-  }
-  int push(const ExprNode& n) {
-    e.nodes.push_back(n);
-    return static_cast<int>(e.nodes.size()) - 1;
-  }
-};
+using Builder = kq::test::ExprBuilder;
 
 OpSpec make_spec(Expr e, std::vector<std::string> inputs, DType t = DType::f32,
                  std::string text = "") {
