@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "accept.hpp"
 #include "fused_ops.hpp"
 #include "kq/build_artifacts.hpp"
 #include "kq/plugin_api.hpp"
@@ -55,12 +56,7 @@ class ThrustArm final : public IKernelArm {
   Status prepare(const Problem& problem) override {
     try {
       prepared_ = false;
-      if (!problem.spec) return Status::error("prepare() without a spec");
-      if (Status s = supports(*problem.spec); !s.is_ok()) return s;
-      if (Status s = check_contract(*problem.spec, problem.inputs, problem.outputs, Device::cuda);
-          !s.is_ok())
-        return s;
-      spec_ = *problem.spec;
+      if (Status s = fused::accept_problem(*this, problem, spec_); !s.is_ok()) return s;
       prepared_ = true;
       return Status::ok();
     } catch (...) {
