@@ -74,9 +74,7 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
                         vm))
     return kOk;
 
-  if (vm["jobs"].as<int>() < 1) throw UsageError("--jobs: give at least 1");
-  if (vm.count("hang-timeout") && !(vm["hang-timeout"].as<double>() > 0))
-    throw UsageError("--hang-timeout: give a number of seconds above 0");
+  check_qualify_options(vm);
   std::vector<std::int64_t> sizes;
   if (timing && vm.count("sizes")) sizes = parse_sizes(vm["sizes"].as<std::string>());
   std::vector<std::string> tools;

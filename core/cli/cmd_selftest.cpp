@@ -61,9 +61,7 @@ int cmd_selftest(const std::vector<std::string>& args) {
   if (!parse_subcommand("kq selftest [--specs DIR] [--quick] [options]", opts, {}, args, vm))
     return kOk;
 
-  if (vm["jobs"].as<int>() < 1) throw UsageError("--jobs: give at least 1");
-  if (vm.count("hang-timeout") && !(vm["hang-timeout"].as<double>() > 0))
-    throw UsageError("--hang-timeout: give a number of seconds above 0");
+  check_qualify_options(vm);
   const std::filesystem::path specs_dir = vm.count("specs")
                                               ? std::filesystem::path(vm["specs"].as<std::string>())
                                               : default_specs_dir();

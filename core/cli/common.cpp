@@ -61,6 +61,12 @@ std::filesystem::path make_run_dir(const po::variables_map& vm, const std::strin
   }
 }
 
+void check_qualify_options(const po::variables_map& vm) {
+  if (vm["jobs"].as<int>() < 1) throw UsageError("--jobs: give at least 1");
+  if (vm.count("hang-timeout") && !(vm["hang-timeout"].as<double>() > 0))
+    throw UsageError("--hang-timeout: give a number of seconds above 0");
+}
+
 std::vector<std::string> split_csv(const std::string& s) {
   std::vector<std::string> out;
   std::string cur;

@@ -39,6 +39,10 @@ bool parse_subcommand(const std::string& usage, const po::options_description& o
 std::filesystem::path make_run_dir(const po::variables_map& vm, const std::string& op,
                                    const std::string& machine);
 
+// --jobs (at least 1) and --hang-timeout (above 0, when given) of run, qualify and selftest;
+// throws UsageError.
+void check_qualify_options(const po::variables_map& vm);
+
 std::vector<std::string> split_csv(const std::string& s);
 // "4096,65536,2^20" -> element counts; throws UsageError on anything else.
 std::vector<std::int64_t> parse_sizes(const std::string& s);
