@@ -25,6 +25,8 @@ std::string fmt(double x) {
 
 }  // namespace
 
+std::string instance_arm(const std::string& name) { return name.substr(0, name.find('#')); }
+
 SpeedupEstimate bootstrap_speedup(const std::vector<double>& base, const std::vector<double>& arm,
                                   int resamples, std::uint64_t seed) {
   SpeedupEstimate e;
@@ -47,9 +49,22 @@ SpeedupEstimate bootstrap_speedup(const std::vector<double>& base, const std::ve
 
 nlohmann::json decide(
     const std::map<std::int64_t, std::map<std::string, std::vector<double>>>& samples,
-    const std::string& baseline, double min_speedup) {
+    const std::string& baseline, double min_speedup,
+    const std::map<std::string, std::string>& devices) {
   using nlohmann::json;
   json d = {{"baseline", baseline}, {"min_speedup", min_speedup}};
+  auto device_of = [&](const std::string& arm) {
+    auto it = devices.find(instance_arm(arm));
+    return it == devices.end() ? std::string() : it->second;
+  };
+  const std::string base_device = device_of(baseline);
+  std::map<std::string, std::string> other_device;  // timed arms outside the baseline's device
+  auto comparable = [&](const std::string& arm) {
+    const std::string dev = device_of(arm);
+    if (base_device.empty() || dev.empty() || dev == base_device) return true;
+    other_device[instance_arm(arm)] = dev;
+    return false;
+  };
   json per_size = json::array();
   bool baseline_ran = false;
   struct Win {
@@ -67,6 +82,7 @@ nlohmann::json decide(
       // "arm#2" is a second instance timed for self-agreement (kq run --twice): a control,
       // never a candidate.
       if (name == baseline || s.empty() || name.find('#') != std::string::npos) continue;
+      if (!comparable(name)) continue;
       SpeedupEstimate e = bootstrap_speedup(b->second, s, 2000, static_cast<std::uint64_t>(size));
       bool wins_here = e.lo > 1.0 && e.ratio >= min_speedup;
       if (wins_here && (best.arm.empty() || e.ratio > best.e.ratio)) best = {size, name, e};
@@ -132,6 +148,16 @@ nlohmann::json decide(
     }
     if (wins.size() < per_size.size()) sentence += " At the other sizes keep " + baseline + ".";
   }
+  json other = json::array();
+  std::string others;
+  for (const auto& [arm, dev] : other_device) {
+    other.push_back({{"arm", arm}, {"device", dev}});
+    others += (others.empty() ? "" : ", ") + arm + " on " + dev;
+  }
+  d["other_device"] = other;
+  if (baseline_ran && !other_device.empty())
+    sentence += " Not candidates against a " + base_device + " baseline: " + others +
+                " (each arm is timed on data in its own device's memory).";
   d["sentence"] = sentence;
   return d;
 }

@@ -18,11 +18,19 @@ struct SpeedupEstimate {
 SpeedupEstimate bootstrap_speedup(const std::vector<double>& base, const std::vector<double>& arm,
                                   int resamples = 2000, std::uint64_t seed = 1);
 
-// samples[size][arm] = seconds. Returns
+// samples[size][arm] = seconds; devices[arm] = "cpu" | "cuda" (arms missing from it count as on
+// the baseline's device). Only arms on the baseline's device are candidates: a CPU arm works on
+// host memory and a CUDA arm on device memory, so their times answer different questions.
+// Returns
 //   {"baseline", "min_speedup", "baseline_ran", "per_size":[{size, winner, speedup, lo, hi}],
-//    "ranges":[{arm, from, to, min_speedup, max_speedup}], "sentence"}
+//    "ranges":[{arm, from, to, min_speedup, max_speedup}],
+//    "other_device":[{arm, device}], "sentence"}
 nlohmann::json decide(
     const std::map<std::int64_t, std::map<std::string, std::vector<double>>>& samples,
-    const std::string& baseline, double min_speedup);
+    const std::string& baseline, double min_speedup,
+    const std::map<std::string, std::string>& devices = {});
+
+// The arm a timed instance belongs to: "arm#2" (a second instance, kq run --twice) -> "arm".
+std::string instance_arm(const std::string& name);
 
 }  // namespace kq

@@ -72,6 +72,24 @@ TEST_CASE("a second instance timed for self-agreement (arm#2) is never adopted")
   CHECK(d["ranges"][0]["arm"] == "fast");
 }
 
+TEST_CASE("an arm on another device than the baseline is timed but never adopted") {
+  std::map<std::int64_t, std::map<std::string, std::vector<double>>> s;
+  s[4096]["nvrtc_jit"] = noisy(4.2e-6, 0.02, 40, 1);
+  s[4096]["cpu_tbb"] = noisy(2.9e-6, 0.02, 40, 2);  // host memory: a different question
+  s[4096]["fused"] = noisy(3.8e-6, 0.02, 40, 3);
+  auto d = kq::decide(s, "nvrtc_jit", 1.03,
+                      {{"nvrtc_jit", "cuda"}, {"cpu_tbb", "cpu"}, {"fused", "cuda"}});
+  REQUIRE(d["ranges"].size() == 1);
+  CHECK(d["ranges"][0]["arm"] == "fused");
+  REQUIRE(d["other_device"].size() == 1);
+  CHECK(d["other_device"][0]["arm"] == "cpu_tbb");
+  CHECK(d["other_device"][0]["device"] == "cpu");
+  const std::string sentence = d["sentence"];
+  CHECK(sentence.find("Adopt fused at 4096 elements") == 0);
+  CHECK(sentence.find("Not candidates against a cuda baseline: cpu_tbb on cpu") !=
+        std::string::npos);
+}
+
 TEST_CASE("no baseline, no decision") {
   std::map<std::int64_t, std::map<std::string, std::vector<double>>> s;
   s[4096]["cpu"] = {1e-5, 1.1e-5};
