@@ -15,7 +15,7 @@ namespace {
 struct Suite {
   nlohmann::json identity;
   std::vector<nlohmann::json> cases;
-  nlohmann::json verdict;
+  nlohmann::json verdict = nlohmann::json::object();  // empty: the run stopped before it
 };
 
 }  // namespace

@@ -314,6 +314,9 @@ void timing_tables(std::ostringstream& h, const json& s) {
     if (row.contains("light_gbps"))
       h << ", speed of light (device-to-device copy): "
         << num(row["light_gbps"].get<double>(), "%.1f") << " GB/s";
+    if (row.contains("cupti_attached"))
+      h << "</p>\n<p class=\"bad\">CUPTI stayed attached from a smaller size's profile ("
+        << text(row, "cupti_attached") << "): every CUDA call here paid its host overhead";
     bool graph = false, host = false, profile = false;
     for (const auto& a : row.value("arms", json::array())) {
       graph |= a.contains("graph_median_s");

@@ -143,6 +143,10 @@ std::string render_markdown(const nlohmann::json& s) {
       md << ", speed of light (device-to-device copy, same run): "
          << num(row["light_gbps"].get<double>(), "%.1f") << " GB/s";
     md << "\n\n";
+    if (row.contains("cupti_attached"))
+      md << "- CUPTI stayed attached from a smaller size's profile ("
+         << row["cupti_attached"].get<std::string>()
+         << "): every CUDA call here paid its host overhead\n";
     for (const auto& a : row["arms"])
       if (a.value("throttled", 0) > 0)
         md << "- " << cell(a, "arm") << ": " << a.value("throttled", 0)

@@ -129,6 +129,7 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
   std::map<std::pair<std::int64_t, std::string>, int> throttled;
   std::map<std::pair<std::int64_t, std::string>, json> profiles;
   std::map<std::int64_t, std::map<std::string, std::vector<double>>> graph_samples, host_samples;
+  std::map<std::int64_t, std::string> left_attached;  // CUPTI not detached after this size
   for (const auto& r : round_records) {
     timing_seen = true;
     std::string type = r.value("type", "");
@@ -151,6 +152,8 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
       profiles[{size, r.value("arm", "")}] = r;
     else if (type == "arm_skip")
       skips[{size, r.value("arm", "")}] = r;
+    else if (type == "profiler_attached")
+      left_attached[size] = r.value("reason", "");
   }
   // Which device each arm runs on: the light (a device copy) and the speed-up against the
   // baseline describe only arms on the baseline's device.
@@ -172,6 +175,9 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
     }
     auto li = light.find(size);
     if (li != light.end()) row["light_gbps"] = li->second.gbps;
+    // A smaller size's profile left CUPTI attached: this size's host times carry its overhead.
+    if (auto la = left_attached.begin(); la != left_attached.end() && la->first < size)
+      row["cupti_attached"] = la->second;
     json list = json::array();
     auto base = per_arm.find(baseline);
     for (const auto& [arm, v] : per_arm) {

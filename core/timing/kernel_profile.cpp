@@ -26,6 +26,7 @@ struct Cupti {
   CUptiResult (*disable)(CUpti_ActivityKind) = nullptr;
   CUptiResult (*flush_all)(uint32_t) = nullptr;
   CUptiResult (*next_record)(uint8_t*, size_t, CUpti_Activity**) = nullptr;
+  CUptiResult (*finalize)() = nullptr;  // optional: without it CUPTI stays attached
   std::string missing;
 };
 
@@ -55,6 +56,7 @@ const Cupti& cupti() {
     get(x.disable, "cuptiActivityDisable");
     get(x.flush_all, "cuptiActivityFlushAll");
     get(x.next_record, "cuptiActivityGetNextRecord");
+    x.finalize = reinterpret_cast<CUptiResult (*)()>(dlsym(h, "cuptiFinalize"));
     return x;
   }();
   return c;
@@ -62,6 +64,7 @@ const Cupti& cupti() {
 
 std::mutex g_mu;
 std::vector<nlohmann::json> g_records;
+bool g_attached = false;  // callbacks registered since the last cuptiFinalize
 
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
   *size = 1 << 20;
@@ -126,12 +129,13 @@ double theoretical_occupancy(int threads, int regs, int shared) {
 nlohmann::json profile_call(void* stream, const std::function<void()>& call) {
   const Cupti& c = cupti();
   if (!c.missing.empty()) return {{"unavailable", c.missing}};
-  static std::once_flag registered;
-  CUptiResult reg = CUPTI_SUCCESS;
-  std::call_once(registered,
-                 [&] { reg = c.register_callbacks(buffer_requested, buffer_completed); });
-  if (reg != CUPTI_SUCCESS)
-    return {{"unavailable", "cuptiActivityRegisterCallbacks failed (" + std::to_string(reg) + ")"}};
+  if (!g_attached) {
+    if (CUptiResult reg = c.register_callbacks(buffer_requested, buffer_completed);
+        reg != CUPTI_SUCCESS)
+      return {
+          {"unavailable", "cuptiActivityRegisterCallbacks failed (" + std::to_string(reg) + ")"}};
+    g_attached = true;
+  }
   {
     std::lock_guard lock(g_mu);
     g_records.clear();
@@ -172,8 +176,20 @@ nlohmann::json profile_call(void* stream, const std::function<void()>& call) {
   return out;
 }
 
+std::string detach_profiler() {
+  if (!g_attached) return "";
+  const Cupti& c = cupti();
+  if (c.finalize == nullptr) return "CUPTI lacks cuptiFinalize: it stays attached";
+  c.flush_all(1);
+  if (CUptiResult r = c.finalize(); r != CUPTI_SUCCESS)
+    return "cuptiFinalize failed (" + std::to_string(r) + "): CUPTI stays attached";
+  g_attached = false;
+  return "";
+}
+
 #else
 double theoretical_occupancy(int, int, int) { return 0; }
+std::string detach_profiler() { return ""; }
 nlohmann::json profile_call(void*, const std::function<void()>&) {
   return {{"unavailable", "this kq was built without CUDA"}};
 }

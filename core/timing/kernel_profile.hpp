@@ -2,8 +2,9 @@
 // block, registers, shared memory, duration, theoretical occupancy) and any memory copy or set
 // inside the call, which a kernel timed by events must not hide. CUPTI is loaded with dlopen
 // (libcupti.so.13), so kq runs where it is absent; the profile then says why it is missing.
-// Profiled calls are extra calls outside the timed samples: CUPTI's overhead never reaches
-// the statistics.
+// Profiled calls are extra calls made after a size's timed samples, and the caller detaches
+// CUPTI (detach_profiler) before timing anything else: once attached, CUPTI sits in the path of
+// every CUDA call, and the timed samples must not pay for it.
 #pragma once
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -15,6 +16,11 @@ namespace kq {
 //  registers, shared_bytes, seconds, occupancy}]}, or {"unavailable": "why"}.
 // `call` must enqueue its work on `stream`; this waits for it.
 nlohmann::json profile_call(void* stream, const std::function<void()>& call);
+
+// Detaches CUPTI from the process (cuptiFinalize) after profile_call, so that later CUDA calls
+// pay nothing for it; call it with no CUDA work in flight on other threads. Returns "" when
+// CUPTI is detached or was never attached, otherwise why it stays attached.
+std::string detach_profiler();
 
 // Theoretical occupancy (active warps over the SM's maximum) of a kernel on the current device.
 double theoretical_occupancy(int threads_per_block, int registers_per_thread, int shared_bytes);

@@ -201,3 +201,50 @@ TEST_CASE("with light records the page plots % of the speed of light") {
 
   check_rendered(dir / "report.html", 4);
 }
+
+TEST_CASE("a CPU arm is timed beside the CUDA arms but is no candidate against them") {
+  const auto dir = copy_reference("report-cpu-arm");
+  // cpu_tbb, on host memory, "faster" than every CUDA arm at 2^20; CUPTI left attached after
+  // 2^20's profile.
+  {
+    json manifest = json::parse(read_file(dir / "manifest.json"));
+    manifest["arms"].push_back({{"name", "cpu_tbb"}, {"family", "cpu"}, {"device", "cpu"}});
+    std::ofstream(dir / "manifest.json") << manifest.dump(2);
+    std::ofstream out(dir / "rounds.jsonl", std::ios::app);
+    for (int k = 0; k < 30; ++k) {
+      out << json{{"type", "round"},  {"arm", "cpu_tbb"}, {"size", 1048576},
+                  {"mode", "single"}, {"round", k},       {"seconds", 1e-6 * (1 + 0.01 * k)}}
+                 .dump()
+          << "\n";
+      out << json{{"type", "light"}, {"size", 1048576}, {"seconds", 4e-6}, {"bytes", 8388608}}
+                 .dump()
+          << "\n";
+    }
+    out << json{{"type", "profiler_attached"}, {"size", 1048576}, {"reason", "synthetic"}}.dump()
+        << "\n";
+  }
+  auto r = run_kq("report '" + dir.string() + "'");
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  const json summary = json::parse(read_file(dir / "summary.json"));
+  bool seen = false;
+  for (const auto& row : summary["timing"]) {
+    CHECK(row.contains("cupti_attached") == (row["size"] != 1048576));
+    for (const auto& a : row["arms"]) {
+      if (a["arm"] != "cpu_tbb") continue;
+      seen = true;
+      CHECK_FALSE(a.contains("pct_light"));  // the light is a device copy
+      CHECK_FALSE(a.contains("speedup"));
+    }
+  }
+  CHECK(seen);
+  const json& d = summary["decision"];
+  REQUIRE(d["other_device"].size() == 1);
+  CHECK(d["other_device"][0]["arm"] == "cpu_tbb");
+  for (const auto& w : d["ranges"]) CHECK(w["arm"] != "cpu_tbb");
+  CHECK(d["sentence"].get<std::string>().find("cpu_tbb on cpu") != std::string::npos);
+  CHECK(read_file(dir / "report.md").find("CUPTI stayed attached from a smaller size's profile") !=
+        std::string::npos);
+  // cpu_tbb has no verdict in qualification.jsonl (as in a run stopped early): JUnit says so.
+  CHECK(read_file(dir / "junit.xml").find("<skipped message=\"not run: \"/>") != std::string::npos);
+}
