@@ -120,15 +120,10 @@ void qualification(std::ostringstream& h, const json& s) {
   h << "<table>\n<tr><th>arm</th><th>family</th><th>device</th><th>verdict</th><th>passed</th>"
        "<th>refused</th><th>failed</th><th>skipped</th><th>check</th><th>case</th><th>detail</th>"
        "</tr>\n";
-  // Arms that declined the spec (supports() said unsupported) are listed once below, by reason.
-  std::map<std::string, std::vector<std::string>> declined;
   for (const auto& a : s.value("arms", json::array())) {
     const json c = a.value("counts", json::object());
     const std::string v = a.value("verdict", "");
-    if (v == "unsupported") {
-      declined[a.value("detail", "")].push_back(a.value("name", ""));
-      continue;
-    }
+    if (v == "unsupported") continue;  // listed once below, by reason
     bool bad = !known_broken(a.value("family", ""), a.value("expected_rejection", "")) &&
                v != "qualified" && v != "skipped" && v != "unsupported" && v != "not run";
     h << "<tr><td>" << text(a, "name") << "</td><td>" << text(a, "family") << "</td><td>"
@@ -144,13 +139,13 @@ void qualification(std::ostringstream& h, const json& s) {
       << "</td><td>" << text(a, "case") << "</td><td>" << text(a, "detail") << "</td></tr>\n";
   }
   h << "</table>\n";
-  if (!declined.empty()) {
+  if (const json declined = s.value("declined", json::array()); !declined.empty()) {
     h << "<p>Not offered for this spec (unsupported):</p>\n<ul>\n";
-    for (const auto& [why, names] : declined) {
+    for (const auto& d : declined) {
       h << "<li>";
-      for (std::size_t i = 0; i < names.size(); ++i)
-        h << (i ? ", " : "") << escape_markup(names[i]);
-      h << ": " << escape_markup(why) << "</li>\n";
+      for (std::size_t i = 0; i < d["arms"].size(); ++i)
+        h << (i ? ", " : "") << escape_markup(d["arms"][i].get<std::string>());
+      h << ": " << text(d, "reason") << "</li>\n";
     }
     h << "</ul>\n";
   }

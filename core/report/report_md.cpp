@@ -72,13 +72,8 @@ std::string render_markdown(const nlohmann::json& s) {
   md << "| arm | family | device | verdict | passed | refused | failed | skipped | check | case | "
         "detail |\n";
   md << "|---|---|---|---|---:|---:|---:|---:|---|---|---|\n";
-  // Arms that declined the spec (supports() said unsupported) are listed once below, by reason.
-  std::map<std::string, std::vector<std::string>> declined;
   for (const auto& a : s["arms"]) {
-    if (a.value("verdict", "") == "unsupported") {
-      declined[cell(a, "detail")].push_back(cell(a, "name"));
-      continue;
-    }
+    if (a.value("verdict", "") == "unsupported") continue;  // listed once below, by reason
     const auto c = a.value("counts", nlohmann::json::object());
     md << "| " << cell(a, "name") << " | " << cell(a, "family") << " | " << cell(a, "device")
        << " | " << cell(a, "verdict");
@@ -89,12 +84,13 @@ std::string render_markdown(const nlohmann::json& s) {
        << c.value("failed", 0) << " | " << c.value("skipped", 0) << " | " << cell(a, "check")
        << " | " << cell(a, "case") << " | " << cell(a, "detail") << " |\n";
   }
-  if (!declined.empty()) {
+  if (const auto declined = s.value("declined", nlohmann::json::array()); !declined.empty()) {
     md << "\nNot offered for this spec (unsupported):\n\n";
-    for (const auto& [why, names] : declined) {
+    for (const auto& d : declined) {
       md << "- ";
-      for (std::size_t i = 0; i < names.size(); ++i) md << (i ? ", " : "") << names[i];
-      md << ": " << why << "\n";
+      for (std::size_t i = 0; i < d["arms"].size(); ++i)
+        md << (i ? ", " : "") << d["arms"][i].get<std::string>();
+      md << ": " << cell(d, "reason") << "\n";
     }
   }
 

@@ -107,6 +107,16 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
     arm_list.push_back(a);
   }
   s["arms"] = arm_list;
+  // Arms that declined the spec (supports() said unsupported), grouped by their reason: the
+  // reports list them once, below the verdicts.
+  std::map<std::string, json> declined;
+  for (const auto& a : arm_list)
+    if (a.value("verdict", "") == "unsupported")
+      declined[a.value("detail", "")].push_back(a.value("name", ""));
+  json declined_list = json::array();
+  for (const auto& [why, names] : declined)
+    declined_list.push_back({{"reason", why}, {"arms", names}});
+  s["declined"] = declined_list;
   s["headline"] = {{"in_contract_cases_passed", in_passed},  {"in_contract_cases", in_total},
                    {"out_of_contract_refused", out_refused}, {"out_of_contract_cases", out_total},
                    {"broken_rejected", broken_caught},       {"broken_total", broken_total},

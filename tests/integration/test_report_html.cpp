@@ -248,3 +248,34 @@ TEST_CASE("a CPU arm is timed beside the CUDA arms but is no candidate against t
   // cpu_tbb has no verdict in qualification.jsonl (as in a run stopped early): JUnit says so.
   CHECK(read_file(dir / "junit.xml").find("<skipped message=\"not run: \"/>") != std::string::npos);
 }
+
+TEST_CASE("arms that decline the spec are listed once per reason, not as verdict rows") {
+  const auto dir = copy_reference("report-declined");
+  {
+    json manifest = json::parse(read_file(dir / "manifest.json"));
+    std::ofstream q(dir / "qualification.jsonl", std::ios::app);
+    for (const char* name : {"decl_a", "decl_b", "decl_c"}) {
+      manifest["arms"].push_back({{"name", name}, {"family", "x"}, {"device", "cuda"}});
+      const std::string why = name == std::string("decl_c") ? "no functor for silu" : "not relu";
+      q << json{{"type", "verdict"}, {"arm", name}, {"verdict", "unsupported"}, {"detail", why}}
+               .dump()
+        << "\n";
+    }
+    std::ofstream(dir / "manifest.json") << manifest.dump(2);
+  }
+  auto r = run_kq("report '" + dir.string() + "'");
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  const json summary = json::parse(read_file(dir / "summary.json"));
+  REQUIRE(summary["declined"].size() == 2);
+  CHECK(summary["declined"][0]["reason"] == "no functor for silu");
+  CHECK(summary["declined"][0]["arms"] == json::array({"decl_c"}));
+  CHECK(summary["declined"][1]["reason"] == "not relu");
+  CHECK(summary["declined"][1]["arms"] == json::array({"decl_a", "decl_b"}));
+  const std::string md = read_file(dir / "report.md");
+  CHECK(md.find("- decl_a, decl_b: not relu") != std::string::npos);
+  CHECK(md.find("| decl_a |") == std::string::npos);
+  const std::string html = read_file(dir / "report.html");
+  CHECK(html.find("<li>decl_a, decl_b: not relu</li>") != std::string::npos);
+  CHECK(html.find("<td>decl_a</td>") == std::string::npos);
+}
