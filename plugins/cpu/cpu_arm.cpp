@@ -56,18 +56,7 @@ RunViews<T> make_views(std::span<const TensorView> inputs, const TensorView& out
 class CpuTbbArm final : public IKernelArm {
  public:
   ArmIdentity identity() const override {
-    ArmIdentity id;
-    id.name = "cpu_tbb";
-    id.family = "cpu";
-    id.device = Device::cpu;
-    id.version = "1";
-    try {
-      id.sources = build::source_files();
-      id.compile_flags = build::compile_flags();
-    } catch (...) {
-      // identity() cannot report a Status; a failed allocation leaves the lists empty.
-    }
-    return id;
+    return build::identity("cpu_tbb", "cpu", Device::cpu, "1");
   }
 
   Status supports(const OpSpec& spec) const override {

@@ -48,17 +48,8 @@ class FusedArm final : public IKernelArm {
   FusedArm(FusedOp op, const Variant& v) : op_(op), variant_(v), main_(main_kernel(op, v.kernel)) {}
 
   ArmIdentity identity() const override {
-    ArmIdentity id;
-    try {
-      id.name = std::string("cuda_fused_") + to_string(op_) + "_" + variant_.suffix;
-      id.family = "cuda_fused";
-      id.device = Device::cuda;
-      id.version = kVersion;
-      id.sources = build::source_files();
-      id.compile_flags = build::compile_flags();
-    } catch (...) {
-    }
-    return id;
+    return build::identity(std::string("cuda_fused_") + to_string(op_) + "_" + variant_.suffix,
+                           "cuda_fused", Device::cuda, kVersion);
   }
 
   Status supports(const OpSpec& spec) const override {

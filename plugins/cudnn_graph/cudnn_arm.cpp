@@ -81,13 +81,7 @@ class CudnnPointwiseArm final : public IKernelArm {
   }
 
   ArmIdentity identity() const override {
-    ArmIdentity id;
-    id.name = name_;
-    id.family = kFamily;
-    id.device = Device::cuda;
-    id.version = kVersion;
-    id.sources = build::source_files();
-    id.compile_flags = build::compile_flags();
+    ArmIdentity id = build::identity(name_, kFamily, Device::cuda, kVersion);
     // RELU_FWD gives relu(-0) = -0 (measured on the H200, cuDNN 9.14): the value checks catch it.
     if (options_.relu == ReluLowering::native) id.expected_rejection = "values";
     return id;

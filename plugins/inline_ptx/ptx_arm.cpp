@@ -25,17 +25,7 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 class PtxArm final : public IKernelArm {
  public:
   ArmIdentity identity() const override {
-    ArmIdentity id;
-    try {
-      id.name = "inline_ptx_residual_relu";
-      id.family = "inline_ptx";
-      id.device = Device::cuda;
-      id.version = kVersion;
-      id.sources = build::source_files();
-      id.compile_flags = build::compile_flags();
-    } catch (...) {
-    }
-    return id;
+    return build::identity("inline_ptx_residual_relu", "inline_ptx", Device::cuda, kVersion);
   }
 
   Status supports(const OpSpec& spec) const override {

@@ -42,14 +42,7 @@ NvrtcArm::~NvrtcArm() {
 }
 
 ArmIdentity NvrtcArm::identity() const {
-  ArmIdentity id;
-  id.name = config_.name;
-  id.family = "nvrtc_jit";
-  id.device = Device::cuda;
-  id.version = kVersion;
-  id.sources = kq::build::source_files();
-  id.compile_flags = kq::build::compile_flags();
-  return id;
+  return kq::build::identity(config_.name, "nvrtc_jit", Device::cuda, kVersion);
 }
 
 Status NvrtcArm::supports(const OpSpec& spec) const {

@@ -25,17 +25,8 @@ class ThrustArm final : public IKernelArm {
   explicit ThrustArm(fused::FusedOp op) : op_(op) {}
 
   ArmIdentity identity() const override {
-    ArmIdentity id;
-    try {
-      id.name = std::string("thrust_") + fused::to_string(op_);
-      id.family = "thrust_transform";
-      id.device = Device::cuda;
-      id.version = kVersion;
-      id.sources = build::source_files();
-      id.compile_flags = build::compile_flags();
-    } catch (...) {
-    }
-    return id;
+    return build::identity(std::string("thrust_") + fused::to_string(op_), "thrust_transform",
+                           Device::cuda, kVersion);
   }
 
   Status supports(const OpSpec& spec) const override {

@@ -96,18 +96,10 @@ class BrokenArm : public IKernelArm {
       : device_(device), flaw_(flaw), expected_(expected), takes_(what) {}
 
   ArmIdentity identity() const override {
-    ArmIdentity id;
-    try {
-      id.name = std::string("broken_") + (device_ == Device::cpu ? "cpu_" : "cuda_") + flaw_;
-      id.family = "broken";
-      id.device = device_;
-      id.version = "1";
-      id.expected_rejection = expected_;
-      id.sources = build::source_files();
-      id.compile_flags = build::compile_flags();
-    } catch (...) {
-      // identity() cannot report a Status; a failed allocation leaves fields empty.
-    }
+    ArmIdentity id = build::identity(
+        std::string("broken_") + (device_ == Device::cpu ? "cpu_" : "cuda_") + flaw_, "broken",
+        device_, "1");
+    id.expected_rejection = expected_;
     return id;
   }
 
