@@ -65,7 +65,10 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
         "twice", po::value<std::string>(),
         "time this qualified arm a second time, as an independent instance named ARM#2: how far "
         "the timing agrees with itself")("sizes", po::value<std::string>(),
-                                         "time these sizes instead of the spec's (e.g. 4096,2^20)");
+                                         "time these sizes instead of the spec's (e.g. 4096,2^20)")(
+        "no-blocking-kernel", po::bool_switch(),
+        "time CUDA samples without holding the stream while they are enqueued (each sample "
+        "then includes whatever part of the host's enqueue the GPU waits for)");
   add_plugin_options(opts);
   po::positional_options_description pos;
   pos.add("spec", 1);
@@ -140,6 +143,7 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
     t.log_file = dir / "logs" / "time.log";
     t.on_record = [&](const nlohmann::json& j) { progress.record(j); };
     t.sizes = sizes;
+    t.blocking_kernel = !vm["no-blocking-kernel"].as<bool>();
     t.artifacts_dir = dir / "artifacts";
     auto res = time_stage(qualified, t);
     for (const auto& a : qualified) finish_artifacts(dir / "artifacts" / a.identity.name);

@@ -70,12 +70,14 @@ int cmd_worker_time(const std::vector<std::string>& args) {
   opts.add_options()("spec", po::value<std::string>()->required(), "")(
       "plugin", po::value<std::vector<std::string>>()->required(), "")(
       "arm", po::value<std::vector<std::string>>()->required(), "")(
-      "sizes", po::value<std::string>(), "")("artifacts-dir", po::value<std::string>(), "");
+      "sizes", po::value<std::string>(), "")("artifacts-dir", po::value<std::string>(), "")(
+      "no-blocking-kernel", po::bool_switch(), "");
   po::variables_map vm;
   if (!parse_subcommand("kq __worker-time (internal)", opts, {}, args, vm)) return kOk;
   auto emit = claim_protocol_stdout();
   Spec spec = load_spec(vm["spec"].as<std::string>());
   if (vm.count("sizes")) spec.timing.sizes = parse_sizes(vm["sizes"].as<std::string>());
+  if (vm["no-blocking-kernel"].as<bool>()) spec.timing.blocking_kernel = false;
   std::vector<std::filesystem::path> files;
   for (const auto& f : vm["plugin"].as<std::vector<std::string>>()) files.emplace_back(f);
   // "arm#2" is a second, independent instance of "arm" (its plugin's arms created again), timed

@@ -8,6 +8,7 @@ std::map<std::int64_t, Light> light_by_size(const std::vector<nlohmann::json>& r
   std::map<std::int64_t, std::vector<double>> bw;
   for (const auto& r : rounds) {
     if (!r.is_object() || r.value("type", "") != "light") continue;
+    if (!r.value("held", true)) continue;  // its blocking kernel timed out
     const double s = r.value("seconds", 0.0), b = r.value("bytes", 0.0);
     if (s > 0 && b > 0) bw[r.value("size", std::int64_t{0})].push_back(b / s / 1e9);
   }

@@ -10,6 +10,7 @@
 
 #include "report/embedded.hpp"
 #include "report/report.hpp"
+#include "report/summary.hpp"
 #include "util/markup.hpp"
 
 namespace kq {
@@ -247,8 +248,8 @@ void plots(std::ostringstream& h, const json& s, const std::vector<json>& rounds
                any_round ? "Every timed round of rounds.jsonl, one panel per mode and size: each "
                            "point is one round, spread vertically within its arm's row so that "
                            "equal times stay visible; the black mark is the median. Rounds taken "
-                           "while the GPU was throttled are red crosses, left out of the "
-                           "statistics."
+                           "while the GPU was throttled, or whose enqueue outlasted the blocking "
+                           "kernel's hold, are red crosses, left out of the statistics."
                          : "No rounds were recorded.",
                any_round);
 
@@ -312,13 +313,28 @@ void timing_tables(std::ostringstream& h, const json& s) {
     if (row.contains("cupti_attached"))
       h << "</p>\n<p class=\"bad\">CUPTI stayed attached from a smaller size's profile ("
         << text(row, "cupti_attached") << "): every CUDA call here paid its host overhead";
+    h << "</p>\n";
+    std::ostringstream notes;
+    for (const auto& a : row.value("arms", json::array())) {
+      if (a.value("throttled", 0) > 0)
+        notes << "<li>" << text(a, "arm") << ": " << a.value("throttled", 0)
+              << " sample(s) ran below 75% of the run's usual SM clock, left out here</li>\n";
+      if (a.value("unheld", 0) > 0)
+        notes << "<li>" << text(a, "arm") << ": " << a.value("unheld", 0)
+              << " sample(s) outlasted the blocking kernel's hold while being enqueued, left out "
+                 "here</li>\n";
+    }
+    for (const auto& note : s.value("timing_notes", json::array()))
+      if (note.value("size", std::int64_t{0}) == row.value("size", std::int64_t{0}))
+        notes << "<li>" << text(note, "arm") << ": " << text(note, "note") << "</li>\n";
+    if (!notes.str().empty()) h << "<ul>\n" << notes.str() << "</ul>\n";
     bool graph = false, host = false, profile = false;
     for (const auto& a : row.value("arms", json::array())) {
       graph |= a.contains("graph_median_s");
       host |= a.contains("host_median_s");
       profile |= a.contains("profile");
     }
-    h << "</p>\n<table>\n<tr><th>arm</th><th>samples</th><th>median</th><th>min</th><th>IQR</th>"
+    h << "<table>\n<tr><th>arm</th><th>samples</th><th>median</th><th>min</th><th>IQR</th>"
          "<th>noise</th><th>GB/s</th>"
       << (light ? "<th>% of light</th>" : "") << (graph ? "<th>graph replay per call</th>" : "")
       << (host ? "<th>host enqueue</th>" : "")
@@ -370,10 +386,15 @@ void timing_tables(std::ostringstream& h, const json& s) {
 
 std::string render_html(const json& s, const std::vector<json>& rounds) {
   // The page carries the samples it plots: the round and light records of rounds.jsonl.
+  // Each says why it is left out of the statistics, if it is (the plots draw those as crosses).
   json samples = json::array();
+  const double usual_clock = s.value("sm_clock_mhz_median", 0.0);
   for (const auto& r : rounds)
-    if (r.is_object() && (r.value("type", "") == "round" || r.value("type", "") == "light"))
+    if (r.is_object() && (r.value("type", "") == "round" || r.value("type", "") == "light")) {
       samples.push_back(r);
+      if (std::string why = left_out_because(r, usual_clock); !why.empty())
+        samples.back()["left_out"] = why;
+    }
 
   std::ostringstream h;
   h << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"

@@ -257,11 +257,11 @@
       const g = groups.get(key);
       const arms = timedArms.filter((a) => g.arms.has(a));
       const datasets = [];
-      const medians = [], throttled = [];
+      const medians = [], leftOut = [];
       let n = 0;
       arms.forEach((arm, i) => {
         const rs = g.arms.get(arm);
-        const kept = rs.filter((r) => !r.throttled);
+        const kept = rs.filter((r) => !r.left_out);
         n = Math.max(n, rs.length);
         // A deterministic jitter spreads the samples of one arm over its row.
         const jitter = (j) => (((j * 0.6180339887) % 1) - 0.5) * 0.5;
@@ -269,14 +269,14 @@
         datasets.push({label: armLabel(arm), data: kept.map(point),
                        backgroundColor: faint(colour(arm), '88'), borderColor: colour(arm),
                        borderWidth: 1, pointRadius: 3, kqArm: true});
-        rs.filter((r) => r.throttled).forEach((r, j) => throttled.push(point(r, j)));
+        rs.filter((r) => r.left_out).forEach((r, j) => leftOut.push(point(r, j)));
         if (kept.length) medians.push({x: median(kept.map((r) => r.seconds)), y: i});
       });
       datasets.push({label: 'median', data: medians, pointStyle: 'line', pointRotation: 90,
                      pointRadius: 11, borderWidth: 3, borderColor: '#000',
                      backgroundColor: '#000'});
-      if (throttled.length)
-        datasets.push({label: 'throttled (left out of the statistics)', data: throttled,
+      if (leftOut.length)
+        datasets.push({label: 'throttled or unheld (left out of the statistics)', data: leftOut,
                        pointStyle: 'crossRot', pointRadius: 5, borderWidth: 2,
                        borderColor: '#c00', backgroundColor: '#c00'});
       const title = sizeLabel(g.size) + ', ' + g.mode + (g.mode === 'single' ? ' launches' : '') +

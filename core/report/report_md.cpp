@@ -143,11 +143,19 @@ std::string render_markdown(const nlohmann::json& s) {
       md << "- CUPTI stayed attached from a smaller size's profile ("
          << row["cupti_attached"].get<std::string>()
          << "): every CUDA call here paid its host overhead\n";
-    for (const auto& a : row["arms"])
+    for (const auto& a : row["arms"]) {
       if (a.value("throttled", 0) > 0)
         md << "- " << cell(a, "arm") << ": " << a.value("throttled", 0)
            << " sample(s) ran below 75% of the run's usual SM clock: kept in rounds.jsonl, left "
               "out here\n";
+      if (a.value("unheld", 0) > 0)
+        md << "- " << cell(a, "arm") << ": " << a.value("unheld", 0)
+           << " sample(s) outlasted the blocking kernel's hold while being enqueued: kept in "
+              "rounds.jsonl, left out here\n";
+    }
+    for (const auto& note : s.value("timing_notes", nlohmann::json::array()))
+      if (note.value("size", 0LL) == row.value("size", 0LL))
+        md << "- " << cell(note, "arm") << ": " << cell(note, "note") << "\n";
     bool graph = false, host = false;
     for (const auto& a : row["arms"]) {
       graph |= a.contains("graph_median_s");

@@ -136,18 +136,20 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
     if (r.contains("sm_clock_mhz")) clocks.push_back(r["sm_clock_mhz"].get<double>());
   const double usual_clock = clocks.empty() ? 0.0 : summarize(clocks).median;
   s["sm_clock_mhz_median"] = usual_clock;
-  std::map<std::pair<std::int64_t, std::string>, int> throttled;
+  std::map<std::pair<std::int64_t, std::string>, int> throttled, unheld;
   std::map<std::pair<std::int64_t, std::string>, json> profiles;
   std::map<std::int64_t, std::map<std::string, std::vector<double>>> graph_samples, host_samples;
   std::map<std::int64_t, std::string> left_attached;  // CUPTI not detached after this size
+  json notes = json::array();                         // what the timing said about an arm
   for (const auto& r : round_records) {
     timing_seen = true;
     std::string type = r.value("type", "");
     std::int64_t size = r.value("size", std::int64_t{0});
-    const bool slow_clock = usual_clock > 0 && r.contains("sm_clock_mhz") &&
-                            r["sm_clock_mhz"].get<double>() < 0.75 * usual_clock;
-    if (type == "round" && slow_clock) {
+    const std::string left_out = left_out_because(r, usual_clock);
+    if (type == "round" && left_out == "throttled") {
       throttled[{size, r.value("arm", "")}]++;
+    } else if (type == "round" && left_out == "unheld") {
+      unheld[{size, r.value("arm", "")}]++;
     } else if (type == "round" && r.value("mode", "single") == "single") {
       samples[size][r.value("arm", "")].push_back(r.value("seconds", 0.0));
       if (r.contains("host_seconds"))
@@ -162,6 +164,8 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
       profiles[{size, r.value("arm", "")}] = r;
     else if (type == "arm_skip")
       skips[{size, r.value("arm", "")}] = r;
+    else if (type == "arm_note")
+      notes.push_back(r);
     else if (type == "profiler_attached")
       left_attached[size] = r.value("reason", "");
   }
@@ -208,6 +212,7 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
           h != host_samples[size].end() && !h->second.empty())
         a["host_median_s"] = summarize(h->second).median;
       if (auto t = throttled.find({size, arm}); t != throttled.end()) a["throttled"] = t->second;
+      if (auto u = unheld.find({size, arm}); u != unheld.end()) a["unheld"] = u->second;
       if (auto p = profiles.find({size, arm}); p != profiles.end()) {
         json prof = p->second;
         prof.erase("type");
@@ -241,6 +246,7 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
         {{"size", size}, {"n", l.n}, {"gbps", l.gbps}, {"best_gbps", l.best_gbps}});
   s["light"] = {{"measured", !light.empty()}, {"per_size", light_rows}};
   s["timing_skips"] = skipped;
+  s["timing_notes"] = notes;
   s["timing_ran"] = timing_seen;
   // An arm whose timing-loop output was wrong cannot win anything.
   auto decision_samples = samples;
@@ -248,6 +254,14 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
     if (!r.value("ok", false)) decision_samples[key.first].erase(key.second);
   s["decision"] = decide(decision_samples, baseline, min_speedup, devices);
   return s;
+}
+
+std::string left_out_because(const nlohmann::json& r, double usual_clock_mhz) {
+  if (usual_clock_mhz > 0 && r.contains("sm_clock_mhz") &&
+      r["sm_clock_mhz"].get<double>() < 0.75 * usual_clock_mhz)
+    return "throttled";
+  if (!r.value("held", true)) return "unheld";
+  return "";
 }
 
 }  // namespace kq

@@ -38,6 +38,9 @@ struct TimingPolicy {
   int max_rounds = 200;
   double max_seconds = 30.0;  // per size, all arms together
   double warmup_ms = 50.0;    // per arm and size
+  // Hold the stream with a blocking kernel while each CUDA sample is enqueued (kq run
+  // --no-blocking-kernel turns it off; not a spec field).
+  bool blocking_kernel = true;
 };
 
 struct Decision {

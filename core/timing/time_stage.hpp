@@ -12,11 +12,11 @@ namespace kq {
 
 struct TimeStageOptions {
   std::filesystem::path spec_file;
-  std::filesystem::path out_jsonl;  // rounds.jsonl
-  std::filesystem::path log_file;   // the worker's stderr
-  std::vector<std::int64_t> sizes;
-  std::filesystem::path artifacts_dir;  // when set: artifacts/<arm>/timing-* are written there  //
-                                        // overrides the spec's timing sizes when not empty
+  std::filesystem::path out_jsonl;      // rounds.jsonl
+  std::filesystem::path log_file;       // the worker's stderr
+  std::vector<std::int64_t> sizes;      // overrides the spec's timing sizes when not empty
+  std::filesystem::path artifacts_dir;  // when set: artifacts/<arm>/timing-* are written there
+  bool blocking_kernel = true;          // false: time CUDA samples without holding the stream
   double silence_timeout_s = 300.0;
   std::function<void(const nlohmann::json&)> on_record;
 };

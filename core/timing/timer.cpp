@@ -3,10 +3,12 @@
 #include <chrono>
 
 #include "device/cuda_check.hpp"
+#include "timing/blocking_kernel.hpp"
 
 namespace kq {
 
-SampleTimer::SampleTimer(Device device, void* stream) : device_(device), stream_(stream) {
+SampleTimer::SampleTimer(Device device, void* stream, bool hold, double hold_timeout_s)
+    : device_(device), stream_(stream) {
 #if KQ_HAVE_CUDA
   if (device == Device::cuda) {
     cudaEvent_t a, b;
@@ -14,9 +16,18 @@ SampleTimer::SampleTimer(Device device, void* stream) : device_(device), stream_
     cuda_check(cudaEventCreate(&b), "cudaEventCreate");
     start_ = a;
     stop_ = b;
+    if (hold) {
+      hold_ = std::make_unique<BlockingKernel>(hold_timeout_s);
+      if (!hold_->usable()) hold_.reset();
+    }
   }
+#else
+  (void)hold;
+  (void)hold_timeout_s;
 #endif
 }
+
+void SampleTimer::stop_holding() { hold_.reset(); }
 
 SampleTimer::~SampleTimer() {
 #if KQ_HAVE_CUDA
@@ -29,10 +40,21 @@ double SampleTimer::time(const std::function<void()>& call) {
 #if KQ_HAVE_CUDA
   if (device_ == Device::cuda) {
     auto s = static_cast<cudaStream_t>(stream_);
-    cuda_check(cudaEventRecord(static_cast<cudaEvent_t>(start_), s), "cudaEventRecord");
-    call();
-    cuda_check(cudaEventRecord(static_cast<cudaEvent_t>(stop_), s), "cudaEventRecord");
+    if (hold_) hold_->block(s);
+    {
+      // Released however the enqueue ends: a throwing call must not leave the GPU spinning.
+      struct Release {
+        BlockingKernel* k;
+        ~Release() {
+          if (k) k->release();
+        }
+      } release{hold_.get()};
+      cuda_check(cudaEventRecord(static_cast<cudaEvent_t>(start_), s), "cudaEventRecord");
+      call();
+      cuda_check(cudaEventRecord(static_cast<cudaEvent_t>(stop_), s), "cudaEventRecord");
+    }
     cuda_check(cudaEventSynchronize(static_cast<cudaEvent_t>(stop_)), "the timed call");
+    last_held_ = hold_ && hold_->held();
     cuda_check(cudaGetLastError(), "the timed call");
     float ms = 0;
     cuda_check(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start_),

@@ -279,3 +279,54 @@ TEST_CASE("arms that decline the spec are listed once per reason, not as verdict
   CHECK(html.find("<li>decl_a, decl_b: not relu</li>") != std::string::npos);
   CHECK(html.find("<td>decl_a</td>") == std::string::npos);
 }
+
+TEST_CASE("samples whose hold timed out are kept in rounds.jsonl but left out, and notes shown") {
+  const auto dir = copy_reference("report-unheld");
+  const std::int64_t size = 1048576;
+  std::size_t before = 0;
+  {
+    const json summary = json::parse(read_file(dir / "summary.json"));
+    for (const auto& row : summary["timing"])
+      if (row["size"] == size)
+        for (const auto& a : row["arms"])
+          if (a["arm"] == "nvrtc_jit") before = a["n"].get<std::size_t>();
+  }
+  REQUIRE(before > 0);
+  {
+    std::ofstream out(dir / "rounds.jsonl", std::ios::app);
+    for (int k = 0; k < 3; ++k)
+      out << json{{"type", "round"},  {"arm", "nvrtc_jit"}, {"size", size}, {"mode", "single"},
+                  {"round", 900 + k}, {"seconds", 1.0},     {"held", false}}
+                 .dump()
+          << "\n";
+    out << json{{"type", "arm_note"},
+                {"arm", "cudnn_pointwise"},
+                {"size", size},
+                {"note", "timed without the blocking kernel"}}
+               .dump()
+        << "\n";
+  }
+  auto r = run_kq("report '" + dir.string() + "'");
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  const json summary = json::parse(read_file(dir / "summary.json"));
+  bool seen = false;
+  for (const auto& row : summary["timing"])
+    for (const auto& a : row["arms"])
+      if (row["size"] == size && a["arm"] == "nvrtc_jit") {
+        seen = true;
+        CHECK(a["n"].get<std::size_t>() == before);  // the three 1 s samples are not counted
+        CHECK(a["unheld"] == 3);
+        CHECK(a["median_s"].get<double>() < 1e-3);
+      }
+  CHECK(seen);
+  REQUIRE(summary["timing_notes"].size() == 1);
+  const std::string md = read_file(dir / "report.md");
+  CHECK(md.find("nvrtc_jit: 3 sample(s) outlasted the blocking kernel's hold") !=
+        std::string::npos);
+  CHECK(md.find("cudnn_pointwise: timed without the blocking kernel") != std::string::npos);
+  const std::string html = read_file(dir / "report.html");
+  CHECK(html.find("\"left_out\":\"unheld\"") != std::string::npos);  // drawn as crosses
+  CHECK(html.find("<li>cudnn_pointwise: timed without the blocking kernel</li>") !=
+        std::string::npos);
+}
