@@ -49,8 +49,8 @@ SpeedupEstimate bootstrap_speedup(const std::vector<double>& base, const std::ve
 
 nlohmann::json decide(
     const std::map<std::int64_t, std::map<std::string, std::vector<double>>>& samples,
-    const std::string& baseline, double min_speedup,
-    const std::map<std::string, std::string>& devices) {
+    const std::string& baseline, double min_speedup, const ArmContext& context) {
+  const auto& devices = context.devices;
   using nlohmann::json;
   json d = {{"baseline", baseline}, {"min_speedup", min_speedup}};
   auto device_of = [&](const std::string& arm) {
@@ -113,15 +113,21 @@ nlohmann::json decide(
            wins[j + 1].size == next_size(wins[j].size))
       ++j;
     double lo = wins[i].e.ratio, hi = wins[i].e.ratio;
+    json host_bound = json::array();
     for (std::size_t k = i; k <= j; ++k) {
       lo = std::min(lo, wins[k].e.ratio);
       hi = std::max(hi, wins[k].e.ratio);
+      const double gpu = summarize(samples.at(wins[k].size).at(wins[k].arm)).median;
+      if (auto hs = context.host_median_s.find(wins[k].size); hs != context.host_median_s.end())
+        if (auto h = hs->second.find(wins[k].arm); h != hs->second.end() && h->second > gpu)
+          host_bound.push_back({{"size", wins[k].size}, {"host_s", h->second}, {"gpu_s", gpu}});
     }
     ranges.push_back({{"arm", wins[i].arm},
                       {"from", wins[i].size},
                       {"to", wins[j].size},
                       {"min_speedup", lo},
-                      {"max_speedup", hi}});
+                      {"max_speedup", hi},
+                      {"host_bound", host_bound}});
     i = j + 1;
   }
   d["ranges"] = ranges;
@@ -145,6 +151,25 @@ nlohmann::json decide(
                                  fmt(r["max_speedup"].get<double>()) + "x";
       sentence += "Adopt " + r["arm"].get<std::string>() + " " + span + ": " + sp +
                   " faster than " + baseline + " (95% bootstrap interval above 1).";
+      if (const json& hb = r["host_bound"]; !hb.empty()) {
+        std::vector<double> host, gpu;
+        std::string at;
+        for (std::size_t k = 0; k < hb.size(); ++k) {
+          host.push_back(hb[k]["host_s"].get<double>() * 1e6);
+          gpu.push_back(hb[k]["gpu_s"].get<double>() * 1e6);
+          at += (k == 0               ? ""
+                 : k + 1 == hb.size() ? " and "
+                                      : ", ") +
+                std::to_string(hb[k]["size"].get<std::int64_t>());
+        }
+        auto span_us = [](const std::vector<double>& v) {
+          const auto [mn, mx] = std::minmax_element(v.begin(), v.end());
+          return fmt(*mn) == fmt(*mx) ? fmt(*mn) + " us" : fmt(*mn) + "-" + fmt(*mx) + " us";
+        };
+        sentence += " At " + at + " elements its host enqueue (" + span_us(host) +
+                    ") outlasts its GPU time (" + span_us(gpu) +
+                    "): launched one call at a time, it is paced by the host there.";
+      }
     }
     if (wins.size() < per_size.size()) sentence += " At the other sizes keep " + baseline + ".";
   }

@@ -18,17 +18,24 @@ struct SpeedupEstimate {
 SpeedupEstimate bootstrap_speedup(const std::vector<double>& base, const std::vector<double>& arm,
                                   int resamples = 2000, std::uint64_t seed = 1);
 
-// samples[size][arm] = seconds; devices[arm] = "cpu" | "cuda" (arms missing from it count as on
-// the baseline's device). Only arms on the baseline's device are candidates: a CPU arm works on
-// host memory and a CUDA arm on device memory, so their times answer different questions.
-// Returns
+// What the decision knows of the arms besides their samples.
+struct ArmContext {
+  // arm -> "cpu" | "cuda"; an arm missing here counts as on the baseline's device. Only arms on
+  // the baseline's device are candidates: a CPU arm works on host memory and a CUDA arm on
+  // device memory, so their times answer different questions.
+  std::map<std::string, std::string> devices;
+  // size -> arm -> median host enqueue of one call (seconds). Where a winner's enqueue outlasts
+  // its GPU time, calls launched one at a time are paced by the host: the decision says so.
+  std::map<std::int64_t, std::map<std::string, double>> host_median_s;
+};
+
+// samples[size][arm] = seconds. Returns
 //   {"baseline", "min_speedup", "baseline_ran", "per_size":[{size, winner, speedup, lo, hi}],
-//    "ranges":[{arm, from, to, min_speedup, max_speedup}],
+//    "ranges":[{arm, from, to, min_speedup, max_speedup, host_bound:[{size, host_s, gpu_s}]}],
 //    "other_device":[{arm, device}], "sentence"}
 nlohmann::json decide(
     const std::map<std::int64_t, std::map<std::string, std::vector<double>>>& samples,
-    const std::string& baseline, double min_speedup,
-    const std::map<std::string, std::string>& devices = {});
+    const std::string& baseline, double min_speedup, const ArmContext& context = {});
 
 // The arm a timed instance belongs to: "arm#2" (a second instance, kq run --twice) -> "arm".
 std::string instance_arm(const std::string& name);

@@ -252,7 +252,12 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
   auto decision_samples = samples;
   for (const auto& [key, r] : rechecks)
     if (!r.value("ok", false)) decision_samples[key.first].erase(key.second);
-  s["decision"] = decide(decision_samples, baseline, min_speedup, devices);
+  ArmContext context;
+  context.devices = devices;
+  for (const auto& [size, per_arm] : host_samples)
+    for (const auto& [arm, v] : per_arm)
+      if (!v.empty()) context.host_median_s[size][arm] = summarize(v).median;
+  s["decision"] = decide(decision_samples, baseline, min_speedup, context);
   return s;
 }
 

@@ -77,8 +77,9 @@ TEST_CASE("an arm on another device than the baseline is timed but never adopted
   s[4096]["nvrtc_jit"] = noisy(4.2e-6, 0.02, 40, 1);
   s[4096]["cpu_tbb"] = noisy(2.9e-6, 0.02, 40, 2);  // host memory: a different question
   s[4096]["fused"] = noisy(3.8e-6, 0.02, 40, 3);
-  auto d = kq::decide(s, "nvrtc_jit", 1.03,
-                      {{"nvrtc_jit", "cuda"}, {"cpu_tbb", "cpu"}, {"fused", "cuda"}});
+  kq::ArmContext context;
+  context.devices = {{"nvrtc_jit", "cuda"}, {"cpu_tbb", "cpu"}, {"fused", "cuda"}};
+  auto d = kq::decide(s, "nvrtc_jit", 1.03, context);
   REQUIRE(d["ranges"].size() == 1);
   CHECK(d["ranges"][0]["arm"] == "fused");
   REQUIRE(d["other_device"].size() == 1);
@@ -88,6 +89,25 @@ TEST_CASE("an arm on another device than the baseline is timed but never adopted
   CHECK(sentence.find("Adopt fused at 4096 elements") == 0);
   CHECK(sentence.find("Not candidates against a cuda baseline: cpu_tbb on cpu") !=
         std::string::npos);
+}
+
+TEST_CASE("a winner whose host enqueue outlasts its GPU time is said to be host-bound there") {
+  std::map<std::int64_t, std::map<std::string, std::vector<double>>> s;
+  s[4096]["base"] = noisy(4.2e-6, 0.02, 40, 1);
+  s[4096]["fast"] = noisy(3.7e-6, 0.02, 40, 2);
+  s[1 << 24]["base"] = noisy(60e-6, 0.02, 40, 3);
+  s[1 << 24]["fast"] = noisy(50e-6, 0.02, 40, 4);
+  kq::ArmContext context;
+  context.host_median_s[4096] = {{"base", 6.0e-6}, {"fast", 5.8e-6}};      // > 3.7 us
+  context.host_median_s[1 << 24] = {{"base", 10.0e-6}, {"fast", 9.5e-6}};  // < 50 us
+  auto d = kq::decide(s, "base", 1.03, context);
+  REQUIRE(d["ranges"].size() == 1);
+  REQUIRE(d["ranges"][0]["host_bound"].size() == 1);
+  CHECK(d["ranges"][0]["host_bound"][0]["size"] == 4096);
+  const std::string sentence = d["sentence"];
+  CHECK(sentence.find("At 4096 elements its host enqueue (5.80 us) outlasts its GPU time (3.") !=
+        std::string::npos);
+  CHECK(sentence.find("16777216 elements its host enqueue") == std::string::npos);
 }
 
 TEST_CASE("no baseline, no decision") {
