@@ -4,8 +4,12 @@
 // few sizes (divisible or not by the channel counts the shapings use), the special values kq
 // defines (relu(-0) = +0, NaN propagation, infinities), a few other expressions within a loose
 // ulp bound, and the refusals.
-#include <cuda_runtime.h>
 #include <doctest/doctest.h>
+
+#ifndef KQ_HAVE_CUDA
+TEST_CASE("cudnn_pointwise arm") { MESSAGE("skipped: no CUDA device (kq was built without CUDA)"); }
+#else
+#include <cuda_runtime.h>
 
 #include <algorithm>
 #include <bit>
@@ -100,7 +104,7 @@ double ref_op(kq::Op op, double a, double b, double c) {
   }
 }
 
-float reference(const kq::Expr& e, const std::vector<std::vector<float>>& in, std::size_t i) {
+float reference(const kq::Expr& e, const std::vector<std::vector<float> >& in, std::size_t i) {
   std::vector<double> v(e.nodes.size());
   for (std::size_t k = 0; k < e.nodes.size(); ++k) {
     const kq::ExprNode& n = e.nodes[k];
@@ -139,11 +143,11 @@ struct Outcome {
 // Copies the inputs to fresh device buffers at `offset` elements past a 256-byte aligned start,
 // prepares, runs once on a new stream and copies the output back.
 Outcome run_arm(kq::IKernelArm& arm, const kq::OpSpec& spec,
-                const std::vector<std::vector<float>>& inputs, std::size_t offset = 0) {
+                const std::vector<std::vector<float> >& inputs, std::size_t offset = 0) {
   Outcome o;
   std::size_t n = inputs[0].size();
   std::size_t bytes = (n + offset + 4) * sizeof(float);
-  std::vector<std::unique_ptr<DevBuf>> bufs;
+  std::vector<std::unique_ptr<DevBuf> > bufs;
   std::vector<kq::TensorView> ins, outs;
   for (const auto& h : inputs) {
     bufs.push_back(std::make_unique<DevBuf>(bytes));
@@ -200,7 +204,7 @@ void dump_notes(const kq::IKernelArm& arm) {
 }
 
 // Random inputs in [-4, 4] with signed zeros, exact cancellations and overflowing sums planted.
-std::vector<std::vector<float>> residual_inputs(std::size_t n, unsigned seed) {
+std::vector<std::vector<float> > residual_inputs(std::size_t n, unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(-4.0f, 4.0f);
   std::vector<float> x(n), r(n);
@@ -214,7 +218,7 @@ std::vector<std::vector<float>> residual_inputs(std::size_t n, unsigned seed) {
   return {x, r};
 }
 
-void check_bitwise(const kq::OpSpec& spec, const std::vector<std::vector<float>>& in,
+void check_bitwise(const kq::OpSpec& spec, const std::vector<std::vector<float> >& in,
                    const std::vector<float>& got) {
   std::size_t bad = 0, first = 0;
   for (std::size_t i = 0; i < got.size(); ++i)
@@ -308,7 +312,7 @@ TEST_CASE("cudnn_pointwise: special values of relu(x + residual), ieee domain") 
     std::vector<float> r = {-0.0f, -0.0f, 0.0f, 1.0f,  -1.0f, 1.0f,   1.0f, -inf,
                             -1.0f, 1.0f,  0.0f, -0.0f, 3e38f, -3e38f, nan,  0.5f};
     // Repeat to a size the shapings divide, keeping the pattern.
-    std::vector<std::vector<float>> in(2);
+    std::vector<std::vector<float> > in(2);
     for (std::size_t i = 0; i < 1024; ++i) {
       in[0].push_back(x[i % x.size()]);
       in[1].push_back(r[i % r.size()]);
@@ -381,7 +385,7 @@ TEST_CASE("cudnn_pointwise: other expressions within a loose ulp bound") {
     CAPTURE(case_name);
     kq::OpSpec spec = make_spec(c.name, c.inputs, c.nodes, kq::Domain::finite);
     REQUIRE(arm->supports(spec).is_ok());
-    std::vector<std::vector<float>> in(c.inputs.size(), std::vector<float>(n));
+    std::vector<std::vector<float> > in(c.inputs.size(), std::vector<float>(n));
     for (auto& v : in)
       for (float& f : v) f = u(rng);
     Outcome o = run_arm(*arm, spec, in);
@@ -479,3 +483,4 @@ TEST_CASE("cudnn_pointwise: refusals") {
   dump_notes(*arm);
   dump_notes(*load_arm("cudnn_pointwise_relu_fwd"));
 }
+#endif  // KQ_HAVE_CUDA
