@@ -9,7 +9,7 @@
 #include "cuda_common.cuh"
 
 namespace kq::broken::cuda {
-namespace {
+namespace low_precision {
 
 struct Flawed {
   __device__ float operator()(float x, float r) const {
@@ -28,8 +28,8 @@ class Arm final : public CudaArm {
   }
 };
 
-}  // namespace
+}  // namespace low_precision
 
-std::unique_ptr<IKernelArm> make_low_precision() { return std::make_unique<Arm>(); }
+std::unique_ptr<IKernelArm> make_low_precision() { return std::make_unique<low_precision::Arm>(); }
 
 }  // namespace kq::broken::cuda

@@ -6,7 +6,7 @@
 #include "cuda_common.cuh"
 
 namespace kq::broken::cuda {
-namespace {
+namespace pointer_cache {
 
 class Arm final : public CudaArm {
  public:
@@ -65,8 +65,8 @@ class Arm final : public CudaArm {
   std::int64_t capacity_ = 0;
 };
 
-}  // namespace
+}  // namespace pointer_cache
 
-std::unique_ptr<IKernelArm> make_pointer_cache() { return std::make_unique<Arm>(); }
+std::unique_ptr<IKernelArm> make_pointer_cache() { return std::make_unique<pointer_cache::Arm>(); }
 
 }  // namespace kq::broken::cuda

@@ -7,7 +7,7 @@
 #include "cuda_common.cuh"
 
 namespace kq::broken::cuda {
-namespace {
+namespace claims_layout {
 
 class Arm final : public CudaArm {
  public:
@@ -32,8 +32,8 @@ class Arm final : public CudaArm {
   }
 };
 
-}  // namespace
+}  // namespace claims_layout
 
-std::unique_ptr<IKernelArm> make_claims_layout() { return std::make_unique<Arm>(); }
+std::unique_ptr<IKernelArm> make_claims_layout() { return std::make_unique<claims_layout::Arm>(); }
 
 }  // namespace kq::broken::cuda

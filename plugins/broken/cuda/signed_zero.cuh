@@ -7,7 +7,7 @@
 #include "cuda_common.cuh"
 
 namespace kq::broken::cuda {
-namespace {
+namespace signed_zero {
 
 struct Flawed {
   __device__ float operator()(float x, float r) const {
@@ -27,8 +27,8 @@ class Arm final : public CudaArm {
   }
 };
 
-}  // namespace
+}  // namespace signed_zero
 
-std::unique_ptr<IKernelArm> make_signed_zero() { return std::make_unique<Arm>(); }
+std::unique_ptr<IKernelArm> make_signed_zero() { return std::make_unique<signed_zero::Arm>(); }
 
 }  // namespace kq::broken::cuda

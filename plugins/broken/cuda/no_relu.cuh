@@ -1,5 +1,4 @@
-// Flaw: out = relu(x) + residual, the relu applied to one input instead of the sum.
-// Caught by: values (mixed signs).
+// Flaw: out = x + residual, the relu forgotten. Caught by: values (any negative sum).
 // It shows on some elements only (it depends on the sum's sign); the value checks of the
 // first or the third run (new inputs) catch it.
 #include <memory>
@@ -7,25 +6,25 @@
 #include "cuda_common.cuh"
 
 namespace kq::broken::cuda {
-namespace {
+namespace no_relu {
 
 struct Flawed {
-  __device__ float operator()(float x, float r) const { return relu(x) + r; }
+  __device__ float operator()(float x, float r) const { return x + r; }
 };
 
 class Arm final : public CudaArm {
  public:
-  Arm() : CudaArm("relu_one_input", "values") {}
+  Arm() : CudaArm("no_relu", "values") {}
 
  protected:
   Status compute(std::span<const TensorView> in, std::span<const TensorView> out,
                  void* stream) override {
-    return launch_map2(dense2(in, out), stream, Flawed{}, "relu_one_input");
+    return launch_map2(dense2(in, out), stream, Flawed{}, "no_relu");
   }
 };
 
-}  // namespace
+}  // namespace no_relu
 
-std::unique_ptr<IKernelArm> make_relu_one_input() { return std::make_unique<Arm>(); }
+std::unique_ptr<IKernelArm> make_no_relu() { return std::make_unique<no_relu::Arm>(); }
 
 }  // namespace kq::broken::cuda

@@ -6,7 +6,7 @@
 #include "cuda_common.cuh"
 
 namespace kq::broken::cuda {
-namespace {
+namespace errors_on_large {
 
 class Arm final : public CudaArm {
  public:
@@ -26,8 +26,10 @@ class Arm final : public CudaArm {
   static constexpr std::int64_t kScratch = std::int64_t{1} << 20;
 };
 
-}  // namespace
+}  // namespace errors_on_large
 
-std::unique_ptr<IKernelArm> make_errors_on_large() { return std::make_unique<Arm>(); }
+std::unique_ptr<IKernelArm> make_errors_on_large() {
+  return std::make_unique<errors_on_large::Arm>();
+}
 
 }  // namespace kq::broken::cuda

@@ -5,7 +5,7 @@
 #include "cuda_common.cuh"
 
 namespace kq::broken::cuda {
-namespace {
+namespace tail_skipped {
 
 class Arm final : public CudaArm {
  public:
@@ -21,8 +21,8 @@ class Arm final : public CudaArm {
   }
 };
 
-}  // namespace
+}  // namespace tail_skipped
 
-std::unique_ptr<IKernelArm> make_tail_skipped() { return std::make_unique<Arm>(); }
+std::unique_ptr<IKernelArm> make_tail_skipped() { return std::make_unique<tail_skipped::Arm>(); }
 
 }  // namespace kq::broken::cuda

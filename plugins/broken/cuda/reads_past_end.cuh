@@ -8,7 +8,7 @@
 #include "cuda_common.cuh"
 
 namespace kq::broken::cuda {
-namespace {
+namespace reads_past_end {
 
 __global__ void reads_past_end(const float* __restrict__ x, const float* __restrict__ r,
                                float* __restrict__ out, std::int64_t n, float nan) {
@@ -35,8 +35,10 @@ class Arm final : public CudaArm {
   }
 };
 
-}  // namespace
+}  // namespace reads_past_end
 
-std::unique_ptr<IKernelArm> make_reads_past_end() { return std::make_unique<Arm>(); }
+std::unique_ptr<IKernelArm> make_reads_past_end() {
+  return std::make_unique<reads_past_end::Arm>();
+}
 
 }  // namespace kq::broken::cuda

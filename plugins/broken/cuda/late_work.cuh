@@ -11,7 +11,7 @@
 #include "cuda_common.cuh"
 
 namespace kq::broken::cuda {
-namespace {
+namespace late_work {
 
 __device__ __forceinline__ std::uint64_t global_ns() {
   std::uint64_t t;
@@ -48,8 +48,8 @@ class Arm final : public CudaArm {
   cudaStream_t own_ = nullptr;
 };
 
-}  // namespace
+}  // namespace late_work
 
-std::unique_ptr<IKernelArm> make_late_work() { return std::make_unique<Arm>(); }
+std::unique_ptr<IKernelArm> make_late_work() { return std::make_unique<late_work::Arm>(); }
 
 }  // namespace kq::broken::cuda

@@ -5,7 +5,7 @@
 #include "cuda_common.cuh"
 
 namespace kq::broken::cuda {
-namespace {
+namespace mutates_input {
 
 __global__ void mutates_input(float* x, const float* __restrict__ r, float* __restrict__ out,
                               std::int64_t n) {
@@ -29,8 +29,8 @@ class Arm final : public CudaArm {
   }
 };
 
-}  // namespace
+}  // namespace mutates_input
 
-std::unique_ptr<IKernelArm> make_mutates_input() { return std::make_unique<Arm>(); }
+std::unique_ptr<IKernelArm> make_mutates_input() { return std::make_unique<mutates_input::Arm>(); }
 
 }  // namespace kq::broken::cuda

@@ -5,7 +5,7 @@
 #include "cuda_common.cuh"
 
 namespace kq::broken::cuda {
-namespace {
+namespace crashes {
 
 __global__ void crashes(const float* __restrict__ x, const float* __restrict__ r,
                         float* __restrict__ out, std::int64_t n, float* scratch) {
@@ -29,8 +29,8 @@ class Arm final : public CudaArm {
   float* scratch_ = nullptr;  // never allocated
 };
 
-}  // namespace
+}  // namespace crashes
 
-std::unique_ptr<IKernelArm> make_crashes() { return std::make_unique<Arm>(); }
+std::unique_ptr<IKernelArm> make_crashes() { return std::make_unique<crashes::Arm>(); }
 
 }  // namespace kq::broken::cuda

@@ -10,7 +10,7 @@
 #include "cuda_common.cuh"
 
 namespace kq::broken::cuda {
-namespace {
+namespace race {
 
 __global__ void race(const float* __restrict__ x, const float* __restrict__ r, float* out,
                      std::int64_t n, std::int64_t chunk) {
@@ -39,8 +39,8 @@ class Arm final : public CudaArm {
   }
 };
 
-}  // namespace
+}  // namespace race
 
-std::unique_ptr<IKernelArm> make_race() { return std::make_unique<Arm>(); }
+std::unique_ptr<IKernelArm> make_race() { return std::make_unique<race::Arm>(); }
 
 }  // namespace kq::broken::cuda

@@ -6,7 +6,7 @@
 #include "cuda_common.cuh"
 
 namespace kq::broken::cuda {
-namespace {
+namespace flush_to_zero {
 
 struct Flawed {
   __device__ float operator()(float x, float r) const {
@@ -27,8 +27,8 @@ class Arm final : public CudaArm {
   }
 };
 
-}  // namespace
+}  // namespace flush_to_zero
 
-std::unique_ptr<IKernelArm> make_flush_to_zero() { return std::make_unique<Arm>(); }
+std::unique_ptr<IKernelArm> make_flush_to_zero() { return std::make_unique<flush_to_zero::Arm>(); }
 
 }  // namespace kq::broken::cuda

@@ -7,7 +7,7 @@
 #include "cuda_common.cuh"
 
 namespace kq::broken::cuda {
-namespace {
+namespace refuses_unaligned {
 
 Status aligned_16(std::span<const TensorView> a, std::span<const TensorView> b) {
   for (std::span<const TensorView> views : {a, b})
@@ -34,8 +34,10 @@ class Arm final : public CudaArm {
   }
 };
 
-}  // namespace
+}  // namespace refuses_unaligned
 
-std::unique_ptr<IKernelArm> make_refuses_unaligned() { return std::make_unique<Arm>(); }
+std::unique_ptr<IKernelArm> make_refuses_unaligned() {
+  return std::make_unique<refuses_unaligned::Arm>();
+}
 
 }  // namespace kq::broken::cuda

@@ -7,7 +7,7 @@
 #include "cuda_common.cuh"
 
 namespace kq::broken::cuda {
-namespace {
+namespace writes_past_end {
 
 __global__ void writes_past_end(const float* __restrict__ x, const float* __restrict__ r,
                                 float* __restrict__ out, std::int64_t n) {
@@ -28,8 +28,10 @@ class Arm final : public CudaArm {
   }
 };
 
-}  // namespace
+}  // namespace writes_past_end
 
-std::unique_ptr<IKernelArm> make_writes_past_end() { return std::make_unique<Arm>(); }
+std::unique_ptr<IKernelArm> make_writes_past_end() {
+  return std::make_unique<writes_past_end::Arm>();
+}
 
 }  // namespace kq::broken::cuda

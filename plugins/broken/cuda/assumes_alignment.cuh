@@ -6,7 +6,7 @@
 #include "cuda_common.cuh"
 
 namespace kq::broken::cuda {
-namespace {
+namespace assumes_alignment {
 
 class Arm final : public CudaArm {
  public:
@@ -22,8 +22,10 @@ class Arm final : public CudaArm {
   }
 };
 
-}  // namespace
+}  // namespace assumes_alignment
 
-std::unique_ptr<IKernelArm> make_assumes_alignment() { return std::make_unique<Arm>(); }
+std::unique_ptr<IKernelArm> make_assumes_alignment() {
+  return std::make_unique<assumes_alignment::Arm>();
+}
 
 }  // namespace kq::broken::cuda

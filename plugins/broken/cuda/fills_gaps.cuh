@@ -6,7 +6,7 @@
 #include "cuda_common.cuh"
 
 namespace kq::broken::cuda {
-namespace {
+namespace fills_gaps {
 
 class Arm final : public CudaArm {
  public:
@@ -32,8 +32,8 @@ class Arm final : public CudaArm {
   }
 };
 
-}  // namespace
+}  // namespace fills_gaps
 
-std::unique_ptr<IKernelArm> make_fills_gaps() { return std::make_unique<Arm>(); }
+std::unique_ptr<IKernelArm> make_fills_gaps() { return std::make_unique<fills_gaps::Arm>(); }
 
 }  // namespace kq::broken::cuda

@@ -4,7 +4,7 @@
 #include "cuda_common.cuh"
 
 namespace kq::broken::cuda {
-namespace {
+namespace partial_writes {
 
 __global__ void partial_writes(const float* __restrict__ x, const float* __restrict__ r,
                                float* __restrict__ out, std::int64_t n) {
@@ -25,8 +25,10 @@ class Arm final : public CudaArm {
   }
 };
 
-}  // namespace
+}  // namespace partial_writes
 
-std::unique_ptr<IKernelArm> make_partial_writes() { return std::make_unique<Arm>(); }
+std::unique_ptr<IKernelArm> make_partial_writes() {
+  return std::make_unique<partial_writes::Arm>();
+}
 
 }  // namespace kq::broken::cuda

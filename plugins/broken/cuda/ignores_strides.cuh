@@ -7,7 +7,7 @@
 #include "cuda_common.cuh"
 
 namespace kq::broken::cuda {
-namespace {
+namespace ignores_strides {
 
 class Arm final : public CudaArm {
  public:
@@ -26,8 +26,10 @@ class Arm final : public CudaArm {
   }
 };
 
-}  // namespace
+}  // namespace ignores_strides
 
-std::unique_ptr<IKernelArm> make_ignores_strides() { return std::make_unique<Arm>(); }
+std::unique_ptr<IKernelArm> make_ignores_strides() {
+  return std::make_unique<ignores_strides::Arm>();
+}
 
 }  // namespace kq::broken::cuda

@@ -5,7 +5,7 @@
 #include "cuda_common.cuh"
 
 namespace kq::broken::cuda {
-namespace {
+namespace hangs {
 
 __device__ int g_released;  // zero, and nothing ever writes it
 
@@ -31,8 +31,8 @@ class Arm final : public CudaArm {
   }
 };
 
-}  // namespace
+}  // namespace hangs
 
-std::unique_ptr<IKernelArm> make_hangs() { return std::make_unique<Arm>(); }
+std::unique_ptr<IKernelArm> make_hangs() { return std::make_unique<hangs::Arm>(); }
 
 }  // namespace kq::broken::cuda

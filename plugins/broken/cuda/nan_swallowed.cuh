@@ -6,7 +6,7 @@
 #include "cuda_common.cuh"
 
 namespace kq::broken::cuda {
-namespace {
+namespace nan_swallowed {
 
 struct Flawed {
   __device__ float operator()(float x, float r) const { return fmaxf(x + r, 0.0f); }
@@ -23,8 +23,8 @@ class Arm final : public CudaArm {
   }
 };
 
-}  // namespace
+}  // namespace nan_swallowed
 
-std::unique_ptr<IKernelArm> make_nan_swallowed() { return std::make_unique<Arm>(); }
+std::unique_ptr<IKernelArm> make_nan_swallowed() { return std::make_unique<nan_swallowed::Arm>(); }
 
 }  // namespace kq::broken::cuda
