@@ -4,20 +4,15 @@
 
 #include "device/cuda_check.hpp"
 #include "timing/blocking_kernel.hpp"
+#include "timing/globaltimer.cuh"
 
 namespace kq {
 namespace {
 
-__device__ unsigned long long now_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
 __global__ void blocking_kernel(volatile int* flags, unsigned long long timeout_ns) {
-  const unsigned long long t0 = now_ns();
+  const unsigned long long t0 = globaltimer_ns();
   while (flags[0] == 0) {
-    if (now_ns() - t0 > timeout_ns) {
+    if (globaltimer_ns() - t0 > timeout_ns) {
       flags[1] = 1;
       break;
     }

@@ -2,22 +2,17 @@
 
 #include "device/cuda_check.hpp"
 #include "timing/clock_probe.hpp"
+#include "timing/globaltimer.cuh"
 
 namespace kq {
 namespace {
 
-__device__ unsigned long long globaltimer() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
 // Spins about 20 us so the coarse global timer's ticks are small against the interval.
 __global__ void clock_probe_kernel(unsigned long long* out) {
-  const unsigned long long t0 = globaltimer();
+  const unsigned long long t0 = globaltimer_ns();
   const long long c0 = clock64();
   unsigned long long t1 = t0;
-  while (t1 - t0 < 20000) t1 = globaltimer();
+  while (t1 - t0 < 20000) t1 = globaltimer_ns();
   const long long c1 = clock64();
   out[0] = static_cast<unsigned long long>(c1 - c0);
   out[1] = t1 - t0;

@@ -30,6 +30,14 @@ fs::path copy_reference(const std::string& name) {
   return dir;
 }
 
+// Runs `kq report` on a run directory, which must succeed, and returns its summary.json.
+json report_summary(const fs::path& dir) {
+  auto r = run_kq("report '" + dir.string() + "'");
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  return json::parse(read_file(dir / "summary.json"));
+}
+
 std::string chromium() {
   const char* env = std::getenv("KQ_CHROMIUM");
   return env && *env ? env : "/usr/bin/chromium";
@@ -178,10 +186,7 @@ TEST_CASE("with light records the page plots % of the speed of light") {
             << "\n";
       }
   }
-  auto r = run_kq("report '" + dir.string() + "'");
-  INFO(r.out);
-  REQUIRE(r.exit_code == 0);
-  const json summary = json::parse(read_file(dir / "summary.json"));
+  const json summary = report_summary(dir);
   CHECK(summary["light"]["measured"] == true);
   CHECK(summary["light"]["per_size"].size() == 3);
   for (const auto& row : summary["timing"]) {
@@ -223,10 +228,7 @@ TEST_CASE("a CPU arm is timed beside the CUDA arms but is no candidate against t
     out << json{{"type", "profiler_attached"}, {"size", 1048576}, {"reason", "synthetic"}}.dump()
         << "\n";
   }
-  auto r = run_kq("report '" + dir.string() + "'");
-  INFO(r.out);
-  REQUIRE(r.exit_code == 0);
-  const json summary = json::parse(read_file(dir / "summary.json"));
+  const json summary = report_summary(dir);
   bool seen = false;
   for (const auto& row : summary["timing"]) {
     CHECK(row.contains("cupti_attached") == (row["size"] != 1048576));
@@ -263,10 +265,7 @@ TEST_CASE("arms that decline the spec are listed once per reason, not as verdict
     }
     std::ofstream(dir / "manifest.json") << manifest.dump(2);
   }
-  auto r = run_kq("report '" + dir.string() + "'");
-  INFO(r.out);
-  REQUIRE(r.exit_code == 0);
-  const json summary = json::parse(read_file(dir / "summary.json"));
+  const json summary = report_summary(dir);
   REQUIRE(summary["declined"].size() == 2);
   CHECK(summary["declined"][0]["reason"] == "no functor for silu");
   CHECK(summary["declined"][0]["arms"] == json::array({"decl_c"}));
@@ -306,10 +305,7 @@ TEST_CASE("samples whose hold timed out are kept in rounds.jsonl but left out, a
                .dump()
         << "\n";
   }
-  auto r = run_kq("report '" + dir.string() + "'");
-  INFO(r.out);
-  REQUIRE(r.exit_code == 0);
-  const json summary = json::parse(read_file(dir / "summary.json"));
+  const json summary = report_summary(dir);
   bool seen = false;
   for (const auto& row : summary["timing"])
     for (const auto& a : row["arms"])
