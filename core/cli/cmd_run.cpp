@@ -147,8 +147,11 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
     t.artifacts_dir = dir / "artifacts";
     auto res = time_stage(qualified, t);
     for (const auto& a : qualified) finish_artifacts(dir / "artifacts" / a.identity.name);
-    if (!res.completed)
+    if (!res.completed) {
+      // What was measured stays in the run directory; the run as a whole did not complete.
       std::cout << "  timing stopped early: " << res.problem << " (see logs/time.log)\n";
+      candidate_failed = true;
+    }
   }
   progress.finish();
 

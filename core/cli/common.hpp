@@ -12,7 +12,8 @@ namespace kq::cli {
 // Documented in README.md and `kq --help`.
 enum ExitCode : int {
   kOk = 0,
-  kCandidateFailed = 1,  // an arm failed qualification (rejected, crashed or hung)
+  kCandidateFailed = 1,  // an arm failed qualification (rejected, crashed or hung), its timing-loop
+                         // output was wrong, or the timing stage stopped early
   kBadUsage = 2,         // bad usage or a bad spec
   kInternal = 3,         // kq itself failed
 };

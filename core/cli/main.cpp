@@ -31,8 +31,9 @@ commands:
 
 exit codes:
   0  ok
-  1  a candidate failed qualification (rejected, crashed or hung); for compare: a
-     timing or a verdict changed between the runs beyond noise
+  1  a candidate failed qualification (rejected, crashed or hung), its timing-loop
+     output was wrong, or the timing stage stopped early; for compare: a timing or
+     a verdict changed between the runs beyond noise
   2  bad usage or a bad spec
   3  internal error
 )";

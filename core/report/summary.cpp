@@ -168,6 +168,8 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
       notes.push_back(r);
     else if (type == "profiler_attached")
       left_attached[size] = r.value("reason", "");
+    else if (type == "timing_stopped")
+      s["timing_stopped"] = r.value("reason", "");
   }
   // Which device each arm runs on: the light (a device copy) and the speed-up against the
   // baseline describe only arms on the baseline's device.
@@ -258,6 +260,10 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
     for (const auto& [arm, v] : per_arm)
       if (!v.empty()) context.host_median_s[size][arm] = summarize(v).median;
   s["decision"] = decide(decision_samples, baseline, min_speedup, context);
+  if (s.contains("timing_stopped"))
+    s["decision"]["sentence"] =
+        s["decision"]["sentence"].get<std::string>() + " The timing stage stopped early (" +
+        s["timing_stopped"].get<std::string>() + "): the sizes it had not finished are missing.";
   return s;
 }
 

@@ -37,7 +37,10 @@ TimeStageResult time_stage(const std::vector<StageArm>& arms, const TimeStageOpt
         return opt.silence_timeout_s;
       });
   res.completed = done && !ex.hung && ex.exit_code == 0;
-  if (!res.completed) res.problem = "timing worker " + ex.describe();
+  if (!res.completed) {
+    res.problem = "timing worker " + ex.describe();
+    out.write({{"type", "timing_stopped"}, {"reason", res.problem}});  // for the reports
+  }
   return res;
 }
 

@@ -12,6 +12,7 @@
 #include "util/json_lines.hpp"
 
 using kq::test::run_kq;
+namespace fs = std::filesystem;
 
 TEST_CASE("kq without a command prints usage and exits 2") {
   auto r = run_kq("");
@@ -172,6 +173,47 @@ TEST_CASE("--twice times a second, independent instance of an arm beside the fir
   }
   CHECK(first >= 10);
   CHECK(second == first);  // interleaved in the same rounds
+}
+
+TEST_CASE("--no-blocking-kernel reaches the timing worker") {
+  auto dir = kq::test::temp_dir("no-blocking-kernel") / "run";
+  auto r = run_kq(
+      "run specs/residual_relu.yaml --arms cpu_tbb --quick --sizes 4096 --no-blocking-kernel "
+      "--out " +
+      dir.string());
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("timing stopped early") == std::string::npos);
+  int rounds = 0;
+  for (const auto& j : kq::read_json_lines(dir / "rounds.jsonl"))
+    if (j["type"] == "round") {
+      ++rounds;
+      CHECK_FALSE(j.contains("held"));  // a CPU sample is never held
+    }
+  CHECK(rounds >= 10);
+}
+
+TEST_CASE("a timing worker that dies ends the run with exit 1, keeping what was measured") {
+  // tests/plugins/crash_when_timed.cpp: qualifies on tests/data/specs/copy.yaml, then aborts at
+  // 12345 elements, a size only timing uses.
+  auto dir = kq::test::temp_dir("timing-dies") / "run";
+  const fs::path plugins = fs::path(KQ_TEST_PLUGIN_DIR) / "timing";
+  auto r = run_kq("run '" + (kq::test::source_dir() / "tests/data/specs/copy.yaml").string() +
+                  "' --plugin-dir '" + plugins.string() + "' --quick --sizes 4096,12345 --out " +
+                  dir.string());
+  INFO(r.out);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("test_crash_when_timed: qualified") != std::string::npos);
+  CHECK(r.out.find("timing stopped early") != std::string::npos);
+  int rounds_4096 = 0;
+  for (const auto& j : kq::read_json_lines(dir / "rounds.jsonl"))
+    if (j["type"] == "round" && j["size"] == 4096) ++rounds_4096;
+  CHECK(rounds_4096 >= 10);  // the size before the crash is kept
+  // The decision says it stands on a timing cut short.
+  CHECK(r.out.find("The timing stage stopped early (timing worker killed by signal 6") !=
+        std::string::npos);
+  CHECK(kq::test::read_file(dir / "report.md").find("The timing stage stopped early") !=
+        std::string::npos);
 }
 
 TEST_CASE("--jobs qualifies arms side by side with the same verdicts, in the arms' order") {
