@@ -27,6 +27,16 @@ std::string fmt(double x) {
 
 std::string instance_arm(const std::string& name) { return name.substr(0, name.find('#')); }
 
+std::string ArmContext::device_of(const std::string& arm) const {
+  auto it = devices.find(instance_arm(arm));
+  return it == devices.end() ? std::string() : it->second;
+}
+
+bool ArmContext::comparable(const std::string& arm, const std::string& baseline) const {
+  const std::string dev = device_of(arm), base = device_of(baseline);
+  return dev.empty() || base.empty() || dev == base;
+}
+
 SpeedupEstimate bootstrap_speedup(const std::vector<double>& base, const std::vector<double>& arm,
                                   int resamples, std::uint64_t seed) {
   SpeedupEstimate e;
@@ -50,21 +60,9 @@ SpeedupEstimate bootstrap_speedup(const std::vector<double>& base, const std::ve
 nlohmann::json decide(
     const std::map<std::int64_t, std::map<std::string, std::vector<double>>>& samples,
     const std::string& baseline, double min_speedup, const ArmContext& context) {
-  const auto& devices = context.devices;
   using nlohmann::json;
   json d = {{"baseline", baseline}, {"min_speedup", min_speedup}};
-  auto device_of = [&](const std::string& arm) {
-    auto it = devices.find(instance_arm(arm));
-    return it == devices.end() ? std::string() : it->second;
-  };
-  const std::string base_device = device_of(baseline);
   std::map<std::string, std::string> other_device;  // timed arms outside the baseline's device
-  auto comparable = [&](const std::string& arm) {
-    const std::string dev = device_of(arm);
-    if (base_device.empty() || dev.empty() || dev == base_device) return true;
-    other_device[instance_arm(arm)] = dev;
-    return false;
-  };
   json per_size = json::array();
   bool baseline_ran = false;
   struct Win {
@@ -82,7 +80,10 @@ nlohmann::json decide(
       // "arm#2" is a second instance timed for self-agreement (kq run --twice): a control,
       // never a candidate.
       if (name == baseline || s.empty() || name.find('#') != std::string::npos) continue;
-      if (!comparable(name)) continue;
+      if (!context.comparable(name, baseline)) {
+        other_device[instance_arm(name)] = context.device_of(name);
+        continue;
+      }
       SpeedupEstimate e = bootstrap_speedup(b->second, s, 2000, static_cast<std::uint64_t>(size));
       bool wins_here = e.lo > 1.0 && e.ratio >= min_speedup;
       if (wins_here && (best.arm.empty() || e.ratio > best.e.ratio)) best = {size, name, e};
@@ -181,8 +182,8 @@ nlohmann::json decide(
   }
   d["other_device"] = other;
   if (baseline_ran && !other_device.empty())
-    sentence += " Not candidates against a " + base_device + " baseline: " + others +
-                " (each arm is timed on data in its own device's memory).";
+    sentence += " Not candidates against a " + context.device_of(baseline) +
+                " baseline: " + others + " (each arm is timed on data in its own device's memory).";
   d["sentence"] = sentence;
   return d;
 }

@@ -27,6 +27,11 @@ struct ArmContext {
   // size -> arm -> median host enqueue of one call (seconds). Where a winner's enqueue outlasts
   // its GPU time, calls launched one at a time are paced by the host: the decision says so.
   std::map<std::int64_t, std::map<std::string, double>> host_median_s;
+
+  // The arm's device ("" when unknown); "arm#2" is arm's second instance, on arm's device.
+  std::string device_of(const std::string& arm) const;
+  // Whether the arm can be weighed against the baseline: the same device, or either unknown.
+  bool comparable(const std::string& arm, const std::string& baseline) const;
 };
 
 // samples[size][arm] = seconds. Returns

@@ -172,14 +172,9 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
       s["timing_stopped"] = r.value("reason", "");
   }
   // Which device each arm runs on: the light (a device copy) and the speed-up against the
-  // baseline describe only arms on the baseline's device.
-  std::map<std::string, std::string> devices;
-  for (const auto& [name, a] : arms) devices[name] = a.value("device", "");
-  auto device_of = [&](const std::string& arm) {
-    auto it = devices.find(instance_arm(arm));
-    return it == devices.end() ? std::string() : it->second;
-  };
-  const std::string base_device = device_of(baseline);
+  // baseline describe only arms on the baseline's device. The decision gets the same context.
+  ArmContext context;
+  for (const auto& [name, a] : arms) context.devices[name] = a.value("device", "");
   json timing = json::array();
   for (const auto& [size, per_arm] : samples) {
     json row = {{"size", size}, {"bytes", bytes_per_element * static_cast<double>(size)}};
@@ -203,9 +198,8 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
       if (st.median > 0 && bytes_per_element > 0) {
         a["gbps"] = bytes_per_element * static_cast<double>(size) / st.median / 1e9;
       }
-      const std::string dev = device_of(arm);
-      const bool same_device = dev.empty() || base_device.empty() || dev == base_device;
-      if (a.contains("gbps") && li != light.end() && li->second.gbps > 0 && dev != "cpu")
+      if (a.contains("gbps") && li != light.end() && li->second.gbps > 0 &&
+          context.device_of(arm) != "cpu")
         a["pct_light"] = 100.0 * a["gbps"].get<double>() / li->second.gbps;
       if (auto g = graph_samples[size].find(arm);
           g != graph_samples[size].end() && !g->second.empty())
@@ -222,7 +216,7 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
         prof.erase("size");
         a["profile"] = prof;
       }
-      if (base != per_arm.end() && arm != baseline && same_device) {
+      if (base != per_arm.end() && arm != baseline && context.comparable(arm, baseline)) {
         SpeedupEstimate e =
             bootstrap_speedup(base->second, v, 2000, static_cast<std::uint64_t>(size));
         a["speedup"] = e.ratio;
@@ -254,8 +248,6 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
   auto decision_samples = samples;
   for (const auto& [key, r] : rechecks)
     if (!r.value("ok", false)) decision_samples[key.first].erase(key.second);
-  ArmContext context;
-  context.devices = devices;
   for (const auto& [size, per_arm] : host_samples)
     for (const auto& [arm, v] : per_arm)
       if (!v.empty()) context.host_median_s[size][arm] = summarize(v).median;
