@@ -310,24 +310,13 @@ void timing_tables(std::ostringstream& h, const json& s) {
     if (row.contains("light_gbps"))
       h << ", speed of light (device-to-device copy): "
         << num(row["light_gbps"].get<double>(), "%.1f") << " GB/s";
-    if (row.contains("cupti_attached"))
-      h << "</p>\n<p class=\"bad\">CUPTI stayed attached from a smaller size's profile ("
-        << text(row, "cupti_attached") << "): every CUDA call here paid its host overhead";
     h << "</p>\n";
-    std::ostringstream notes;
-    for (const auto& a : row.value("arms", json::array())) {
-      if (a.value("throttled", 0) > 0)
-        notes << "<li>" << text(a, "arm") << ": " << a.value("throttled", 0)
-              << " sample(s) ran below 75% of the run's usual SM clock, left out here</li>\n";
-      if (a.value("unheld", 0) > 0)
-        notes << "<li>" << text(a, "arm") << ": " << a.value("unheld", 0)
-              << " sample(s) outlasted the blocking kernel's hold while being enqueued, left out "
-                 "here</li>\n";
+    if (const json notes = row.value("notes", json::array()); !notes.empty()) {
+      h << "<ul>\n";
+      for (const auto& note : notes)
+        h << "<li>" << escape_markup(note.get<std::string>()) << "</li>\n";
+      h << "</ul>\n";
     }
-    for (const auto& note : s.value("timing_notes", json::array()))
-      if (note.value("size", std::int64_t{0}) == row.value("size", std::int64_t{0}))
-        notes << "<li>" << text(note, "arm") << ": " << text(note, "note") << "</li>\n";
-    if (!notes.str().empty()) h << "<ul>\n" << notes.str() << "</ul>\n";
     bool graph = false, host = false, profile = false;
     for (const auto& a : row.value("arms", json::array())) {
       graph |= a.contains("graph_median_s");

@@ -139,23 +139,8 @@ std::string render_markdown(const nlohmann::json& s) {
       md << ", speed of light (device-to-device copy, same run): "
          << num(row["light_gbps"].get<double>(), "%.1f") << " GB/s";
     md << "\n\n";
-    if (row.contains("cupti_attached"))
-      md << "- CUPTI stayed attached from a smaller size's profile ("
-         << row["cupti_attached"].get<std::string>()
-         << "): every CUDA call here paid its host overhead\n";
-    for (const auto& a : row["arms"]) {
-      if (a.value("throttled", 0) > 0)
-        md << "- " << cell(a, "arm") << ": " << a.value("throttled", 0)
-           << " sample(s) ran below 75% of the run's usual SM clock: kept in rounds.jsonl, left "
-              "out here\n";
-      if (a.value("unheld", 0) > 0)
-        md << "- " << cell(a, "arm") << ": " << a.value("unheld", 0)
-           << " sample(s) outlasted the blocking kernel's hold while being enqueued: kept in "
-              "rounds.jsonl, left out here\n";
-    }
-    for (const auto& note : s.value("timing_notes", nlohmann::json::array()))
-      if (note.value("size", 0LL) == row.value("size", 0LL))
-        md << "- " << cell(note, "arm") << ": " << cell(note, "note") << "\n";
+    for (const auto& note : row.value("notes", nlohmann::json::array()))
+      md << "- " << note.get<std::string>() << "\n";
     bool graph = false, host = false;
     for (const auto& a : row["arms"]) {
       graph |= a.contains("graph_median_s");

@@ -230,6 +230,27 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
       list.push_back(a);
     }
     row["arms"] = list;
+    // What the reports say under this size's heading, one line each.
+    json size_notes = json::array();
+    if (row.contains("cupti_attached"))
+      size_notes.push_back("CUPTI stayed attached from a smaller size's profile (" +
+                           row["cupti_attached"].get<std::string>() +
+                           "): every CUDA call here paid its host overhead");
+    for (const auto& a : list) {
+      const std::string arm = a["arm"];
+      if (a.value("throttled", 0) > 0)
+        size_notes.push_back(arm + ": " + std::to_string(a.value("throttled", 0)) +
+                             " sample(s) ran below 75% of the run's usual SM clock: kept in "
+                             "rounds.jsonl, left out here");
+      if (a.value("unheld", 0) > 0)
+        size_notes.push_back(arm + ": " + std::to_string(a.value("unheld", 0)) +
+                             " sample(s) outlasted the blocking kernel's hold while being "
+                             "enqueued: kept in rounds.jsonl, left out here");
+    }
+    for (const auto& note : notes)
+      if (note.value("size", std::int64_t{0}) == size)
+        size_notes.push_back(note.value("arm", "") + ": " + note.value("note", ""));
+    row["notes"] = size_notes;
     timing.push_back(row);
   }
   json skipped = json::array();
