@@ -105,8 +105,7 @@ class CudnnPointwiseArm final : public IKernelArm {
       // select(x > 0, x, 0.01 * x) at 1, 2, 3, 5, 7, 31, 33, ... 65537 and 2^20 + 3 elements,
       // CUDNN_STATUS_INTERNAL_ERROR_COMPILATION_FAILED), while the contract admits every size.
       for (const ExprNode& n : spec.semantics.nodes)
-        if (n.op == Op::select || n.op == Op::lt || n.op == Op::le || n.op == Op::gt ||
-            n.op == Op::ge || n.op == Op::eq || n.op == Op::ne)
+        if (n.op == Op::select || is_comparison(n.op))
           return Status::unsupported(
               std::string(to_string(n.op)) +
               ": a BOOLEAN mask, which cuDNN's runtime compiler fails on at most odd and small "

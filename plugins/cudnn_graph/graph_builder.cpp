@@ -68,11 +68,6 @@ std::optional<cudnnPointwiseMode_t> direct_mode(Op op) {
   }
 }
 
-bool is_comparison(Op op) {
-  return op == Op::lt || op == Op::le || op == Op::gt || op == Op::ge || op == Op::eq ||
-         op == Op::ne;
-}
-
 bool is_commutative(Op op) {
   return op == Op::add || op == Op::mul || op == Op::max || op == Op::min || op == Op::eq ||
          op == Op::ne;

@@ -49,6 +49,12 @@ struct BuiltGraph {
   std::int64_t engine_count = -1;   // CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT
 };
 
+// A comparison (lt, le, gt, ge, eq, ne): cuDNN's CMP_* give a BOOLEAN mask, 1 or 0.
+inline bool is_comparison(Op op) {
+  return op == Op::lt || op == Op::le || op == Op::gt || op == Op::ge || op == Op::eq ||
+         op == Op::ne;
+}
+
 // ok when every node of the expression has a cuDNN pointwise lowering; otherwise unsupported,
 // naming the first node that has none.
 Status check_expression(const Expr& e, std::size_t input_count);
