@@ -159,6 +159,12 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
   for (const auto& row : summary["timing"])
     for (const auto& a : row["arms"])
       if (!a.value("recheck_ok", true)) candidate_failed = true;
+  for (const auto& a : summary["arms"])
+    if (a.value("rejected_while_timed", false)) {
+      candidate_failed = true;
+      std::cout << "  " << a.value("name", "") << ": rejected while timed (" << a.value("check", "")
+                << "): " << a.value("detail", "") << "\n";
+    }
   if (vm.count("junit"))
     std::filesystem::copy_file(dir / "junit.xml", vm["junit"].as<std::string>(),
                                std::filesystem::copy_options::overwrite_existing);

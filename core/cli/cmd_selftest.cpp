@@ -1,6 +1,7 @@
 // kq selftest: every good arm and every known-broken candidate through qualification on every
-// shipped spec. It passes only when each broken candidate is rejected by the check it declares
-// wherever it runs, and each good arm qualifies wherever it runs.
+// shipped spec, then what qualified through a brief timing at one size (the timing checks). It
+// passes only when each broken candidate is rejected by the check it declares wherever it runs,
+// and each good arm qualifies, passes the timing checks and is not flagged wherever it runs.
 #include <algorithm>
 #include <iomanip>
 #include <iostream>
@@ -9,6 +10,7 @@
 #include "artifacts/artifacts.hpp"
 #include "cli/common.hpp"
 #include "cli/progress.hpp"
+#include "decision/decide.hpp"
 #include "device/device_info.hpp"
 #include "qualify/expectation.hpp"
 #include "qualify/qualify_stage.hpp"
@@ -16,6 +18,7 @@
 #include "rundir/manifest.hpp"
 #include "rundir/run_dir.hpp"
 #include "spec/spec.hpp"
+#include "timing/time_stage.hpp"
 #include "util/json_lines.hpp"
 #include "worker/supervise.hpp"
 
@@ -29,6 +32,17 @@ std::filesystem::path default_specs_dir() {
     if (std::filesystem::is_directory(d)) return d;
   throw UsageError(
       "no specs folder found (looked in ./specs and beside the kq binary); give --specs DIR");
+}
+
+// The size the selftest times: the spec's largest timing size up to 2^20 elements (its smallest
+// when all are larger).
+std::int64_t selftest_timing_size(const Spec& spec) {
+  std::int64_t best = 0, smallest = 0;
+  for (std::int64_t n : spec.timing.sizes) {
+    if (n <= (std::int64_t{1} << 20)) best = std::max(best, n);
+    smallest = smallest == 0 ? n : std::min(smallest, n);
+  }
+  return best > 0 ? best : (smallest > 0 ? smallest : 65536);
 }
 
 // Per arm across specs.
@@ -55,7 +69,9 @@ int cmd_selftest(const std::vector<std::string>& args) {
       "cost this much each)")("sanitize", po::value<std::string>()->implicit_value("memcheck"),
                               "also run CUDA arms under compute-sanitizer tools (comma-separated)")(
       "jobs,j", po::value<int>()->default_value(default_qualify_jobs()),
-      "arms qualified at once, each in its own worker");
+      "arms qualified at once, each in its own worker")(
+      "no-timing", po::bool_switch(),
+      "qualify only: skip the brief timing that runs the timing checks on every qualified arm");
   add_plugin_options(opts);
   po::variables_map vm;
   if (!parse_subcommand("kq selftest [--specs DIR] [--quick] [options]", opts, {}, args, vm))
@@ -116,11 +132,38 @@ int cmd_selftest(const std::vector<std::string>& args) {
     };
     auto verdicts = qualify_stage(arms, q);
     for (const auto& a : arms) finish_artifacts(dir / "artifacts" / a.identity.name);
+    // What qualified is timed briefly at one size, so that the timing checks (outputs of timed
+    // samples and graph replays, stream discipline, plausibility) meet every arm too.
+    std::vector<StageArm> qualified;
+    for (std::size_t i = 0; i < arms.size(); ++i)
+      if (verdicts[i].value("verdict", "") == "qualified") qualified.push_back(arms[i]);
+    if (!qualified.empty() && !vm["no-timing"].as<bool>()) {
+      TimeStageOptions t;
+      t.spec_file = dir / "spec.yaml";
+      t.out_jsonl = dir / "rounds.jsonl";
+      t.log_file = dir / "logs" / "time.log";
+      t.sizes = {selftest_timing_size(spec)};
+      t.brief = true;
+      t.on_record = [&](const nlohmann::json& j) { progress.record(j); };
+      if (auto res = time_stage(qualified, t); !res.completed)
+        std::cout << "  timing stopped early: " << res.problem << " (see " << t.log_file.string()
+                  << ")\n";
+    }
     progress.finish();
-    write_report(dir);
+    const nlohmann::json summary = write_report(dir);
+    std::map<std::string, nlohmann::json> judged;  // verdicts after timing, flags
+    for (const auto& a : summary["arms"]) judged[a.value("name", "")] = a;
+    std::map<std::string, std::string> flagged;
+    for (const auto& f : summary.value("flags", nlohmann::json::array()))
+      flagged.emplace(instance_arm(f.value("arm", "")), f.value("message", ""));
     for (std::size_t i = 0; i < arms.size(); ++i) {
       Tally& t = tally[arms[i].identity.name];
-      const std::string v = verdicts[i].value("verdict", "");
+      if (auto j = judged.find(arms[i].identity.name); j != judged.end()) verdicts[i] = j->second;
+      std::string v = verdicts[i].value("verdict", "");
+      if (auto f = flagged.find(arms[i].identity.name); f != flagged.end() && v == "qualified") {
+        v = "flagged";
+        verdicts[i]["detail"] = f->second;
+      }
       if (v == "unsupported") continue;
       if (v == "skipped") {
         t.skipped_reason = verdicts[i].value("detail", "");

@@ -1,5 +1,6 @@
 // Worker modes: the parent kq starts these in child processes and reads their JSON lines, so
 // that an arm that crashes, corrupts its CUDA context or hangs takes only its worker down.
+#include <algorithm>
 #include <iostream>
 
 #include "artifacts/artifacts.hpp"
@@ -71,13 +72,20 @@ int cmd_worker_time(const std::vector<std::string>& args) {
       "plugin", po::value<std::vector<std::string>>()->required(), "")(
       "arm", po::value<std::vector<std::string>>()->required(), "")(
       "sizes", po::value<std::string>(), "")("artifacts-dir", po::value<std::string>(), "")(
-      "no-blocking-kernel", po::bool_switch(), "");
+      "no-blocking-kernel", po::bool_switch(), "")("brief", po::bool_switch(), "");
   po::variables_map vm;
   if (!parse_subcommand("kq __worker-time (internal)", opts, {}, args, vm)) return kOk;
   auto emit = claim_protocol_stdout();
   Spec spec = load_spec(vm["spec"].as<std::string>());
   if (vm.count("sizes")) spec.timing.sizes = parse_sizes(vm["sizes"].as<std::string>());
   if (vm["no-blocking-kernel"].as<bool>()) spec.timing.blocking_kernel = false;
+  if (vm["brief"].as<bool>()) {
+    TimingPolicy& t = spec.timing;
+    t.min_rounds = std::min(t.min_rounds, 8);
+    t.max_rounds = std::min(t.max_rounds, 16);
+    t.max_seconds = std::min(t.max_seconds, 5.0);
+    t.warmup_ms = std::min(t.warmup_ms, 10.0);
+  }
   std::vector<std::filesystem::path> files;
   for (const auto& f : vm["plugin"].as<std::vector<std::string>>()) files.emplace_back(f);
   // "arm#2" is a second, independent instance of "arm" (its plugin's arms created again), timed

@@ -73,13 +73,14 @@ nlohmann::json decide(
   std::vector<Win> wins;
   for (const auto& [size, arms] : samples) {
     auto b = arms.find(baseline);
-    if (b == arms.end() || b->second.empty()) continue;
+    if (b == arms.end() || b->second.empty() || context.not_adopted.count(baseline)) continue;
     baseline_ran = true;
     Win best{size, "", {}};
     for (const auto& [name, s] : arms) {
       // "arm#2" is a second instance timed for self-agreement (kq run --twice): a control,
       // never a candidate.
       if (name == baseline || s.empty() || name.find('#') != std::string::npos) continue;
+      if (context.not_adopted.count(instance_arm(name))) continue;
       if (!context.comparable(name, baseline)) {
         other_device[instance_arm(name)] = context.device_of(name);
         continue;
@@ -134,7 +135,10 @@ nlohmann::json decide(
   d["ranges"] = ranges;
 
   std::string sentence;
-  if (!baseline_ran) {
+  if (auto nb = context.not_adopted.find(baseline); nb != context.not_adopted.end()) {
+    sentence =
+        "No decision: the baseline arm " + baseline + " cannot be trusted (" + nb->second + ").";
+  } else if (!baseline_ran) {
     sentence = "No decision: the baseline arm " + baseline + " was not timed in this run.";
   } else if (ranges.empty()) {
     sentence = "Keep " + baseline + ": no arm beats it by " + fmt(min_speedup) +
@@ -184,6 +188,14 @@ nlohmann::json decide(
   if (baseline_ran && !other_device.empty())
     sentence += " Not candidates against a " + context.device_of(baseline) +
                 " baseline: " + others + " (each arm is timed on data in its own device's memory).";
+  json refused = json::array();
+  std::string refused_text;
+  for (const auto& [arm, why] : context.not_adopted) {
+    refused.push_back({{"arm", arm}, {"why", why}});
+    refused_text += (refused_text.empty() ? "" : "; ") + arm + " (" + why + ")";
+  }
+  d["not_adopted"] = refused;
+  if (!refused_text.empty()) sentence += " Never adopted: " + refused_text + ".";
   d["sentence"] = sentence;
   return d;
 }

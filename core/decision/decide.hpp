@@ -27,6 +27,9 @@ struct ArmContext {
   // size -> arm -> median host enqueue of one call (seconds). Where a winner's enqueue outlasts
   // its GPU time, calls launched one at a time are paced by the host: the decision says so.
   std::map<std::int64_t, std::map<std::string, double>> host_median_s;
+  // arm -> why it is never adopted: rejected by the timing checks, or flagged as physically
+  // implausible (decision/plausibility.hpp). The decision names them and why.
+  std::map<std::string, std::string> not_adopted;
 
   // The arm's device ("" when unknown); "arm#2" is arm's second instance, on arm's device.
   std::string device_of(const std::string& arm) const;
@@ -37,7 +40,7 @@ struct ArmContext {
 // samples[size][arm] = seconds. Returns
 //   {"baseline", "min_speedup", "baseline_ran", "per_size":[{size, winner, speedup, lo, hi}],
 //    "ranges":[{arm, from, to, min_speedup, max_speedup, host_bound:[{size, host_s, gpu_s}]}],
-//    "other_device":[{arm, device}], "sentence"}
+//    "other_device":[{arm, device}], "not_adopted":[{arm, why}], "sentence"}
 nlohmann::json decide(
     const std::map<std::int64_t, std::map<std::string, std::vector<double>>>& samples,
     const std::string& baseline, double min_speedup, const ArmContext& context = {});

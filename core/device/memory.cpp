@@ -114,6 +114,22 @@ void DeviceMemory::fill_byte(unsigned char value) {
 #endif
 }
 
+void DeviceMemory::fill_async(std::size_t offset, std::size_t bytes, unsigned char value,
+                              void* stream) {
+  if (offset + bytes > bytes_) throw std::out_of_range("fill past the end of an allocation");
+  if (device_ == Device::cpu) {
+    std::memset(static_cast<char*>(data_) + offset, value, bytes);
+    return;
+  }
+#if KQ_HAVE_CUDA
+  cuda_check(cudaMemsetAsync(static_cast<char*>(data_) + offset, value, bytes,
+                             static_cast<cudaStream_t>(stream)),
+             "cudaMemsetAsync (output poison)");
+#else
+  (void)stream;
+#endif
+}
+
 bool cuda_usable(std::string* why) {
 #if KQ_HAVE_CUDA
   int n = 0;

@@ -29,6 +29,9 @@ class DeviceMemory {
   void upload(const void* host, std::size_t offset, std::size_t bytes);
   void download(void* host, std::size_t offset, std::size_t bytes) const;
   void fill_byte(unsigned char value);
+  // Sets `bytes` from `offset` to `value`, enqueued on `stream` (a CUDA stream: no wait) or at
+  // once (the host).
+  void fill_async(std::size_t offset, std::size_t bytes, unsigned char value, void* stream);
 
  private:
   void release();

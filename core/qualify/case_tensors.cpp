@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <stdexcept>
 
 #include "qualify/values.hpp"
 
@@ -116,6 +117,12 @@ void CaseTensors::poison_output(int k) {
   std::fill(img.begin() + static_cast<std::ptrdiff_t>(data_begin(*output_)),
             img.begin() + static_cast<std::ptrdiff_t>(data_end(*output_)), kPoisonBytes[k]);
   output_->memory.upload(img.data(), 0, img.size());
+}
+
+void CaseTensors::poison_output_data(int k, void* stream) {
+  if (alias_input_ >= 0) throw std::logic_error("poison_output_data: the output is an input");
+  output_->memory.fill_async(data_begin(*output_), data_end(*output_) - data_begin(*output_),
+                             kPoisonBytes[k], stream);
 }
 
 std::vector<TensorView> CaseTensors::pristine_input_views() const {

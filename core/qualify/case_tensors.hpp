@@ -46,6 +46,9 @@ class CaseTensors {
   void load_inputs(const Case& c, std::uint64_t generation);
   // Fills the output's allocation (data region and guards as they should be) with poison `k`.
   void poison_output(int k);
+  // Fills the output's data region alone with poison `k`, enqueued on `stream` (the timing
+  // loop's re-poisoning: no host image, no wait). Out-of-place outputs only.
+  void poison_output_data(int k, void* stream);
 
   // Host views of the pristine inputs, for the reference.
   std::vector<TensorView> pristine_input_views() const;

@@ -2,9 +2,14 @@
 
 #include <chrono>
 #include <fstream>
+#include <memory>
 #include <optional>
 
+#include "device/cuda_check.hpp"
+#include "device/graph_replay.hpp"
+#include "device/kernel_profile.hpp"
 #include "device/stream.hpp"
+#include "device/stream_discipline.hpp"
 #include "expr/reference.hpp"
 #include "qualify/case_tensors.hpp"
 #include "qualify/compare.hpp"
@@ -107,10 +112,69 @@ class CaseRunner {
       }
       return *o;
     }
+    // The conduct case of a CUDA arm: what kq's timing relies on, checked on the new values.
+    if (case_.group == "conduct" && device_ == Device::cuda) {
+      if (auto o = check_stream(out3, want3)) return *o;
+      if (auto o = check_graph(out3, want3)) return *o;
+    }
     return {};
   }
 
  private:
+  // One call under CUPTI: every kernel, copy and set must run on the stream kq gave (or on a
+  // stream forked from it and joined back), and the call must still be right.
+  std::optional<CaseOutcome> check_stream(std::vector<unsigned char>& out,
+                                          const std::vector<unsigned char>& want) {
+    tensors_.poison_output(1);
+    StreamCheck sc = check_stream_discipline(stream_.handle(), [&] { checked_call(); });
+    detach_profiler();  // the later cases run without CUPTI
+    if (!sc.problem.empty()) return fail("wrong_stream", sc.problem);
+    tensors_.download_output(out);
+    if (auto o = check_memory(out, 1)) return *o;
+    if (auto o = check_values(out, want, "values")) {
+      o->message = "the call profiled under CUPTI: " + o->message;
+      return *o;
+    }
+    return std::nullopt;
+  }
+
+  // One call captured into a CUDA graph and replayed on a poisoned output must give the
+  // reference: a graph that holds less than the call (nothing enqueued under capture) would
+  // otherwise time as a fast, empty replay. An arm that cannot be captured is not at fault here.
+  std::optional<CaseOutcome> check_graph(std::vector<unsigned char>& out,
+                                         const std::vector<unsigned char>& want) {
+    tensors_.poison_output(0);
+    std::unique_ptr<GraphReplay> g;
+    try {
+      g = std::make_unique<GraphReplay>(
+          stream_.handle(), [&] { checked_call(); }, 1);
+    } catch (const CudaError& e) {
+      if (e.sticky()) throw;
+      device_synchronize(device_, "work left by a failed capture");
+      return std::nullopt;
+    } catch (const std::exception&) {
+      device_synchronize(device_, "work left by a failed capture");
+      return std::nullopt;
+    }
+    g->launch();
+    stream_.synchronize("the graph's replay");
+    tensors_.download_output(out);
+    if (auto o = check_memory(out, 0)) return *o;
+    if (auto o = check_values(out, want, "graph_output")) {
+      o->message = "one call captured in a CUDA graph (" + std::to_string(g->work_nodes()) +
+                   " work nodes) and replayed: " + o->message;
+      return *o;
+    }
+    return std::nullopt;
+  }
+
+  void checked_call() {
+    Status st = arm_.run(tensors_.input_views(), tensors_.output_views(), stream_.handle());
+    if (!st.is_ok())
+      throw std::runtime_error(std::string("run() returned ") + to_string(st.code()) + ": " +
+                               st.message());
+  }
+
   Status call_run() {
     Status st = arm_.run(tensors_.input_views(), tensors_.output_views(), stream_.handle());
     stream_.synchronize("the arm's work on its stream");

@@ -172,7 +172,9 @@ std::string render_markdown(const nlohmann::json& s) {
            << num(a["speedup_hi"].get<double>()) << ")";
       md << " | "
          << (a.contains("recheck_ok")
-                 ? (a["recheck_ok"].get<bool>() ? "ok" : "WRONG: " + cell(a, "recheck_message"))
+                 ? (a["recheck_ok"].get<bool>()
+                        ? (a.contains("checked") ? "ok (" + cell(a, "checked") + " checked)" : "ok")
+                        : "WRONG: " + cell(a, "recheck_message"))
                  : "")
          << " |\n";
     }

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "decision/decide.hpp"
+#include "decision/plausibility.hpp"
 #include "qualify/expectation.hpp"
 #include "report/light.hpp"
 #include "timing/stats.hpp"
@@ -66,6 +67,30 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
       if (!in && res == "refused") out_refused++;
     }
   }
+  // The timing checks reject an arm that qualified: its output was wrong in the timing loop or
+  // in a graph replay, or its work left the stream it was given. The first such record is its
+  // verdict (a run written before these records existed says so with a failed recheck).
+  const std::vector<json> round_records = read_json_lines(dir / "rounds.jsonl");
+  std::map<std::string, json> timing_rejects;
+  for (const auto& r : round_records) {
+    const std::string type = r.value("type", ""), arm = r.value("arm", "");
+    if (type == "timing_reject" && !timing_rejects.count(arm)) timing_rejects[arm] = r;
+    if (type == "recheck" && !r.value("ok", true) && !timing_rejects.count(arm))
+      timing_rejects[arm] = {{"check", "timing_output"},
+                             {"size", r.value("size", std::int64_t{0})},
+                             {"message", r.value("message", "")}};
+  }
+  for (const auto& [arm, r] : timing_rejects) {
+    if (!arms.count(instance_arm(arm))) continue;
+    json& a = arms[instance_arm(arm)];
+    if (a.value("verdict", "") != "qualified") continue;
+    a["verdict"] = "rejected";
+    a["check"] = r.value("check", "");
+    a["case"] = "timing/" + std::to_string(r.value("size", std::int64_t{0}));
+    a["detail"] = r.value("message", "");
+    a["rejected_while_timed"] = true;
+  }
+
   // What each arm compiled (the artifacts stage's index).
   for (auto& [name, a] : arms) {
     std::ifstream in(dir / "artifacts" / name / "index.json");
@@ -127,7 +152,6 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
   std::map<std::int64_t, json> size_info;
   std::map<std::pair<std::int64_t, std::string>, json> rechecks, skips;
   bool timing_seen = false;
-  const std::vector<json> round_records = read_json_lines(dir / "rounds.jsonl");
   const std::map<std::int64_t, Light> light = light_by_size(round_records);
   // The usual SM clock of the run; a sample below 75% of it ran throttled: kept in
   // rounds.jsonl, counted, and left out of the statistics.
@@ -137,7 +161,7 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
   const double usual_clock = clocks.empty() ? 0.0 : summarize(clocks).median;
   s["sm_clock_mhz_median"] = usual_clock;
   std::map<std::pair<std::int64_t, std::string>, int> throttled, unheld;
-  std::map<std::pair<std::int64_t, std::string>, json> profiles;
+  std::map<std::pair<std::int64_t, std::string>, json> profiles, graphs;
   std::map<std::int64_t, std::map<std::string, std::vector<double>>> graph_samples, host_samples;
   std::map<std::int64_t, std::string> left_attached;  // CUPTI not detached after this size
   json notes = json::array();                         // what the timing said about an arm
@@ -162,6 +186,8 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
       rechecks[{size, r.value("arm", "")}] = r;
     else if (type == "profile")
       profiles[{size, r.value("arm", "")}] = r;
+    else if (type == "graph")
+      graphs[{size, r.value("arm", "")}] = r;
     else if (type == "arm_skip")
       skips[{size, r.value("arm", "")}] = r;
     else if (type == "arm_note")
@@ -175,6 +201,12 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
   // baseline describe only arms on the baseline's device. The decision gets the same context.
   ArmContext context;
   for (const auto& [name, a] : arms) context.devices[name] = a.value("device", "");
+  for (const auto& [arm, r] : timing_rejects)
+    context.not_adopted[arm] = "rejected while timed: " + r.value("check", "");
+  double l2_bytes = 0;
+  if (const json& gpus = s["machine"].value("gpus", json::array()); !gpus.empty())
+    l2_bytes = gpus[0].value("l2_bytes", 0.0);
+  json flags = json::array();
   json timing = json::array();
   for (const auto& [size, per_arm] : samples) {
     json row = {{"size", size}, {"bytes", bytes_per_element * static_cast<double>(size)}};
@@ -226,6 +258,27 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
       if (auto it = rechecks.find({size, arm}); it != rechecks.end()) {
         a["recheck_ok"] = it->second.value("ok", false);
         if (it->second.contains("message")) a["recheck_message"] = it->second["message"];
+        if (it->second.contains("checked")) a["checked"] = it->second["checked"];
+      }
+      TimedFacts facts;
+      facts.device = context.device_of(arm);
+      facts.size = size;
+      facts.bytes = bytes_per_element * static_cast<double>(size);
+      facts.median_s = st.median;
+      facts.graph_median_s = a.value("graph_median_s", 0.0);
+      facts.light_gbps = li != light.end() ? li->second.gbps : 0.0;
+      facts.l2_bytes = l2_bytes;
+      if (auto p = profiles.find({size, arm}); p != profiles.end()) facts.profile = &p->second;
+      if (auto g = graphs.find({size, arm}); g != graphs.end()) {
+        facts.graph = &g->second;
+        a["graph_kernel_nodes"] = g->second.value("kernel_nodes", 0);
+      }
+      for (const Flag& f : plausibility_flags(facts)) {
+        a["flags"].push_back({{"kind", f.kind}, {"message", f.message}});
+        flags.push_back({{"arm", arm}, {"size", size}, {"kind", f.kind}, {"message", f.message}});
+        if (!context.not_adopted.count(instance_arm(arm)))
+          context.not_adopted[instance_arm(arm)] = f.message.substr(0, f.message.find(':')) +
+                                                   " at " + std::to_string(size) + " elements";
       }
       list.push_back(a);
     }
@@ -247,6 +300,10 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
                              " sample(s) outlasted the blocking kernel's hold while being "
                              "enqueued: kept in rounds.jsonl, left out here");
     }
+    for (const auto& a : list)
+      for (const auto& f : a.value("flags", json::array()))
+        size_notes.push_back(a["arm"].get<std::string>() +
+                             ": flagged, never adopted: " + f.value("message", ""));
     for (const auto& note : notes)
       if (note.value("size", std::int64_t{0}) == size)
         size_notes.push_back(note.value("arm", "") + ": " + note.value("note", ""));
@@ -263,6 +320,7 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
         {{"size", size}, {"n", l.n}, {"gbps", l.gbps}, {"best_gbps", l.best_gbps}});
   s["light"] = {{"measured", !light.empty()}, {"per_size", light_rows}};
   s["timing_skips"] = skipped;
+  s["flags"] = flags;
   s["timing_notes"] = notes;
   s["timing_ran"] = timing_seen;
   // An arm whose timing-loop output was wrong cannot win anything.

@@ -20,6 +20,7 @@ TimeStageResult time_stage(const std::vector<StageArm>& arms, const TimeStageOpt
   if (!opt.artifacts_dir.empty())
     argv.insert(argv.end(), {"--artifacts-dir", opt.artifacts_dir.string()});
   if (!opt.blocking_kernel) argv.push_back("--no-blocking-kernel");
+  if (opt.brief) argv.push_back("--brief");
   if (!opt.sizes.empty()) {
     std::string list;
     for (auto n : opt.sizes) list += (list.empty() ? "" : ",") + std::to_string(n);

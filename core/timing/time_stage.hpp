@@ -17,6 +17,9 @@ struct TimeStageOptions {
   std::vector<std::int64_t> sizes;      // overrides the spec's timing sizes when not empty
   std::filesystem::path artifacts_dir;  // when set: artifacts/<arm>/timing-* are written there
   bool blocking_kernel = true;          // false: time CUDA samples without holding the stream
+  // A few rounds per size (8 to 16, 5 s at most, 10 ms of warm-up): enough for the timing
+  // checks to run (kq selftest), not for a decision.
+  bool brief = false;
   double silence_timeout_s = 300.0;
   std::function<void(const nlohmann::json&)> on_record;
 };

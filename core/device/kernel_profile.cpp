@@ -1,4 +1,4 @@
-#include "timing/kernel_profile.hpp"
+#include "device/kernel_profile.hpp"
 
 #include <dlfcn.h>
 
@@ -27,6 +27,8 @@ struct Cupti {
   CUptiResult (*flush_all)(uint32_t) = nullptr;
   CUptiResult (*next_record)(uint8_t*, size_t, CUpti_Activity**) = nullptr;
   CUptiResult (*finalize)() = nullptr;  // optional: without it CUPTI stays attached
+  // Optional: without it the profile cannot say which stream each activity ran on.
+  CUptiResult (*stream_id)(CUcontext, CUstream, uint8_t, uint32_t*) = nullptr;
   std::string missing;
 };
 
@@ -57,6 +59,8 @@ const Cupti& cupti() {
     get(x.flush_all, "cuptiActivityFlushAll");
     get(x.next_record, "cuptiActivityGetNextRecord");
     x.finalize = reinterpret_cast<CUptiResult (*)()>(dlsym(h, "cuptiFinalize"));
+    x.stream_id = reinterpret_cast<CUptiResult (*)(CUcontext, CUstream, uint8_t, uint32_t*)>(
+        dlsym(h, "cuptiGetStreamIdEx"));
     return x;
   }();
   return c;
@@ -84,8 +88,10 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
       const int regs = k->registersPerThread;
       const int shared = k->staticSharedMemory + k->dynamicSharedMemory;
       const std::uint64_t t0 = k->start, t1 = k->end;
+      const std::uint32_t stream = k->streamId;
       const char* name = k->name;
       g_records.push_back({{"kind", "kernel"},
+                           {"stream", stream},
                            {"name", name ? name : "?"},
                            {"grid", {gx, gy, gz}},
                            {"block", {bx, by, bz}},
@@ -93,9 +99,11 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
                            {"shared_bytes", shared},
                            {"seconds", static_cast<double>(t1 - t0) * 1e-9}});
     } else if (r->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
-      g_records.push_back({{"kind", "memcpy"}});
+      const std::uint32_t stream = reinterpret_cast<const CUpti_ActivityMemcpy6*>(r)->streamId;
+      g_records.push_back({{"kind", "memcpy"}, {"stream", stream}});
     } else if (r->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
-      g_records.push_back({{"kind", "memset"}});
+      const std::uint32_t stream = reinterpret_cast<const CUpti_ActivityMemset4*>(r)->streamId;
+      g_records.push_back({{"kind", "memset"}, {"stream", stream}});
     }
   }
   std::free(buffer);
@@ -142,10 +150,24 @@ nlohmann::json profile_call(void* stream, const std::function<void()>& call) {
   }
   for (auto k : kKinds)
     if (c.enable(k) != CUPTI_SUCCESS) return {{"unavailable", "cuptiActivityEnable failed"}};
-  call();
-  cuda_check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "the profiled call");
-  for (auto k : kKinds) c.disable(k);
-  c.flush_all(1);  // CUPTI_ACTIVITY_FLAG_FLUSH_FORCED
+  // The stream kq gave the arm, as CUPTI names it in its records.
+  std::uint32_t given = 0;
+  const bool know_stream =
+      c.stream_id != nullptr &&
+      c.stream_id(nullptr, static_cast<CUstream>(stream), 0, &given) == CUPTI_SUCCESS;
+  {
+    // Recording stops however the call ends.
+    struct Stop {
+      const Cupti& c;
+      ~Stop() {
+        for (auto k : kKinds) c.disable(k);
+        c.flush_all(1);  // CUPTI_ACTIVITY_FLAG_FLUSH_FORCED
+      }
+    } stop{c};
+    call();
+    // The whole device: work the call put on other streams must be recorded too.
+    cuda_check(cudaDeviceSynchronize(), "the profiled call");
+  }
   std::vector<nlohmann::json> recs;
   {
     std::lock_guard lock(g_mu);
@@ -156,8 +178,20 @@ nlohmann::json profile_call(void* stream, const std::function<void()>& call) {
                         {"memcpys", 0},
                         {"memsets", 0},
                         {"list", nlohmann::json::array()}};
+  if (know_stream) {
+    out["stream_id"] = given;
+    out["off_stream"] = 0;
+    out["off_stream_kinds"] = nlohmann::json::array();
+  }
   for (auto& r : recs) {
     const std::string kind = r["kind"];
+    if (know_stream && r.value("stream", given) != given) {
+      out["off_stream"] = out["off_stream"].get<int>() + 1;
+      if (out["off_stream_kinds"].size() < 8)
+        out["off_stream_kinds"].push_back(kind + " on stream " +
+                                          std::to_string(r.value("stream", 0u)));
+    }
+    r.erase("stream");
     if (kind == "kernel") {
       out["kernels"] = out["kernels"].get<int>() + 1;
       out["kernel_seconds"] = out["kernel_seconds"].get<double>() + r["seconds"].get<double>();

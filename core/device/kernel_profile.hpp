@@ -13,8 +13,10 @@
 namespace kq {
 
 // {"kernels": N, "kernel_seconds": S, "memcpys": M, "memsets": K, "list": [{name, grid, block,
-//  registers, shared_bytes, seconds, occupancy}]}, or {"unavailable": "why"}.
-// `call` must enqueue its work on `stream`; this waits for it.
+//  registers, shared_bytes, seconds, occupancy}], "stream_id": I, "off_stream": O,
+//  "off_stream_kinds": ["kernel on stream 7", ...]}, or {"unavailable": "why"}. off_stream counts
+// the kernels, copies and sets that ran on a stream other than `stream` (absent when this CUPTI
+// cannot name streams). `call` must enqueue its work on `stream`; this waits for the device.
 nlohmann::json profile_call(void* stream, const std::function<void()>& call);
 
 // Detaches CUPTI from the process (cuptiFinalize) after profile_call, so that later CUDA calls

@@ -1,0 +1,41 @@
+// Physical plausibility of what an arm was timed at, at one size: evidence, measured in the same
+// run, that a time cannot be the work the arm was qualified to do. A flagged arm is never
+// adopted; the report and the decision say why.
+//
+//   faster_than_bytes   the median (single launches, or graph replays) moves the call's bytes
+//                       faster than kLightMargin times the device copy timed in the same run,
+//                       where those bytes exceed the L2 (a good float4 kernel reaches about 105%
+//                       of the copy; a warm cache legitimately beats it only below the L2)
+//   launches_no_work    a CUDA call on a non-empty problem launched no kernel, copy or set
+//   graph_fewer_kernels the captured graph holds fewer kernel nodes per call than one call
+//                       launches: its replay does not time the call's work
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace kq {
+
+inline constexpr double kLightMargin = 1.25;
+
+struct TimedFacts {
+  std::string device;  // "cuda", "cpu", or "" when unknown
+  std::int64_t size = 0;
+  double bytes = 0;           // moved by one call: the inputs read and the output written
+  double median_s = 0;        // single launches
+  double graph_median_s = 0;  // graph replay, per call; 0 when not timed
+  double light_gbps = 0;      // the device copy in the same run; 0 when not measured
+  double l2_bytes = 0;        // 0 when unknown
+  const nlohmann::json* profile = nullptr;  // CUPTI's record of one call, when taken
+  const nlohmann::json* graph = nullptr;    // the captured graph's record, when captured
+};
+
+struct Flag {
+  std::string kind;     // faster_than_bytes, launches_no_work, graph_fewer_kernels
+  std::string message;  // one line
+};
+
+std::vector<Flag> plausibility_flags(const TimedFacts& facts);
+
+}  // namespace kq

@@ -1,0 +1,43 @@
+// What the timing loop checks of the outputs it produces. Every sample runs on an output that
+// was poisoned after the set's previous sample; a random subset of samples (one at an
+// unpredictable position in every block of eight of an arm and mode, from a seed drawn per
+// run) and every sample of a size's closing round are compared against the reference. An arm
+// that does less while timed than while qualified (a result reused on unchanged buffers, a
+// shortcut at the timed sizes, a graph that holds nothing) leaves poison behind and is caught.
+#pragma once
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "qualify/case_tensors.hpp"
+#include "spec/spec.hpp"
+
+namespace kq {
+
+class CheckSchedule {
+ public:
+  explicit CheckSchedule(std::uint64_t seed = 0);
+  // Whether the next sample is checked: exactly one in each block of eight, at a random place.
+  bool next();
+
+ private:
+  std::mt19937_64 rng_;
+  int position_ = 0;  // in the current block
+  int pick_ = 0;      // the block's checked position
+};
+
+struct OutputFinding {
+  bool ok = true;
+  std::string message;  // one line, when not ok
+  std::int64_t index = -1;
+  std::string expected, got;
+};
+
+// The output of `t` (downloaded into `scratch`, whose memory is reused) against `want` (the
+// reference, dense): guard zones, then every element by the spec's compare rule.
+OutputFinding check_timed_output(const CaseTensors& t, const Spec& spec,
+                                 const std::vector<unsigned char>& want,
+                                 std::vector<unsigned char>& scratch);
+
+}  // namespace kq
