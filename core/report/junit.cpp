@@ -36,6 +36,15 @@ std::string render_junit(const std::filesystem::path& dir) {
     if (r.value("type", "") == "case") it->second.cases.push_back(r);
     if (r.value("type", "") == "verdict") it->second.verdict = r;
   }
+  // An arm the timing checks rejected after it qualified: that rejection is its verdict.
+  for (const auto& r : read_json_lines(dir / "rounds.jsonl")) {
+    if (r.value("type", "") != "timing_reject") continue;
+    auto it = suites.find(r.value("arm", ""));
+    if (it == suites.end() || it->second.verdict.value("verdict", "") != "qualified") continue;
+    it->second.verdict["verdict"] = "rejected";
+    it->second.verdict["check"] = r.value("check", "");
+    it->second.verdict["detail"] = r.value("message", "");
+  }
 
   std::ostringstream body;
   int tests = 0, failures = 0, skipped = 0;
