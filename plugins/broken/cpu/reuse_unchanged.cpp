@@ -6,6 +6,7 @@
 // Caught by: timing_output (the timing loop re-poisons the output before each sample and
 // checks it). Qualification alone does not catch it: a case makes at most two calls with one
 // fingerprint (first and second run), then changes the inputs.
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -29,7 +30,8 @@ class ReuseUnchanged final : public CpuArm {
   Status compute(std::span<const TensorView> in, std::span<const TensorView> out, void*) override {
     auto [x, r, o, n] = dense2(in, out);
     const Fingerprint fp = fingerprint(x, r, o, n);
-    seen_ = same(fp, last_) ? seen_ + 1 : 0;  // earlier calls in a row with this fingerprint
+    // The earlier calls in a row with this fingerprint (counted up to 2, all that matters).
+    seen_ = same(fp, last_) ? std::min(seen_ + 1, 2) : 0;
     last_ = fp;
     if (seen_ >= 2) return Status::ok();  // the flaw: "unchanged", so the output must be right
     for (std::int64_t i = 0; i < n; ++i) o[i] = relu(x[i] + r[i]);
