@@ -2,7 +2,9 @@
 // 50 ms busy kernel, and returns without making the caller's stream wait for it: when the
 // caller's stream drains, the output is still the poison. Caught by: values, or by
 // repeat_differs: late work races with the caller's reads, and on the H200 (2026-11-29) the
-// host's first copy-back of a case once saw the finished output while the second saw poison.
+// host's first copy-back of a case once saw the finished output while the second saw poison;
+// or by wrong_stream (its kernels are on a stream not joined back to the caller's), when the
+// case that checks streams comes first.
 // (The host synchronises the device before it frees a case's buffers, so the late writes land
 // in live memory.)
 #include <cstdint>
@@ -26,7 +28,7 @@ __global__ void busy_for(std::uint64_t ns) {
 
 class Arm final : public CudaArm {
  public:
-  Arm() : CudaArm("late_work", "values|repeat_differs") {}
+  Arm() : CudaArm("late_work", "values|repeat_differs|wrong_stream") {}
   ~Arm() override {
     if (own_) cudaStreamDestroy(own_);  // errors here have nobody to go to
   }

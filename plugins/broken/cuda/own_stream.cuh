@@ -1,0 +1,44 @@
+// Flaw: creates a stream of its own (non-blocking, once, in prepare()) and launches its
+// (correct) kernel there, never making the caller's stream wait for it (no event joins the
+// two); it waits for its own stream before returning. Its output is complete when run()
+// returns, so no value check can tell; but the work is invisible to the caller's stream: events
+// kq records on it time nothing, work queued after it does not wait for it, and a graph
+// captured from it is empty. (The wait keeps the output from racing with the host's copies, as
+// late_work's does, which would let values or repeat_differs catch it first.)
+// Caught by: wrong_stream (CUPTI sees a kernel on a stream other than the caller's, not joined
+// back to it).
+#include <memory>
+
+#include "cuda_common.cuh"
+
+namespace kq::broken::cuda {
+namespace own_stream {
+
+class Arm final : public CudaArm {
+ public:
+  Arm() : CudaArm("own_stream", "wrong_stream") {}
+  ~Arm() override {
+    if (own_) cudaStreamDestroy(own_);  // errors here have nobody to go to
+  }
+
+ protected:
+  Status on_prepare(const Problem&) override {
+    if (own_) return Status::ok();
+    return checked(cudaStreamCreateWithFlags(&own_, cudaStreamNonBlocking), "cudaStreamCreate");
+  }
+
+  Status compute(std::span<const TensorView> in, std::span<const TensorView> out,
+                 void*) override {  // the flaw: the caller's stream is not used
+    if (Status s = launch_map2(dense2(in, out), own_, Relu{}, "own_stream"); !s.is_ok()) return s;
+    return checked(cudaStreamSynchronize(own_), "cudaStreamSynchronize");
+  }
+
+ private:
+  cudaStream_t own_ = nullptr;
+};
+
+}  // namespace own_stream
+
+std::unique_ptr<IKernelArm> make_own_stream() { return std::make_unique<own_stream::Arm>(); }
+
+}  // namespace kq::broken::cuda
