@@ -64,8 +64,9 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
     opts.add_options()("no-timing", po::bool_switch(), "qualify only")(
         "twice", po::value<std::string>(),
         "time this qualified arm a second time, as an independent instance named ARM#2: how far "
-        "the timing agrees with itself")("sizes", po::value<std::string>(),
-                                         "time these sizes instead of the spec's (e.g. 4096,2^20)")(
+        "the timing agrees with itself")(
+        "sizes", po::value<std::string>(),
+        "time (and qualify) these sizes instead of the spec's (e.g. 4096,2^20)")(
         "no-blocking-kernel", po::bool_switch(),
         "time CUDA samples without holding the stream while they are enqueued (each sample "
         "then includes whatever part of the host's enqueue the GPU waits for)");
@@ -106,6 +107,7 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
   std::cout << "qualifying " << arms.size() << " arm(s)\n";
   auto q = QualifyStageOptions::for_run_dir(dir);
   q.quick = vm["quick"].as<bool>();
+  q.timing_sizes = sizes;  // the sizes timed are qualified too
   q.hang_timeout_s = vm.count("hang-timeout") ? vm["hang-timeout"].as<double>()
                                               : spec.qualification.hang_timeout_s;
   q.jobs = vm["jobs"].as<int>();

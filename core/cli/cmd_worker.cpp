@@ -34,7 +34,8 @@ int cmd_worker_qualify(const std::vector<std::string>& args) {
   opts.add_options()("spec", po::value<std::string>()->required(), "")(
       "plugin", po::value<std::string>()->required(), "")(
       "arm", po::value<std::string>()->required(), "")("quick", po::bool_switch(), "")(
-      "artifacts-dir", po::value<std::string>(), "")("hang-timeout", po::value<double>(), "");
+      "artifacts-dir", po::value<std::string>(), "")("hang-timeout", po::value<double>(), "")(
+      "timing-sizes", po::value<std::string>(), "");
   po::variables_map vm;
   if (!parse_subcommand("kq __worker-qualify (internal)", opts, {}, args, vm)) return kOk;
   auto emit = claim_protocol_stdout();
@@ -50,6 +51,8 @@ int cmd_worker_qualify(const std::vector<std::string>& args) {
                                load_errors(set));
     PlanOptions plan;
     plan.quick = vm["quick"].as<bool>();
+    if (vm.count("timing-sizes"))
+      plan.timing_sizes = parse_sizes(vm["timing-sizes"].as<std::string>());
     auto verdict = qualify_arm(*arm->arm, arm->identity, spec, plan_cases(spec, plan), emit);
     if (vm.count("artifacts-dir") && verdict.value("verdict", "") != "unsupported" &&
         verdict.value("verdict", "") != "crashed")

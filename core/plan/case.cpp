@@ -22,6 +22,8 @@ const char* to_string(ValueClass v) {
       return "nan";
     case ValueClass::inf:
       return "inf";
+    case ValueClass::sprinkled:
+      return "sprinkled";
   }
   return "?";
 }

@@ -20,6 +20,10 @@ enum class ValueClass {
   overflow,       // magnitudes near the dtype's max, so sums overflow to inf
   nan,            // NaN in input `special_input` (ieee domain)
   inf,            // +inf and -inf in input `special_input` (ieee domain)
+  // Mixed, with about 1 element in 8 replaced by a special of every class the case admits:
+  // signed zeros, subnormals, the smallest normal, huge magnitudes and near-max values (unless
+  // `max_abs_input` bounds them), NaN and infinities (when `ieee_specials`).
+  sprinkled,
 };
 
 const char* to_string(ValueClass v);
@@ -38,7 +42,7 @@ struct Placement {
 
 struct Case {
   std::string name;   // unique and stable, e.g. "size/1025", "offset/x+4", "values/nan_in_x"
-  std::string group;  // size, rank, offset, layout, alias, values
+  std::string group;  // size, timing, conduct, rank, offset, layout, alias, fence, values
   bool in_contract = true;
   std::string outside_because;  // why the contract does not admit it (when !in_contract)
 
@@ -54,6 +58,14 @@ struct Case {
   double scale = 1.0;
   int special_input = -1;  // for nan / inf
   std::uint64_t seed = 0;
+  // What the spec admits, for `sprinkled`: NaN and infinities (the ieee domain), and the bound
+  // on every input's magnitude (> 0: no huge or near-max values, nothing beyond it).
+  bool ieee_specials = false;
+  double max_abs_input = 0.0;
+
+  // A conduct case: run_case also watches how the arm behaves (for CUDA arms, its stream
+  // discipline); otherwise it runs as any other case.
+  bool conduct = false;
 
   std::int64_t numel() const;
   // Host bytes qualification needs for this case (inputs, output, reference, mirrors).

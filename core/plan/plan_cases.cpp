@@ -3,8 +3,18 @@
 #include <algorithm>
 #include <string>
 
+#include "qualify/big_case_lock.hpp"
+
 namespace kq {
 namespace {
+
+// Cases of this many elements and more carry every special value class (sprinkled); smaller
+// sizes keep plain mixed values, so that their tails stay easy to read.
+constexpr std::int64_t kSprinkledFrom = 4096;
+// The largest size --quick qualifies.
+constexpr std::int64_t kQuickMax = (std::int64_t{1} << 20) + 3;
+// Above 2^31 elements: 32-bit index arithmetic wraps there.
+constexpr std::int64_t kHugeSize = (std::int64_t{1} << 31) + 5;
 
 std::uint64_t fnv1a(const std::string& s, std::uint64_t h) {
   for (unsigned char c : s) {
@@ -31,10 +41,26 @@ class Planner {
     c.shape = std::move(shape);
     c.inputs.resize(spec_.op.inputs.size());
     c.seed = fnv1a(c.name, 1469598103934665603ull ^ spec_.qualification.seed);
+    c.ieee_specials = spec_.op.domain == Domain::ieee;
+    c.max_abs_input = spec_.qualification.max_abs_input;
     const int r = static_cast<int>(c.shape.size());
     if (!has_rank(spec_, r))
       outside(c, "rank " + std::to_string(r) + " is not among the spec's ranks");
     return c;
+  }
+
+  // A case of n elements in the smallest admitted rank; sprinkled from kSprinkledFrom up.
+  Case sized(std::string group, std::int64_t n) const {
+    Case c = make(std::move(group), std::to_string(n), shape_for(n));
+    if (n >= kSprinkledFrom) sprinkle(c);
+    return c;
+  }
+
+  // Every special value class the spec admits, sprinkled through a mixed background.
+  void sprinkle(Case& c) const {
+    c.values = ValueClass::sprinkled;
+    const double bound = spec_.qualification.max_abs_input;
+    c.scale = bound > 0 ? std::min(1.0, bound) : 1.0;
   }
 
   // The smallest admitted rank holding n elements: {n}, {1, n}, ...
@@ -56,6 +82,36 @@ class Planner {
   const Spec& spec_;
 };
 
+// Sizes: empty, tiny, around every power-of-two boundary a vector or block width could use,
+// and large enough to need several waves of blocks; then the spec's extra sizes.
+std::vector<std::int64_t> size_case_sizes(const Spec& spec, const PlanOptions& options) {
+  std::vector<std::int64_t> sizes = {0,   1,    2,    3,    4,    5,    7,     8,
+                                     31,  32,   33,   127,  128,  129,  255,   256,
+                                     257, 1023, 1024, 1025, 4095, 4097, 65537, kQuickMax};
+  if (!options.quick) sizes.push_back((1 << 24) + 1);
+  for (auto n : spec.qualification.extra_sizes) sizes.push_back(n);
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
+}
+
+bool plans_huge(const PlanOptions& options) { return options.include_huge && !options.quick; }
+
+// The timed sizes that no size case covers already (up to kQuickMax when quick), in order.
+std::vector<std::int64_t> timing_case_sizes(const Spec& spec, const PlanOptions& options,
+                                            const std::vector<std::int64_t>& size_cases) {
+  std::vector<std::int64_t> sizes =
+      options.timing_sizes.empty() ? spec.timing.sizes : options.timing_sizes;
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  std::erase_if(sizes, [&](std::int64_t n) {
+    return (options.quick && n > kQuickMax) ||
+           std::binary_search(size_cases.begin(), size_cases.end(), n) ||
+           (n == kHugeSize && plans_huge(options));
+  });
+  return sizes;
+}
+
 }  // namespace
 
 std::vector<Case> plan_cases(const Spec& spec, const PlanOptions& options) {
@@ -65,16 +121,20 @@ std::vector<Case> plan_cases(const Spec& spec, const PlanOptions& options) {
   const auto& in = spec.op.inputs;
   const bool contiguous_only = spec.op.layouts.contiguous_only;
 
-  // Sizes: empty, tiny, around every power-of-two boundary a vector or block width could use,
-  // and large enough to need several waves of blocks.
-  std::vector<std::int64_t> sizes = {0,   1,    2,    3,    4,    5,    7,     8,
-                                     31,  32,   33,   127,  128,  129,  255,   256,
-                                     257, 1023, 1024, 1025, 4095, 4097, 65537, (1 << 20) + 3};
-  if (!options.quick) sizes.push_back((1 << 24) + 1);
-  for (auto n : spec.qualification.extra_sizes) sizes.push_back(n);
-  std::sort(sizes.begin(), sizes.end());
-  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
-  for (auto n : sizes) cases.push_back(p.make("size", std::to_string(n), p.shape_for(n)));
+  const auto sizes = size_case_sizes(spec, options);
+  for (auto n : sizes) cases.push_back(p.sized("size", n));
+
+  // How the arm behaves besides its results (for CUDA arms: its stream discipline).
+  Case conduct = p.make("conduct", "65537", p.shape_for(65537));
+  p.sprinkle(conduct);
+  conduct.conduct = true;
+  cases.push_back(std::move(conduct));
+
+  // The timed sizes: an arm cannot behave differently at exactly the sizes it is timed at.
+  // Those that take turns at the machine (above 2^28 elements) come last, with the huge case.
+  const auto timed = timing_case_sizes(spec, options, sizes);
+  for (auto n : timed)
+    if (n <= kBigCaseElements) cases.push_back(p.sized("timing", n));
 
   // Ranks 1 to 5 with uneven extents; ranks outside the spec's list must be refused.
   const std::vector<std::vector<std::int64_t>> shapes = {
@@ -206,12 +266,11 @@ std::vector<Case> plan_cases(const Spec& spec, const PlanOptions& options) {
       }
     }
   }
-  if (options.include_huge && !options.quick) {
-    // Above 2^31 elements: 32-bit index arithmetic wraps here. Last, since it takes minutes and
-    // most of the machine's memory: whatever happens to it, every other case has its result.
-    const std::int64_t n = (std::int64_t{1} << 31) + 5;
-    cases.push_back(p.make("size", std::to_string(n), p.shape_for(n)));
-  }
+  // Last, since they take minutes and most of the machine's memory: whatever happens to them,
+  // every other case has its result.
+  for (auto n : timed)
+    if (n > kBigCaseElements) cases.push_back(p.sized("timing", n));
+  if (plans_huge(options)) cases.push_back(p.sized("size", kHugeSize));
   return cases;
 }
 

@@ -31,6 +31,11 @@ json run_worker(const StageArm& a, const QualifyStageOptions& opt,
               {self_executable().string(), "__worker-qualify", "--spec", opt.spec_file.string(),
                "--plugin", a.plugin_file.string(), "--arm", name});
   if (quick) argv.push_back("--quick");
+  if (!opt.timing_sizes.empty()) {
+    std::string list;
+    for (auto n : opt.timing_sizes) list += (list.empty() ? "" : ",") + std::to_string(n);
+    argv.insert(argv.end(), {"--timing-sizes", list});
+  }
   argv.insert(argv.end(), {"--hang-timeout", std::to_string(opt.hang_timeout_s)});
   if (pass.empty() && !opt.artifacts_dir.empty())
     argv.insert(argv.end(), {"--artifacts-dir", opt.artifacts_dir.string()});

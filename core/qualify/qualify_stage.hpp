@@ -8,6 +8,7 @@
 // {"type":"sanitizer","arm","tool","errors","log","first"} record, and an arm that was
 // qualified but has sanitizer errors gets a final verdict "rejected", check "sanitizer_<tool>".
 #pragma once
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -29,6 +30,9 @@ struct QualifyStageOptions {
   std::filesystem::path log_dir;        // workers' stderr: <log_dir>/qualify-<arm>.log
   std::filesystem::path artifacts_dir;  // when set: artifacts/<arm>/ are written there
   bool quick = false;                   // smaller sizes only
+  // The sizes that will be timed (kq run --sizes): each is a qualification case too. Empty:
+  // the spec's timing.sizes.
+  std::vector<std::int64_t> timing_sizes;
   // Workers run at once (qualification is not timed, so arms may share the machine; the
   // verdicts keep the order of the arms given, the records arrive as they come).
   int jobs = 1;

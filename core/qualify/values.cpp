@@ -4,6 +4,9 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
+
+#include "qualify/special_values.hpp"
 
 namespace kq {
 namespace {
@@ -15,19 +18,44 @@ std::uint64_t mix(std::uint64_t x) {  // splitmix64 finaliser
   return x ^ (x >> 31);
 }
 
+// Streams of hashes per position, apart from the inputs' (0, 1, ...) and the classes' own.
+constexpr int kSprinkleAt = 1 << 20;     // shared by every input: special or not, which kind
+constexpr int kSprinkleInput = 2 << 20;  // + input: does this input take the position's kind
+constexpr int kSprinkleValue = 3 << 20;  // + input: which value of the kind, its sign
+constexpr int kSprinkleSize = 4 << 20;   // + input: the value's magnitude within its kind
+
 template <typename T>
 struct Gen {
   const Case& c;
   int input;
   std::uint64_t seed;
+  std::vector<Special> specials = admitted_specials(c);
 
+  std::uint64_t bits(std::int64_t j, int t) const {
+    return mix(seed ^ mix(static_cast<std::uint64_t>(j) * 0x100000001b3ull +
+                          static_cast<std::uint64_t>(t)));
+  }
   double uniform(std::int64_t j, int t) const {  // in [0, 1)
-    std::uint64_t h = mix(seed ^ mix(static_cast<std::uint64_t>(j) * 0x100000001b3ull +
-                                     static_cast<std::uint64_t>(t)));
-    return static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0);
+    return static_cast<double>(bits(j, t) >> 11) * (1.0 / 9007199254740992.0);
   }
   double mixed(std::int64_t j, int t, double scale) const {
     return (2.0 * uniform(j, t) - 1.0) * scale;
+  }
+
+  // About 1 position in 8 holds specials, of one kind for every input there. Near-max values
+  // take every input, with one sign (so sums overflow); other kinds take each input with
+  // probability 3/4, so a special also meets ordinary values in the other inputs.
+  T sprinkled(std::int64_t j, int t) const {
+    const std::uint64_t at = bits(j, kSprinkleAt);
+    if (at % 8 != 0) return static_cast<T>(mixed(j, t, c.scale));
+    const Special kind = specials[(at >> 3) % specials.size()];
+    const std::uint64_t r = bits(j, kSprinkleValue + t);
+    bool negative = r & 1;
+    if (kind == Special::near_max)
+      negative = (at >> 40) & 1;
+    else if (bits(j, kSprinkleInput + t) % 4 == 0)
+      return static_cast<T>(mixed(j, t, c.scale));
+    return special_value<T>(kind, r >> 1, uniform(j, kSprinkleSize + t), negative);
   }
 
   T value(std::int64_t j) const {
@@ -73,6 +101,8 @@ struct Gen {
         if (t == c.special_input && j % 7 == 3) return L::infinity();
         if (t == c.special_input && j % 7 == 5) return -L::infinity();
         return static_cast<T>(mixed(j, t, 1.0));
+      case ValueClass::sprinkled:
+        return sprinkled(j, t);
     }
     return T(1);
   }

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -111,9 +112,11 @@ TEST_CASE("kq run of the CPU arm on residual_relu writes a complete run director
   auto q = kq::read_json_lines(dir / "qualification.jsonl");
   int cases = 0, refused = 0;
   std::string verdict;
+  std::set<std::string> timing_cases;
   for (const auto& j : q) {
     if (j["type"] == "case") {
       ++cases;
+      if (j["group"] == "timing") timing_cases.insert(j["case"].get<std::string>());
       if (j["result"] == "refused") ++refused;
       if (j["in_contract"] == true) CHECK_MESSAGE(j["result"] == "passed", j.dump());
       if (j["in_contract"] == false) CHECK_MESSAGE(j["result"] == "refused", j.dump());
@@ -123,6 +126,8 @@ TEST_CASE("kq run of the CPU arm on residual_relu writes a complete run director
   CHECK(cases > 50);
   CHECK(refused > 5);  // strided, transposed, broadcast, aliasing, rank 5
   CHECK(verdict == "qualified");
+  // The sizes timed (--sizes, not the spec's) were qualified.
+  CHECK(timing_cases == std::set<std::string>{"timing/4096", "timing/65536"});
 
   auto rounds = kq::read_json_lines(dir / "rounds.jsonl");
   int samples = 0;
@@ -194,8 +199,8 @@ TEST_CASE("--no-blocking-kernel reaches the timing worker") {
 }
 
 TEST_CASE("a timing worker that dies ends the run with exit 1, keeping what was measured") {
-  // tests/plugins/crash_when_timed.cpp: qualifies on tests/data/specs/copy.yaml, then aborts at
-  // 12345 elements, a size only timing uses.
+  // tests/plugins/crash_when_timed.cpp: qualifies on tests/data/specs/copy.yaml (its case at
+  // 12345 elements included), then aborts when timed at 12345 elements.
   auto dir = kq::test::temp_dir("timing-dies") / "run";
   const fs::path plugins = fs::path(KQ_TEST_PLUGIN_DIR) / "timing";
   auto r = run_kq("run '" + (kq::test::source_dir() / "tests/data/specs/copy.yaml").string() +
@@ -205,6 +210,11 @@ TEST_CASE("a timing worker that dies ends the run with exit 1, keeping what was 
   CHECK(r.exit_code == 1);
   CHECK(r.out.find("test_crash_when_timed: qualified") != std::string::npos);
   CHECK(r.out.find("timing stopped early") != std::string::npos);
+  int timing_cases = 0;
+  for (const auto& j : kq::read_json_lines(dir / "qualification.jsonl"))
+    if (j["type"] == "case" && j["case"] == "timing/12345" && j["result"] == "passed")
+      ++timing_cases;
+  CHECK(timing_cases == 1);  // --sizes reached the qualification worker
   int rounds_4096 = 0;
   for (const auto& j : kq::read_json_lines(dir / "rounds.jsonl"))
     if (j["type"] == "round" && j["size"] == 4096) ++rounds_4096;
