@@ -10,6 +10,8 @@
 #   tools/gpu_check.sh KQ_DIR OUT specs     kq run on every other shipped spec (--quick)
 #   tools/gpu_check.sh KQ_DIR OUT deep      full qualification (2^31 + 5 elements) of two arms,
 #                                           and compute-sanitizer passes over the CUDA arms
+#   tools/gpu_check.sh KQ_DIR OUT guards    the broken candidates of the timing defences beside
+#                                           two good arms: their verdicts and the decision
 #
 # kq needs NVRTC and CUPTI from the CUDA toolkit: /usr/local/cuda/lib64 goes on its library path
 # only (PyTorch, used by crosscheck.py, keeps its own).
@@ -75,8 +77,19 @@ case $part in
       --arms broken_cuda_writes_past_end,broken_cuda_race --include-broken \
       --out "$out/sanitize-broken" 2>&1 | tail -n 20
     ;;
+  guards)
+    # The known-broken candidates of the timing defences beside two good arms: which check
+    # rejects each, and what the decision adopts.
+    step "kq run residual_relu with the candidates for the timing defences"
+    broken=reuse_unchanged,size_shortcut,subnormal_flush_large
+    cuda_only=empty_capture,legacy_stream,own_stream,per_thread_stream
+    arms="nvrtc_jit,$twice,$(echo "$broken,$cuda_only" | sed 's/[^,]*/broken_cuda_&/g')"
+    arms="$arms,$(echo "$broken" | sed 's/[^,]*/broken_cpu_&/g')"
+    "${kq_env[@]}" "$kq" run "$specs/residual_relu.yaml" --quick --include-broken --arms "$arms" \
+      --sizes 1048576,268435456 --out "$out/guards" 2>&1 | tail -n 40
+    ;;
   *)
-    echo "unknown part $part (tests, residual, specs, deep)" >&2
+    echo "unknown part $part (tests, residual, specs, deep, guards)" >&2
     exit 2
     ;;
 esac

@@ -113,7 +113,7 @@ class CaseRunner {
       return *o;
     }
     // The conduct case of a CUDA arm: what kq's timing relies on, checked on the new values.
-    if (case_.group == "conduct" && device_ == Device::cuda) {
+    if (case_.conduct && device_ == Device::cuda) {
       if (auto o = check_stream(out3, want3)) return *o;
       if (auto o = check_graph(out3, want3)) return *o;
     }
