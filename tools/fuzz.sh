@@ -22,6 +22,8 @@ while [ $# -gt 0 ]; do
        exit 2 ;;
   esac
 done
+mkdir -p "$build"
+build="$(cd "$build" && pwd)"
 cxx="${KQ_FUZZ_CXX:-clang++}"
 if ! command -v "$cxx" >/dev/null; then
   echo "kq fuzz: $cxx not found (tools/install-deps.sh --test installs clang)" >&2
@@ -41,7 +43,9 @@ cmake --build "$build"
 mkdir -p "$build/corpus" "$build/findings"
 seeds=("$root/specs" "$root/tests/data/bad_specs" "$root/tests/fuzz/seeds")
 [ -d "$root/tests/data/fuzz_regressions" ] && seeds+=("$root/tests/data/fuzz_regressions")
-limits=(-max_total_time="$time_s" -rss_limit_mb=2048 -timeout=10 -max_len=16384)
+# libFuzzer's own failure codes (77 for a crash) would read as "skipped" to ctest: 1 instead.
+limits=(-max_total_time="$time_s" -rss_limit_mb=2048 -timeout=10 -max_len=16384
+        -error_exitcode=1 -timeout_exitcode=1)
 [ -n "$runs" ] && limits+=(-runs="$runs")
 if [ "$jobs" -gt 1 ]; then limits+=(-jobs="$jobs" -workers="$jobs"); fi
 cd "$build"

@@ -49,8 +49,8 @@ Spec parse_spec(const std::string& text, const std::string& file) {
   using namespace spec_detail;
   const Source src{file, text};
   check_text(src);
-  const YAML::Node doc = load_document(src);
-  const Field root(src, doc, "", doc.Mark());
+  const Document doc = load_document(src);
+  const Field root(src, doc.root, "", doc.start);
   check_format_version(root);
   const MapFields top(
       root, {"kq_spec", "op", "description", "dtype", "inputs", "outputs", "semantics", "domain",

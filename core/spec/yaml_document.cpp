@@ -11,6 +11,7 @@
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/parser.h>
 
+#include <optional>
 #include <sstream>
 
 namespace kq::spec_detail {
@@ -21,6 +22,7 @@ class StructureCheck : public YAML::EventHandler {
   explicit StructureCheck(const Source& src) : src_(src) {}
 
   int documents() const { return documents_; }
+  const YAML::Mark& first_start() const { return first_start_; }
 
   // The parser is stopped at the first node of a second document: all that matters is where it
   // is, and whether that document started where the first one did (having consumed nothing).
@@ -114,8 +116,8 @@ char char_at(const Source& src, const YAML::Mark& mark) {
   src.fail(d.node, "", "YAML syntax error: no value can start here");
 }
 
-// The first pass; returns whether the text holds a document at all.
-bool check_structure(const Source& src) {
+// The first pass; returns where the first document starts, if there is one.
+std::optional<YAML::Mark> check_structure(const Source& src) {
   std::istringstream in{std::string(src.text)};
   YAML::Parser parser(in);
   StructureCheck check(src);
@@ -127,17 +129,17 @@ bool check_structure(const Source& src) {
   } catch (const YAML::Exception& e) {
     src.fail(e.mark, "", "YAML syntax error: " + e.msg);
   }
-  return check.documents() > 0;
+  if (check.documents() == 0) return std::nullopt;
+  return check.first_start();
 }
 
 }  // namespace
 
-YAML::Node load_document(const Source& src) {
-  if (!check_structure(src)) {
-    src.fail(YAML::Mark(), "", "no spec in the file (it is empty or all comments)");
-  }
+Document load_document(const Source& src) {
+  const std::optional<YAML::Mark> start = check_structure(src);
+  if (!start) src.fail(YAML::Mark(), "", "no spec in the file (it is empty or all comments)");
   try {
-    return YAML::Load(std::string(src.text));
+    return Document{YAML::Load(std::string(src.text)), *start};
   } catch (const YAML::Exception& e) {
     src.fail(e.mark, "", "YAML syntax error: " + e.msg);
   }

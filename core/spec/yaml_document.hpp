@@ -14,8 +14,13 @@ namespace kq::spec_detail {
 inline constexpr int kMaxYamlDepth = 32;
 inline constexpr int kMaxYamlNodes = 10000;
 
-// The document's root node; fails through src.fail() on a YAML syntax error, on an empty file
-// and on any of the above.
-YAML::Node load_document(const Source& src);
+struct Document {
+  YAML::Node root;
+  YAML::Mark start;  // where the document starts: errors about an empty root point here
+};
+
+// The document; fails through src.fail() on a YAML syntax error, on an empty file and on any of
+// the above.
+Document load_document(const Source& src);
 
 }  // namespace kq::spec_detail
