@@ -10,7 +10,9 @@ packages=(cmake ninja-build g++ make git pkg-config
           libboost-dev libboost-program-options-dev libyaml-cpp-dev libtbb-dev
           doctest-dev nlohmann-json3-dev libssl-dev libjs-chart.js)
 # chromium: the report test renders report.html in headless Chromium and checks the plots.
-test_packages=(chromium)
+# clang, libclang-rt-dev (libFuzzer and the sanitizer runtimes; clang alone does not bring
+# them): the fuzz test builds tests/fuzz with -fsanitize=fuzzer,address,undefined.
+test_packages=(chromium clang libclang-rt-dev)
 for arg in "$@"; do
   case "$arg" in
     --test) packages+=("${test_packages[@]}") ;;

@@ -41,7 +41,10 @@ ExprParseResult parse_expr(std::string_view text, const std::vector<std::string>
 
 // Writes an expression back as text in the language (fully parenthesised); used in reports and
 // by code generators that want a readable comment. Constants use 17 significant digits, so for
-// anything parse_expr produced, parse_expr(to_text(e)) gives the identical node list.
+// anything parse_expr produced, parse_expr(to_text(e)) gives the identical node list, as long as
+// the text written nests no deeper than parse_expr's 256 levels: every operand that is an
+// operation gets parentheses, so a chain of more than 256 operators (a + b + ...) or more than
+// 128 negations comes back deeper than that, and parse_expr refuses it as nesting too deep.
 std::string to_text(const Expr& e, const std::vector<std::string>& input_names);
 
 }  // namespace kq

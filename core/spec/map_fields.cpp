@@ -9,16 +9,19 @@ namespace kq::spec_detail {
 MapFields::MapFields(const Field& map, std::vector<std::string_view> keys) : map_(map) {
   const YAML::Node& n = map.node();
   if (!n.IsMap()) map.fail("expected a map, got " + describe(n));
-  for (auto it = n.begin(); it != n.end(); ++it) {
-    const YAML::Node& key = it->first;
+  // Each entry by value: yaml-cpp's iterators hand out temporaries (`it->first` would dangle).
+  for (const auto& entry : n) {
+    const YAML::Node& key = entry.first;
     if (!key.IsScalar()) {
       map.source().fail(key.Mark(), map.path(), "keys must be plain names, got " + describe(key));
     }
     const std::string& name = key.Scalar();
-    Field value = map.child(name, it->second, key.Mark());
+    Field value = map.child(name, entry.second, key.Mark());
     if (std::find(keys.begin(), keys.end(), name) == keys.end()) {
-      std::string message = "unknown key '" + name + "'; ";
-      if (auto near = closest_match(name, keys)) {
+      std::string message = "unknown key '" + excerpt(name) + "'; ";
+      if (name == "<<") {
+        message += "YAML merge keys are not supported in a spec; write the keys out in full";
+      } else if (auto near = closest_match(name, keys)) {
         message += "did you mean '" + *near + "'?";
       } else {
         message += "expected one of: " + join_names(keys);
@@ -52,9 +55,9 @@ Field MapFields::require(std::string_view key) const {
 
 std::optional<Field> peek(const Field& map, std::string_view key) {
   if (!map.node().IsMap()) return std::nullopt;
-  for (auto it = map.node().begin(); it != map.node().end(); ++it) {
-    if (it->first.IsScalar() && it->first.Scalar() == key) {
-      return map.child(std::string(key), it->second, it->first.Mark());
+  for (const auto& entry : map.node()) {
+    if (entry.first.IsScalar() && entry.first.Scalar() == key) {
+      return map.child(std::string(key), entry.second, entry.first.Mark());
     }
   }
   return std::nullopt;

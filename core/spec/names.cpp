@@ -28,7 +28,7 @@ bool is_reserved_name(std::string_view s) {
 std::string read_identifier(const Field& f, std::string_view what) {
   std::string s = read_string(f);
   if (!is_identifier(s)) {
-    f.fail(std::string(what) + " '" + s +
+    f.fail(std::string(what) + " '" + excerpt(s) +
            "' is not an identifier (letters, digits and '_', not starting with a digit)");
   }
   return s;

@@ -1,7 +1,10 @@
-// parse_spec: YAML text -> a validated Spec. The sections are read in schema order, so the
-// first problem in that order is the one reported.
+// parse_spec: YAML text -> a validated Spec. The raw text is checked first, then the YAML
+// structure, and only then are the sections read, in schema order, so the first problem in that
+// order is the one reported.
 #include "spec/map_fields.hpp"
 #include "spec/sections.hpp"
+#include "spec/text_checks.hpp"
+#include "spec/yaml_document.hpp"
 #include "util/sha256.hpp"
 
 namespace kq {
@@ -9,20 +12,6 @@ namespace spec_detail {
 namespace {
 
 constexpr std::int64_t kFormatVersion = 1;
-
-YAML::Node load_one_document(const Source& src) {
-  std::vector<YAML::Node> docs;
-  try {
-    docs = YAML::LoadAll(std::string(src.text));
-  } catch (const YAML::Exception& e) {
-    src.fail(e.mark, "", "YAML syntax error: " + e.msg);
-  }
-  if (docs.empty()) src.fail(YAML::Mark(), "", "no spec in the file (it is empty or all comments)");
-  if (docs.size() > 1) {
-    src.fail(docs[1].Mark(), "", "a spec file holds one YAML document; this is a second one");
-  }
-  return docs[0];
-}
 
 // kq_spec is read first: another version may have other keys, so it decides how to read on.
 void check_format_version(const Field& root) {
@@ -59,8 +48,9 @@ OpSpec read_contract(const MapFields& top) {
 Spec parse_spec(const std::string& text, const std::string& file) {
   using namespace spec_detail;
   const Source src{file, text};
-  const YAML::Node doc = load_one_document(src);
-  const Field root(src, doc, "", doc.Mark());
+  check_text(src);
+  const Document doc = load_document(src);
+  const Field root(src, doc.root, "", doc.start);
   check_format_version(root);
   const MapFields top(
       root, {"kq_spec", "op", "description", "dtype", "inputs", "outputs", "semantics", "domain",

@@ -18,7 +18,7 @@ CompareRule read_compare(const Field& f) {
   if (n.IsScalar()) {
     const std::string& s = n.Scalar();
     if (s == "bitwise") return rule;
-    const std::string message = "unknown comparison '" + s + "'; ";
+    const std::string message = "unknown comparison '" + excerpt(s) + "'; ";
     if (closest_match(s, {"bitwise"})) f.fail(message + "did you mean 'bitwise'?");
     f.fail(message + kForms);
   }
@@ -30,7 +30,7 @@ CompareRule read_compare(const Field& f) {
     }
     rule.kind = CompareRule::Kind::ulp;
     rule.max_ulp = read_int(*ulp);
-    if (rule.max_ulp < 0) ulp->fail("must be an integer >= 0, got " + ulp->node().Scalar());
+    if (rule.max_ulp < 0) ulp->fail("must be an integer >= 0, got " + shown(*ulp));
     return rule;
   }
   rule.kind = CompareRule::Kind::tolerance;

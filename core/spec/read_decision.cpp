@@ -17,7 +17,7 @@ Decision read_decision(const Field& f) {
   if (auto v = m.get("min_speedup")) {
     d.min_speedup = read_number(*v);
     if (!std::isfinite(d.min_speedup) || d.min_speedup < 1.0) {
-      v->fail("must be a finite number >= 1.0, got " + v->node().Scalar());
+      v->fail("must be a finite number >= 1.0, got " + shown(*v));
     }
   }
   return d;

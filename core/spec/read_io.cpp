@@ -57,7 +57,7 @@ std::vector<OutputSpec> read_outputs(const Field& f, const std::vector<std::stri
       if (auto own = m.get("ownership")) {
         const std::string s = read_string(*own);
         if (s != "caller") {
-          own->fail("unsupported ownership '" + s +
+          own->fail("unsupported ownership '" + excerpt(s) +
                     "'; only 'caller' is supported (the caller allocates the output, the arm "
                     "never allocates or frees it)");
         }
@@ -66,7 +66,7 @@ std::vector<OutputSpec> read_outputs(const Field& f, const std::vector<std::stri
         for (const Field& a : read_list(*alias)) {
           std::string name = read_string(a);
           if (std::find(inputs.begin(), inputs.end(), name) == inputs.end()) {
-            a.fail("may_alias names '" + name + "', which is not an input");
+            a.fail("may_alias names '" + excerpt(name) + "', which is not an input");
           }
           if (std::find(out.may_alias.begin(), out.may_alias.end(), name) != out.may_alias.end()) {
             a.fail("'" + name + "' is listed twice");

@@ -5,6 +5,11 @@
 #include "spec/sections.hpp"
 
 namespace kq::spec_detail {
+namespace {
+
+constexpr double kMaxHangTimeout = 1e6;  // about 11.6 days
+
+}  // namespace
 
 QualificationExtras read_qualification(const std::optional<Field>& f) {
   QualificationExtras q;
@@ -17,14 +22,21 @@ QualificationExtras read_qualification(const std::optional<Field>& f) {
   }
   if (auto v = m.get("extra_sizes")) {
     for (const Field& item : read_list(*v)) {
-      const std::int64_t n = read_positive_int(item);
+      const std::int64_t n = read_element_count(item);
       if (std::find(q.extra_sizes.begin(), q.extra_sizes.end(), n) != q.extra_sizes.end()) {
         item.fail("size " + std::to_string(n) + " is listed twice");
       }
       q.extra_sizes.push_back(n);
     }
   }
-  if (auto v = m.get("hang_timeout_s")) q.hang_timeout_s = read_positive(*v);
+  if (auto v = m.get("hang_timeout_s")) {
+    q.hang_timeout_s = read_positive(*v);
+    // Deadlines are steady_clock time points (int64 nanoseconds): keep far from overflowing.
+    if (q.hang_timeout_s > kMaxHangTimeout) {
+      v->fail("must be at most " + std::to_string(static_cast<int>(kMaxHangTimeout)) +
+              " seconds, got " + shown(*v));
+    }
+  }
   if (auto v = m.get("max_abs_input")) {
     q.max_abs_input = read_positive(*v);
     // The fixed value classes (all-negative, cancellation, signed zeros) reach 1.25.

@@ -1,6 +1,4 @@
 // semantics: the expression that defines the output, in core/expr's language.
-#include <algorithm>
-
 #include "expr/parser.hpp"
 #include "spec/sections.hpp"
 
@@ -43,11 +41,13 @@ Expr read_semantics(const Field& f, const std::vector<std::string>& inputs,
     f.fail(err.message + " (at column " + std::to_string(err.column) + " of the expression)");
   }
   Expr expr = std::move(*parsed.expr);
+  // One pass over the nodes, so that many inputs and a long expression cost their sum.
+  std::vector<bool> used(inputs.size(), false);
+  for (const ExprNode& n : expr.nodes) {
+    if (n.op == Op::input) used[static_cast<std::size_t>(n.input)] = true;
+  }
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const bool used = std::any_of(expr.nodes.begin(), expr.nodes.end(), [&](const ExprNode& n) {
-      return n.op == Op::input && n.input == static_cast<int>(i);
-    });
-    if (!used) input_fields[i].fail("input '" + inputs[i] + "' is not used by the semantics");
+    if (!used[i]) input_fields[i].fail("input '" + inputs[i] + "' is not used by the semantics");
   }
   if (expr.text.empty()) expr.text = text;
   return expr;

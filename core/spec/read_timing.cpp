@@ -28,7 +28,7 @@ TimingPolicy read_timing(const Field& f) {
   const std::vector<Field> items = read_list(sizes);
   if (items.empty()) sizes.fail("at least one size is required");
   for (const Field& item : items) {
-    const std::int64_t n = read_positive_int(item);
+    const std::int64_t n = read_element_count(item);
     if (!t.sizes.empty() && n <= t.sizes.back()) {
       item.fail("sizes must be strictly increasing: " + std::to_string(n) + " follows " +
                 std::to_string(t.sizes.back()));

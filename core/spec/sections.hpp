@@ -43,5 +43,9 @@ Decision read_decision(const Field& f);
 double read_positive(const Field& f);      // finite and > 0
 double read_non_negative(const Field& f);  // finite and >= 0
 std::int64_t read_positive_int(const Field& f);
+// An element count: a positive integer up to kMaxElements, so that byte counts (times the dtype
+// size, times the buffers of a case) stay far inside int64.
+inline constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;
+std::int64_t read_element_count(const Field& f);
 
 }  // namespace kq::spec_detail

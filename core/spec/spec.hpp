@@ -1,6 +1,7 @@
 // A loaded, validated spec: the operation contract handed to arms (kq::OpSpec) plus what the
 // host alone needs (comparison rule, qualification extras, timing policy, decision).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <stdexcept>
@@ -77,9 +78,16 @@ class SpecError : public std::runtime_error {
   std::string message_;
 };
 
+// A spec file larger than this is refused before it is read or parsed.
+inline constexpr std::size_t kMaxSpecBytes = std::size_t{1} << 20;
+
 // Reads and validates a spec file. Throws SpecError (also for an unreadable file, at 0:0).
+// Hostile text is refused with a position, in bounded time and memory: see parse_spec.
 Spec load_spec(const std::filesystem::path& file);
-// The same from text; `file` is used in error messages only.
+// The same from text; `file` is used in error messages only. Before YAML parses it, the text
+// must be at most kMaxSpecBytes of UTF-8 without NUL or other control characters (tab, CR and
+// LF aside); the YAML must be one document, nest at most 32 levels, hold at most 10000 nodes and
+// no anchors or aliases. Only then is it read as a spec.
 Spec parse_spec(const std::string& text, const std::string& file);
 
 }  // namespace kq

@@ -36,8 +36,11 @@ std::optional<std::string> closest_match(std::string_view word,
   std::optional<std::string> best;
   std::size_t best_distance = 0;
   for (std::string_view c : candidates) {
-    std::size_t d = edit_distance(word, c);
     const std::size_t limit = std::max<std::size_t>(1, std::max(word.size(), c.size()) / 3);
+    // The difference in length bounds the distance from below; skipping those also keeps a
+    // huge word from costing its length times every candidate's.
+    if (word.size() > c.size() + limit) continue;
+    std::size_t d = edit_distance(word, c);
     // A truncated key ("owner" for "ownership") is as good as a close one.
     if (word.size() >= 3 && c.size() > word.size() &&
         edit_distance(word, c.substr(0, word.size())) == 0) {

@@ -19,25 +19,29 @@ bool is_decimal_integer(std::string_view s) {
   return true;
 }
 
+enum class Number { ok, malformed, out_of_range };
+
 // YAML's spellings of the special floats, plus what std::from_chars reads.
-bool parse_number(std::string_view s, double& out) {
+Number parse_number(std::string_view s, double& out) {
   static constexpr double kInf = std::numeric_limits<double>::infinity();
   if (s == ".inf" || s == ".Inf" || s == ".INF" || s == "+.inf" || s == "+.Inf" || s == "+.INF") {
     out = kInf;
-    return true;
+    return Number::ok;
   }
   if (s == "-.inf" || s == "-.Inf" || s == "-.INF") {
     out = -kInf;
-    return true;
+    return Number::ok;
   }
   if (s == ".nan" || s == ".NaN" || s == ".NAN") {
     out = std::numeric_limits<double>::quiet_NaN();
-    return true;
+    return Number::ok;
   }
   if (!s.empty() && s[0] == '+') s.remove_prefix(1);
-  if (s.empty()) return false;
+  if (s.empty()) return Number::malformed;
   const auto r = std::from_chars(s.data(), s.data() + s.size(), out);
-  return r.ec == std::errc() && r.ptr == s.data() + s.size();
+  if (r.ptr != s.data() + s.size()) return Number::malformed;
+  if (r.ec == std::errc::result_out_of_range) return Number::out_of_range;
+  return r.ec == std::errc() ? Number::ok : Number::malformed;
 }
 
 }  // namespace
@@ -64,14 +68,27 @@ Field Field::element(std::size_t i, YAML::Node node) const {
   return Field(*src_, std::move(node), path_ + "[" + std::to_string(i) + "]", mark_);
 }
 
+std::string excerpt(std::string_view s) {
+  std::size_t chars = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) continue;  // inside a character
+    if (++chars > kExcerptChars) return std::string(s.substr(0, i)) + "...";
+  }
+  return std::string(s);
+}
+
+std::string shown(const Field& f) {
+  return f.node().IsScalar() ? excerpt(f.node().Scalar()) : describe(f.node());
+}
+
 bool is_plain_scalar(const YAML::Node& node) { return node.IsScalar() && node.Tag() == "?"; }
 
 std::string describe(const YAML::Node& node) {
   if (!node.IsDefined() || node.IsNull()) return "no value";
   if (node.IsMap()) return "a map";
   if (node.IsSequence()) return "a list";
-  if (is_plain_scalar(node)) return "'" + node.Scalar() + "'";
-  return "the string \"" + node.Scalar() + "\"";
+  if (is_plain_scalar(node)) return "'" + excerpt(node.Scalar()) + "'";
+  return "the string \"" + excerpt(node.Scalar()) + "\"";
 }
 
 std::string read_string(const Field& f) {
@@ -85,17 +102,19 @@ std::int64_t read_int(const Field& f) {
   std::string_view s = n.Scalar();
   if (!is_decimal_integer(s)) {
     double d = 0;
-    if (parse_number(s, d) && std::isfinite(d) && d == std::trunc(d) && std::fabs(d) < 1e18) {
-      f.fail("expected an integer, got '" + std::string(s) +
+    if (parse_number(s, d) == Number::ok && std::isfinite(d) && d == std::trunc(d) &&
+        std::fabs(d) < 1e18) {
+      f.fail("expected an integer, got '" + excerpt(s) +
              "' (write it out in digits: " + std::to_string(static_cast<std::int64_t>(d)) + ")");
     }
-    f.fail("expected an integer, got '" + std::string(s) + "'");
+    f.fail("expected an integer, got '" + excerpt(s) + "'");
   }
   if (s[0] == '+') s.remove_prefix(1);
   std::int64_t v = 0;
   const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
   if (r.ec != std::errc() || r.ptr != s.data() + s.size()) {
-    f.fail("integer '" + n.Scalar() + "' is out of range");
+    f.fail("integer '" + excerpt(n.Scalar()) + "' is out of range (at most " +
+           std::to_string(std::numeric_limits<std::int64_t>::max()) + " in magnitude)");
   }
   return v;
 }
@@ -104,7 +123,14 @@ double read_number(const Field& f) {
   const YAML::Node& n = f.node();
   if (!is_plain_scalar(n)) f.fail("expected a number, got " + describe(n));
   double v = 0;
-  if (!parse_number(n.Scalar(), v)) f.fail("expected a number, got '" + n.Scalar() + "'");
+  switch (parse_number(n.Scalar(), v)) {
+    case Number::ok:
+      break;
+    case Number::out_of_range:
+      f.fail("number '" + shown(f) + "' is outside the float64 range (write .inf for infinity)");
+    case Number::malformed:
+      f.fail("expected a number, got '" + shown(f) + "'");
+  }
   return v;
 }
 
@@ -137,7 +163,7 @@ std::size_t read_choice(const Field& f, std::string_view what,
   for (std::size_t i = 0; i < names.size(); ++i) {
     if (s == names[i]) return i;
   }
-  const std::string message = "unknown " + std::string(what) + " '" + s + "'; ";
+  const std::string message = "unknown " + std::string(what) + " '" + excerpt(s) + "'; ";
   if (auto near = closest_match(s, names)) {
     f.fail(message + "did you mean '" + *near + "'? (expected one of: " + join_names(names) + ")");
   }

@@ -44,14 +44,20 @@ class Field {
   YAML::Mark mark_;
 };
 
+// A value as messages quote it: at most kExcerptChars characters, then "...", so that a huge
+// scalar does not make a huge message.
+inline constexpr std::size_t kExcerptChars = 60;
+std::string excerpt(std::string_view s);
 // "a map", "a list", "no value", "'abc'" (plain) or "the string \"abc\"" (quoted).
 std::string describe(const YAML::Node& node);
 // True for a scalar written without quotes (yaml-cpp tags those "?"; quoted ones "!").
 bool is_plain_scalar(const YAML::Node& node);
 
-std::string read_string(const Field& f);       // any scalar
-std::int64_t read_int(const Field& f);         // a plain decimal integer: 268435456, -3
-double read_number(const Field& f);            // a plain number: 1, 0.5, 1e-6, .inf, .nan
+std::string read_string(const Field& f);  // any scalar
+std::int64_t read_int(const Field& f);    // a plain decimal integer: 268435456, -3
+double read_number(const Field& f);       // a plain number: 1, 0.5, 1e-6, .inf, .nan
+// The value of a scalar field as messages quote it: excerpt(node.Scalar()).
+std::string shown(const Field& f);
 bool read_bool(const Field& f);                // true or false
 std::vector<Field> read_list(const Field& f);  // a sequence; elements are named path[i]
 // A scalar that must be one of `names`; returns its index. `what` names the kind in messages

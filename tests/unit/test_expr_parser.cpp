@@ -337,6 +337,25 @@ TEST_CASE("nesting is limited so hostile text cannot exhaust the stack") {
   CHECK(parse_ok(chain).nodes.size() == 20001);
 }
 
+// Found by the fuzzer (tests/data/fuzz_regressions/expr_163_negations.txt): to_text
+// parenthesises every operand that is an operation, so what it writes can nest deeper than the
+// text it came from; past 256 levels parse_expr refuses it as too deep, and says so.
+TEST_CASE("to_text of a long chain or many negations round-trips only within the nesting limit") {
+  std::string chain = "x";
+  for (int i = 0; i < 300; ++i) chain += " + y";
+  const kq::ExprParseResult again = kq::parse_expr(kq::to_text(parse_ok(chain), kNames), kNames);
+  REQUIRE(again.error);
+  CHECK(again.error->message.find("nests deeper than 256 levels") != std::string::npos);
+  const std::string negations = std::string(163, '-') + ".03";
+  const std::string written = kq::to_text(parse_ok(negations), kNames);
+  CHECK(written.find("-(-(") == 0);
+  CHECK(kq::parse_expr(written, kNames).error->message.find("nests deeper") != std::string::npos);
+  // Within the limit it round-trips.
+  const std::string fewer = std::string(100, '-') + ".03";
+  const Expr e = parse_ok(fewer);
+  CHECK(parse_ok(kq::to_text(e, kNames)).nodes.size() == e.nodes.size());
+}
+
 TEST_CASE("arbitrary bytes never throw: exactly one of expr and error is set") {
   std::mt19937 rng(12345);
   const std::string alphabet = "xyz0123456789.eE+-*/()<>=!, \tmaxrelu\x80\xff$";
