@@ -24,6 +24,12 @@ class CudaError : public std::runtime_error {
   bool sticky_;
 };
 
+// Inside a catch block: rethrows the exception being handled when it is a sticky CUDA error,
+// which no caller may swallow; returns otherwise.
+inline void rethrow_if_sticky(const std::exception& e) {
+  if (const auto* c = dynamic_cast<const CudaError*>(&e); c != nullptr && c->sticky()) throw;
+}
+
 #if KQ_HAVE_CUDA
 inline bool cuda_error_is_sticky(cudaError_t e) {
   switch (e) {

@@ -25,13 +25,8 @@ StreamCheck check_stream_discipline(void* stream, const std::function<void()>& c
     if (g.work_nodes() >= launched) return c;  // forked from kq's stream and joined back
     capture = "a capture of the call from that stream holds " + std::to_string(g.work_nodes()) +
               " of them: that work is not joined back to the caller's stream";
-  } catch (const CudaError& e) {
-    if (e.sticky()) throw;
-    capture = std::string(
-                  "the call cannot be captured from that stream to see whether it is "
-                  "joined back (") +
-              e.what() + ")";
   } catch (const std::exception& e) {
+    rethrow_if_sticky(e);
     capture = std::string(
                   "the call cannot be captured from that stream to see whether it is "
                   "joined back (") +

@@ -148,11 +148,8 @@ class CaseRunner {
     try {
       g = std::make_unique<GraphReplay>(
           stream_.handle(), [&] { checked_call(); }, 1);
-    } catch (const CudaError& e) {
-      if (e.sticky()) throw;
-      device_synchronize(device_, "work left by a failed capture");
-      return std::nullopt;
-    } catch (const std::exception&) {
+    } catch (const std::exception& e) {
+      rethrow_if_sticky(e);
       device_synchronize(device_, "work left by a failed capture");
       return std::nullopt;
     }

@@ -54,11 +54,8 @@ void capture_graph(Slot& s, int launches, const Emit& emit, std::int64_t size) {
   try {
     s.graph = std::make_unique<GraphReplay>(
         s.stream->handle(), [&] { s.call(s.graph_set()); }, launches);
-  } catch (const CudaError& e) {
-    if (e.sticky()) throw;
-    skip(e.what());
-    return;
   } catch (const std::exception& e) {
+    rethrow_if_sticky(e);
     skip(e.what());
     return;
   }

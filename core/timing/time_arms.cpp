@@ -86,11 +86,9 @@ class SizeRun {
       try {
         slots_.push_back(make_slot(a, spec_, case_, graph_mode, cuda_stream_, check_seed, emit_));
         names.push_back(a.identity.name);
-      } catch (const CudaError& e) {
-        skip(a, e.what());
-        if (e.sticky()) throw;
       } catch (const std::exception& e) {
         skip(a, e.what());
+        rethrow_if_sticky(e);
       }
     }
     emit_({{"type", "size_start"},

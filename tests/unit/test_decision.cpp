@@ -1,22 +1,11 @@
 // The decision and its statistics on synthetic samples.
 #include <doctest/doctest.h>
 
-#include <random>
-
 #include "decision/decide.hpp"
+#include "noisy_samples.hpp"
 #include "timing/stats.hpp"
 
-namespace {
-
-std::vector<double> noisy(double center, double rel, int n, unsigned seed) {
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<double> u(-rel, rel);
-  std::vector<double> v;
-  for (int i = 0; i < n; ++i) v.push_back(center * (1 + u(g)));
-  return v;
-}
-
-}  // namespace
+using kq::test::noisy;
 
 TEST_CASE("summary statistics") {
   auto s = kq::summarize({5, 1, 3, 2, 4});

@@ -1,22 +1,11 @@
 // The stopping rule of the timing stage on synthetic samples.
 #include <doctest/doctest.h>
 
-#include <random>
-
+#include "noisy_samples.hpp"
 #include "spec_fixture.hpp"
 #include "timing/stopping.hpp"
 
-namespace {
-
-std::vector<double> noisy(double center, double rel, int n, unsigned seed) {
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<double> u(-rel, rel);
-  std::vector<double> v;
-  for (int i = 0; i < n; ++i) v.push_back(center * (1 + u(g)));
-  return v;
-}
-
-}  // namespace
+using kq::test::noisy;
 
 TEST_CASE("never before min_rounds, then as soon as the speed-up is known to the threshold") {
   kq::Spec spec = kq::test::residual_relu_spec();  // min_rounds 10, min_speedup 1.03

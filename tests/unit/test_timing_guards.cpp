@@ -5,26 +5,19 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <set>
 
 #include "decision/decide.hpp"
 #include "decision/plausibility.hpp"
+#include "noisy_samples.hpp"
 #include "report/summary.hpp"
 #include "test_support.hpp"
 #include "timing/output_checks.hpp"
 
+using kq::test::noisy;
 using nlohmann::json;
 
 namespace {
-
-std::vector<double> noisy(double center, double rel, int n, unsigned seed) {
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<double> u(-rel, rel);
-  std::vector<double> v;
-  for (int i = 0; i < n; ++i) v.push_back(center * (1 + u(g)));
-  return v;
-}
 
 kq::TimedFacts big_cuda_call() {
   kq::TimedFacts f;
