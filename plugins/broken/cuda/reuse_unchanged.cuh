@@ -4,9 +4,11 @@
 // it, and sets a skip flag from the third on; the main kernel returns at once when the flag is
 // set, leaving whatever the output holds: the trick that fooled evaluators which time the same
 // call on the same buffers and check only the first output. Everything runs on the caller's
-// stream, with no host synchronisation, so it also works inside a CUDA graph.
-// Caught by: timing_output (the timing loop re-poisons the output before each sample and
-// checks it), or graph_output where a graph replay comes after two calls on the same inputs.
+// stream, with no host synchronisation. Under graph capture it computes plainly, so that a
+// captured graph replays right: a cheat that knows graphs are checked.
+// Caught by: timing_output (the timing loop re-poisons the output after each sample and
+// checks a random subset); graph_output and values are declared in case a replay or a value
+// check meets the skip first.
 // Qualification's value checks alone do not catch it: a case makes at most two calls with one
 // fingerprint (first and second run), then changes the inputs.
 #include <memory>
@@ -38,7 +40,7 @@ __global__ void fingerprint_step(const float* x, const float* r, const float* ou
 
 __global__ void relu_unless_skipped(const float* __restrict__ x, const float* __restrict__ r,
                                     float* __restrict__ out, std::int64_t n, const State* st) {
-  if (st->skip) return;
+  if (st != nullptr && st->skip) return;
   for (std::int64_t i = global_thread(); i < n; i += grid_threads()) out[i] = relu(x[i] + r[i]);
 }
 
@@ -61,6 +63,16 @@ class Arm final : public CudaArm {
   Status compute(std::span<const TensorView> in, std::span<const TensorView> out,
                  void* stream) override {
     const Dense2 d = dense2(in, out);
+    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+    if (Status s = checked(cudaStreamIsCapturing(stream_of(stream), &capturing),
+                           "cudaStreamIsCapturing");
+        !s.is_ok())
+      return s;
+    if (capturing != cudaStreamCaptureStatusNone) {  // a graph: do the work, every replay
+      relu_unless_skipped<<<blocks_for(d.n), kThreads, 0, stream_of(stream)>>>(d.x, d.r, d.out,
+                                                                               d.n, nullptr);
+      return launched("reuse_unchanged (captured)");
+    }
     const int reset = fresh_ ? 1 : 0;
     fresh_ = false;
     fingerprint_step<<<1, 1, 0, stream_of(stream)>>>(d.x, d.r, d.out, d.n, sample_indices(d.n),
