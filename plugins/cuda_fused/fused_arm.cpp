@@ -8,7 +8,6 @@
 #include <memory>
 #include <string>
 
-#include "accept.hpp"
 #include "fused_ops.hpp"
 #include "kq/build_artifacts.hpp"
 #include "kq/plugin_api.hpp"
@@ -43,70 +42,47 @@ std::string describe(const KernelId& k) {
   return s;
 }
 
-class FusedArm final : public IKernelArm {
+class FusedArm final : public GuardedArm {
  public:
-  FusedArm(FusedOp op, const Variant& v) : op_(op), variant_(v), main_(main_kernel(op, v.kernel)) {}
+  FusedArm(FusedOp op, const Variant& v)
+      : GuardedArm(Device::cuda), op_(op), variant_(v), main_(main_kernel(op, v.kernel)) {}
 
   ArmIdentity identity() const override {
     return build::identity(std::string("cuda_fused_") + to_string(op_) + "_" + variant_.suffix,
                            "cuda_fused", Device::cuda, kVersion);
   }
 
-  Status supports(const OpSpec& spec) const override {
-    try {
-      std::string why;
-      const std::array<FusedOp, 1> ops{op_};
-      if (!recognise(spec, ops, why)) return Status::unsupported(why);
-      for (int r : spec.layouts.ranks)
-        if (r < 1 || r > kMaxRank)
-          return Status::unsupported("rank " + std::to_string(r) + " is outside 1.." +
-                                     std::to_string(kMaxRank));
-      return Status::ok();
-    } catch (...) {
-      return status_from_current_exception("supports()");
-    }
+  Status on_supports(const OpSpec& spec) const override {
+    std::string why;
+    const std::array<FusedOp, 1> ops{op_};
+    if (!recognise(spec, ops, why)) return Status::unsupported(why);
+    for (int r : spec.layouts.ranks)
+      if (r < 1 || r > kMaxRank)
+        return Status::unsupported("rank " + std::to_string(r) + " is outside 1.." +
+                                   std::to_string(kMaxRank));
+    return Status::ok();
   }
 
-  Status prepare(const Problem& problem) override {
-    try {
-      prepared_ = false;
-      if (Status s = accept_problem(*this, problem, spec_); !s.is_ok()) return s;
-      // Every kernel this arm may launch: loads their modules now, outside timed regions.
-      if (Status s = resident_blocks(op_, main_, resident_main_); !s.is_ok()) return s;
-      if (Status s = resident_blocks(op_, aliasing_safe(main_), resident_alias_); !s.is_ok())
-        return s;
-      if (Status s = resident_blocks(op_, kScalarFallback, resident_scalar_); !s.is_ok()) return s;
-      if (Status s = resident_blocks(op_, kStrided, resident_strided_); !s.is_ok()) return s;
-      prepared_ = true;
-      return Status::ok();
-    } catch (...) {
-      return status_from_current_exception("prepare()");
-    }
+  // Every kernel this arm may launch: loads their modules now, outside timed regions.
+  Status on_prepare(const Problem&) override {
+    if (Status s = resident_blocks(op_, main_, resident_main_); !s.is_ok()) return s;
+    if (Status s = resident_blocks(op_, aliasing_safe(main_), resident_alias_); !s.is_ok())
+      return s;
+    if (Status s = resident_blocks(op_, kScalarFallback, resident_scalar_); !s.is_ok()) return s;
+    return resident_blocks(op_, kStrided, resident_strided_);
   }
 
-  Status run(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
-             void* stream) override {
-    try {
-      if (!prepared_) return Status::error("run() before a successful prepare()");
-      if (Status s = check_contract(spec_, inputs, outputs, Device::cuda); !s.is_ok()) return s;
-      const TensorView& out = outputs[0];
-      const std::int64_t n = out.numel();
-      if (n == 0) return Status::ok();
-      if (!out.is_contiguous() || !all_contiguous(inputs)) return run_strided(inputs, out, stream);
-      return run_flat(inputs, out, stream);
-    } catch (...) {
-      return status_from_current_exception("run()");
-    }
+  Status on_run(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
+                void* stream) override {
+    const TensorView& out = outputs[0];
+    if (!out.is_contiguous() || !all_contiguous(inputs)) return run_strided(inputs, out, stream);
+    return run_flat(inputs, out, stream);
   }
 
-  std::vector<Artifact> artifacts() const override {
-    try {
-      std::vector<Artifact> a = build::cuda_artifacts();
-      a.push_back({"notes", "launch.txt", notes()});
-      return a;
-    } catch (...) {
-      return {};
-    }
+  std::vector<Artifact> on_artifacts() const override {
+    std::vector<Artifact> a = build::cuda_artifacts();
+    a.push_back({"notes", "launch.txt", notes()});
+    return a;
   }
 
  private:
@@ -181,7 +157,7 @@ class FusedArm final : public IKernelArm {
     s += "pointers at different offsets from 16 bytes: " + describe(kScalarFallback) +
          ", one pass\n";
     s += "strided views: " + describe(kStrided) + ", at most 4 waves, grid-stride\n";
-    if (prepared_)
+    if (prepared())
       s += "resident blocks on the device (SMs x blocks per SM): main " +
            std::to_string(resident_main_) + ", aliasing-safe " + std::to_string(resident_alias_) +
            ", scalar fallback " + std::to_string(resident_scalar_) + ", strided " +
@@ -194,8 +170,6 @@ class FusedArm final : public IKernelArm {
   FusedOp op_;
   Variant variant_;
   KernelId main_;  // variant_.kernel as this op runs it (main_kernel)
-  OpSpec spec_;
-  bool prepared_ = false;
   int resident_main_ = 0, resident_alias_ = 0, resident_scalar_ = 0, resident_strided_ = 0;
 };
 

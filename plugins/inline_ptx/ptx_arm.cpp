@@ -8,7 +8,6 @@
 #include <memory>
 #include <string>
 
-#include "accept.hpp"
 #include "fused_ops.hpp"
 #include "kq/build_artifacts.hpp"
 #include "kq/plugin_api.hpp"
@@ -22,105 +21,81 @@ constexpr const char* kVersion = "1.0.0";
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-class PtxArm final : public IKernelArm {
+class PtxArm final : public GuardedArm {
  public:
+  PtxArm() : GuardedArm(Device::cuda) {}
+
   ArmIdentity identity() const override {
     return build::identity("inline_ptx_residual_relu", "inline_ptx", Device::cuda, kVersion);
   }
 
-  Status supports(const OpSpec& spec) const override {
-    try {
-      std::string why;
-      const std::array<fused::FusedOp, 1> ops{fused::FusedOp::residual_relu};
-      if (!fused::recognise(spec, ops, why)) return Status::unsupported(why);
-      if (!spec.layouts.contiguous_only)
-        return Status::unsupported("the spec admits strided views; this arm is contiguous only");
-      if (!spec.outputs[0].may_alias.empty())
-        return Status::unsupported(
-            "the spec admits in-place calls; this arm's ld.global.nc loads need inputs no "
-            "thread writes");
-      return Status::ok();
-    } catch (...) {
-      return status_from_current_exception("supports()");
-    }
+  Status on_supports(const OpSpec& spec) const override {
+    std::string why;
+    const std::array<fused::FusedOp, 1> ops{fused::FusedOp::residual_relu};
+    if (!fused::recognise(spec, ops, why)) return Status::unsupported(why);
+    if (!spec.layouts.contiguous_only)
+      return Status::unsupported("the spec admits strided views; this arm is contiguous only");
+    if (!spec.outputs[0].may_alias.empty())
+      return Status::unsupported(
+          "the spec admits in-place calls; this arm's ld.global.nc loads need inputs no "
+          "thread writes");
+    return Status::ok();
   }
 
-  Status prepare(const Problem& problem) override {
-    try {
-      prepared_ = false;
-      if (Status s = fused::accept_problem(*this, problem, spec_); !s.is_ok()) return s;
-      if (Status s = resident_blocks(true, resident_vector_); !s.is_ok()) return s;
-      if (Status s = resident_blocks(false, resident_scalar_); !s.is_ok()) return s;
-      prepared_ = true;
-      return Status::ok();
-    } catch (...) {
-      return status_from_current_exception("prepare()");
-    }
+  Status on_prepare(const Problem&) override {
+    if (Status s = resident_blocks(true, resident_vector_); !s.is_ok()) return s;
+    return resident_blocks(false, resident_scalar_);
   }
 
-  Status run(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
-             void* stream) override {
-    try {
-      if (!prepared_) return Status::error("run() before a successful prepare()");
-      if (Status s = check_contract(spec_, inputs, outputs, Device::cuda); !s.is_ok()) return s;
-      const TensorView& out = outputs[0];
-      const std::int64_t n = out.numel();
-      if (n == 0) return Status::ok();
-      // check_contract has refused overlap (the spec admits none) and strided views; checked
-      // again because .nc loads of memory being written would be silently wrong.
-      if (fused::output_overlaps_inputs(inputs, out))
-        return Status::unsupported("the output overlaps an input");
-      if (!out.is_contiguous() || !fused::all_contiguous(inputs))
-        return Status::unsupported("strided views");
-      const std::array<TensorView, 3> views{inputs[0], inputs[1], out};
-      const bool vector = fused::aligned16(views);
-      // One pass: a block per chunk of work, so no thread loops and the grid is as wide as the
-      // data (65536 blocks at 2^28 elements, ~250 waves of the 132 SMs); it beat grid-stride
-      // loops over a few waves by ~5% (plugins/cuda_fused/variants.hpp).
-      const std::int64_t chunks =
-          vector ? ceil_div(n / 4, static_cast<std::int64_t>(kVectorsPerThread) * kThreads)
-                 : ceil_div(n, static_cast<std::int64_t>(kScalarsPerThread) * kThreads);
-      const std::int64_t blocks = std::clamp<std::int64_t>(chunks, 1, 0x7fffffff);
-      return launch(vector, static_cast<const float*>(inputs[0].data),
-                    static_cast<const float*>(inputs[1].data), static_cast<float*>(out.data), n,
-                    blocks, stream);
-    } catch (...) {
-      return status_from_current_exception("run()");
-    }
+  Status on_run(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
+                void* stream) override {
+    const TensorView& out = outputs[0];
+    const std::int64_t n = out.numel();
+    // check_contract has refused overlap (the spec admits none) and strided views; checked
+    // again because .nc loads of memory being written would be silently wrong.
+    if (fused::output_overlaps_inputs(inputs, out))
+      return Status::unsupported("the output overlaps an input");
+    if (!out.is_contiguous() || !fused::all_contiguous(inputs))
+      return Status::unsupported("strided views");
+    const std::array<TensorView, 3> views{inputs[0], inputs[1], out};
+    const bool vector = fused::aligned16(views);
+    // One pass: a block per chunk of work, so no thread loops and the grid is as wide as the
+    // data (65536 blocks at 2^28 elements, ~250 waves of the 132 SMs); it beat grid-stride
+    // loops over a few waves by ~5% (plugins/cuda_fused/variants.hpp).
+    const std::int64_t chunks =
+        vector ? ceil_div(n / 4, static_cast<std::int64_t>(kVectorsPerThread) * kThreads)
+               : ceil_div(n, static_cast<std::int64_t>(kScalarsPerThread) * kThreads);
+    const std::int64_t blocks = std::clamp<std::int64_t>(chunks, 1, 0x7fffffff);
+    return launch(vector, static_cast<const float*>(inputs[0].data),
+                  static_cast<const float*>(inputs[1].data), static_cast<float*>(out.data), n,
+                  blocks, stream);
   }
 
-  std::vector<Artifact> artifacts() const override {
-    try {
-      std::vector<Artifact> a = build::cuda_artifacts();
-      std::string notes =
-          "arm inline_ptx_residual_relu (relu(x + residual), f32, contiguous, out of place)\n"
-          "all three pointers 16-byte aligned: ptx_vector_kernel<" +
-          std::to_string(kVectorsPerThread) + ", " + std::to_string(kThreads) +
-          ">: ld.global.nc.L2::256B.v4.f32 and st.global.cs.v4.f32, " +
-          std::to_string(kVectorsPerThread) +
-          " float4 per input per thread in flight, one pass (a block per " +
-          std::to_string(kVectorsPerThread * kThreads) +
-          " float4); the n % 4 tail in ld.global.nc.f32 / st.global.cs.f32\n"
-          "L1::no_allocate and L1::evict_first load hints measured ~10% slower on the H200 and "
-          "are not used (see ptx_access.cuh)\n"
-          "otherwise: ptx_scalar_kernel<" +
-          std::to_string(kScalarsPerThread) + ", " + std::to_string(kThreads) +
-          ">: the scalar PTX loads and stores, coalesced, " + std::to_string(kScalarsPerThread) +
-          " per input per thread in flight, one pass\n";
-      if (prepared_)
-        notes += "resident blocks (SMs x blocks per SM): vector " +
-                 std::to_string(resident_vector_) + ", scalar " + std::to_string(resident_scalar_) +
-                 "\n";
-      a.push_back({"notes", "launch.txt", notes});
-      return a;
-    } catch (...) {
-      return {};
-    }
+  std::vector<Artifact> on_artifacts() const override {
+    std::vector<Artifact> a = build::cuda_artifacts();
+    std::string notes =
+        "arm inline_ptx_residual_relu (relu(x + residual), f32, contiguous, out of place)\n"
+        "all three pointers 16-byte aligned: ptx_vector_kernel<" +
+        std::to_string(kVectorsPerThread) + ", " + std::to_string(kThreads) +
+        ">: ld.global.nc.L2::256B.v4.f32 and st.global.cs.v4.f32, " +
+        std::to_string(kVectorsPerThread) +
+        " float4 per input per thread in flight, one pass (a block per " +
+        std::to_string(kVectorsPerThread * kThreads) +
+        " float4); the n % 4 tail in ld.global.nc.f32 / st.global.cs.f32\n"
+        "L1::no_allocate and L1::evict_first load hints measured ~10% slower on the H200 and "
+        "are not used (see ptx_access.cuh)\n"
+        "otherwise: ptx_scalar_kernel<" +
+        std::to_string(kScalarsPerThread) + ", " + std::to_string(kThreads) +
+        ">: the scalar PTX loads and stores, coalesced, " + std::to_string(kScalarsPerThread) +
+        " per input per thread in flight, one pass\n";
+    if (prepared())
+      notes += "resident blocks (SMs x blocks per SM): vector " + std::to_string(resident_vector_) +
+               ", scalar " + std::to_string(resident_scalar_) + "\n";
+    a.push_back({"notes", "launch.txt", notes});
+    return a;
   }
 
  private:
-  OpSpec spec_;
-  bool prepared_ = false;
   int resident_vector_ = 0, resident_scalar_ = 0;
 };
 

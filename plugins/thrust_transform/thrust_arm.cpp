@@ -8,7 +8,6 @@
 #include <memory>
 #include <string>
 
-#include "accept.hpp"
 #include "fused_ops.hpp"
 #include "kq/build_artifacts.hpp"
 #include "kq/plugin_api.hpp"
@@ -20,85 +19,56 @@ namespace {
 
 constexpr const char* kVersion = "1.0.0";
 
-class ThrustArm final : public IKernelArm {
+class ThrustArm final : public GuardedArm {
  public:
-  explicit ThrustArm(fused::FusedOp op) : op_(op) {}
+  explicit ThrustArm(fused::FusedOp op) : GuardedArm(Device::cuda), op_(op) {}
 
   ArmIdentity identity() const override {
     return build::identity(std::string("thrust_") + fused::to_string(op_), "thrust_transform",
                            Device::cuda, kVersion);
   }
 
-  Status supports(const OpSpec& spec) const override {
-    try {
-      std::string why;
-      const std::array<fused::FusedOp, 1> ops{op_};
-      if (!fused::recognise(spec, ops, why)) return Status::unsupported(why);
-      if (!spec.layouts.contiguous_only)
-        return Status::unsupported(
-            "the spec admits strided views; thrust::transform here runs "
-            "over contiguous ranges only");
-      return Status::ok();
-    } catch (...) {
-      return status_from_current_exception("supports()");
-    }
+  Status on_supports(const OpSpec& spec) const override {
+    std::string why;
+    const std::array<fused::FusedOp, 1> ops{op_};
+    if (!fused::recognise(spec, ops, why)) return Status::unsupported(why);
+    if (!spec.layouts.contiguous_only)
+      return Status::unsupported(
+          "the spec admits strided views; thrust::transform here runs "
+          "over contiguous ranges only");
+    return Status::ok();
   }
 
-  Status prepare(const Problem& problem) override {
-    try {
-      prepared_ = false;
-      if (Status s = fused::accept_problem(*this, problem, spec_); !s.is_ok()) return s;
-      prepared_ = true;
-      return Status::ok();
-    } catch (...) {
-      return status_from_current_exception("prepare()");
-    }
+  Status on_run(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
+                void* stream) override {
+    const TensorView& out = outputs[0];
+    if (!out.is_contiguous() || !fused::all_contiguous(inputs))
+      return Status::unsupported("strided views");
+    return transform(op_, static_cast<const float*>(inputs[0].data),
+                     static_cast<const float*>(inputs[1].data), static_cast<float*>(out.data),
+                     out.numel(), stream);
   }
 
-  Status run(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
-             void* stream) override {
-    try {
-      if (!prepared_) return Status::error("run() before a successful prepare()");
-      if (Status s = check_contract(spec_, inputs, outputs, Device::cuda); !s.is_ok()) return s;
-      const TensorView& out = outputs[0];
-      const std::int64_t n = out.numel();
-      if (n == 0) return Status::ok();
-      if (!out.is_contiguous() || !fused::all_contiguous(inputs))
-        return Status::unsupported("strided views");
-      return transform(op_, static_cast<const float*>(inputs[0].data),
-                       static_cast<const float*>(inputs[1].data), static_cast<float*>(out.data), n,
-                       stream);
-    } catch (...) {
-      return status_from_current_exception("run()");
-    }
-  }
-
-  std::vector<Artifact> artifacts() const override {
-    try {
-      std::vector<Artifact> a = build::cuda_artifacts();
-      a.push_back(
-          {"notes", "launch.txt",
-           std::string("arm ") + identity().name + " (" + fused::formula(op_) +
-               ", f32, contiguous)\n"
-               "thrust::transform(thrust::cuda::par_nosync(refusing_allocator).on(stream), x, x + "
-               "n, y, out, functor) over raw device pointers; 64-bit n is dispatched by Thrust.\n"
-               "CCCL 3.0: thrust::transform -> cub::DeviceTransform (no temporary storage). The "
-               "functor does not proclaim copyable arguments, so CUB takes its 'prefetch' "
-               "algorithm (not the sm_90 bulk-copy one); launch shape and grid are CUB's tuning.\n"
-               "Temporary storage: none requested; the policy's allocator throws if asked, and "
-               "run() would report that as an error.\n"
-               "In place (silu_mul's may_alias): cub::DeviceTransform allows the output to be "
-               "exactly an input.\n"});
-      return a;
-    } catch (...) {
-      return {};
-    }
+  std::vector<Artifact> on_artifacts() const override {
+    std::vector<Artifact> a = build::cuda_artifacts();
+    a.push_back(
+        {"notes", "launch.txt",
+         std::string("arm ") + identity().name + " (" + fused::formula(op_) +
+             ", f32, contiguous)\n"
+             "thrust::transform(thrust::cuda::par_nosync(refusing_allocator).on(stream), x, x + "
+             "n, y, out, functor) over raw device pointers; 64-bit n is dispatched by Thrust.\n"
+             "CCCL 3.0: thrust::transform -> cub::DeviceTransform (no temporary storage). The "
+             "functor does not proclaim copyable arguments, so CUB takes its 'prefetch' "
+             "algorithm (not the sm_90 bulk-copy one); launch shape and grid are CUB's tuning.\n"
+             "Temporary storage: none requested; the policy's allocator throws if asked, and "
+             "run() would report that as an error.\n"
+             "In place (silu_mul's may_alias): cub::DeviceTransform allows the output to be "
+             "exactly an input.\n"});
+    return a;
   }
 
  private:
   fused::FusedOp op_;
-  OpSpec spec_;
-  bool prepared_ = false;
 };
 
 void make_arms(ArmList& out) {

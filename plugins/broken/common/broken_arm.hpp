@@ -86,81 +86,38 @@ inline Status takes(Takes what, const OpSpec& spec) {
   return Status::unsupported("unknown spec kind");
 }
 
-// The base of every candidate. prepare() and run() check the spec and the contract (unless the
-// flaw is about the contract), return ok for an empty problem, and catch everything; the arm
-// supplies compute() and, where it needs one, on_prepare().
-class BrokenArm : public IKernelArm {
+// The base of every candidate: kq's guarded boundary (kq/guarded_arm.hpp: status codes, the
+// contract check, no exception across the plugin boundary, ok for an empty problem) with the
+// candidate's identity and the specs it takes; the arm supplies compute() and, where it needs
+// one, on_prepare().
+class BrokenArm : public GuardedArm {
  public:
   // `flaw` names the arm (broken_<cpu|cuda>_<flaw>); `expected` is the check that must reject it.
   BrokenArm(Device device, const char* flaw, const char* expected, Takes what)
-      : device_(device), flaw_(flaw), expected_(expected), takes_(what) {}
+      : GuardedArm(device), flaw_(flaw), expected_(expected), takes_(what) {}
 
   ArmIdentity identity() const override {
     ArmIdentity id = build::identity(
-        std::string("broken_") + (device_ == Device::cpu ? "cpu_" : "cuda_") + flaw_, "broken",
-        device_, "1");
+        std::string("broken_") + (device() == Device::cpu ? "cpu_" : "cuda_") + flaw_, "broken",
+        device(), "1");
     id.expected_rejection = expected_;
     return id;
   }
 
-  Status supports(const OpSpec& spec) const override {
-    try {
-      return takes(takes_, spec);
-    } catch (...) {
-      return status_from_current_exception(flaw_);
-    }
-  }
-
-  Status prepare(const Problem& problem) final {
-    try {
-      spec_ = nullptr;
-      if (problem.spec == nullptr) return Status::error("prepare: the problem has no spec");
-      if (Status s = takes(takes_, *problem.spec); !s.is_ok()) return s;
-      if (checks_contract()) {
-        Status s = check_contract(*problem.spec, problem.inputs, problem.outputs, device_);
-        if (!s.is_ok()) return s;
-      }
-      spec_ = problem.spec;
-      return on_prepare(problem);
-    } catch (...) {
-      spec_ = nullptr;
-      return status_from_current_exception(flaw_);
-    }
-  }
-
-  Status run(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
-             void* stream) final {
-    try {
-      if (spec_ == nullptr) return Status::error("run: called before a successful prepare()");
-      if (checks_contract()) {
-        if (Status s = check_contract(*spec_, inputs, outputs, device_); !s.is_ok()) return s;
-      } else if (inputs.size() != spec_->inputs.size() || outputs.size() != 1) {
-        return Status::error("run: wrong number of tensors");
-      }
-      if (outputs[0].numel() == 0) return Status::ok();
-      return compute(inputs, outputs, stream);
-    } catch (...) {
-      return status_from_current_exception(flaw_);
-    }
-  }
-
  protected:
-  // Called with a checked problem; sets up whatever run() needs (outside timed regions).
-  virtual Status on_prepare(const Problem&) { return Status::ok(); }
+  Status on_supports(const OpSpec& spec) const override { return takes(takes_, spec); }
+  Status on_run(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
+                void* stream) final {
+    return compute(inputs, outputs, stream);
+  }
   // Called with checked, non-empty views; `stream` is the caller's cudaStream_t for CUDA arms.
   virtual Status compute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
                          void* stream) = 0;
-  // Every candidate refuses what the contract does not admit, but the one whose flaw that is.
-  virtual bool checks_contract() const { return true; }
-
-  const OpSpec& spec() const { return *spec_; }
 
  private:
-  Device device_;
   const char* flaw_;
   const char* expected_;
   Takes takes_;
-  const OpSpec* spec_ = nullptr;
 };
 
 // Contiguous f32 views of relu(x + residual): the flat element pointers and count.

@@ -16,16 +16,16 @@ class FlushToZero final : public CpuArm {
  public:
   FlushToZero() : CpuArm("flush_to_zero", "values") {}
 
-  Status supports(const OpSpec& spec) const override {
+ protected:
+  Status on_supports(const OpSpec& spec) const override {
 #ifdef KQ_BROKEN_HAVE_MXCSR
-    return CpuArm::supports(spec);
+    return CpuArm::on_supports(spec);
 #else
     (void)spec;
     return Status::unsupported("needs x86's MXCSR to flush denormals");
 #endif
   }
 
- protected:
   Status compute(std::span<const TensorView> in, std::span<const TensorView> out, void*) override {
 #ifdef KQ_BROKEN_HAVE_MXCSR
     auto [x, r, o, n] = dense2(in, out);
