@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "cuda_status.hpp"
 #include "kernels.cuh"
 #include "launch.hpp"
 #include "variants.hpp"
@@ -54,12 +55,6 @@ const void* kernel_for(FusedOp op, const KernelId& k) {
   return nullptr;
 }
 
-Status cuda_status(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return Status::ok();
-  return Status::error(std::string(what) + ": " + cudaGetErrorName(e) + ": " +
-                       cudaGetErrorString(e));
-}
-
 Status launch(const void* fn, int threads, void* args, std::int64_t blocks, void* stream) {
   if (!fn) return Status::error("no such kernel instance");
   if (blocks < 1 || blocks > 0x7fffffff)
@@ -67,8 +62,8 @@ Status launch(const void* fn, int threads, void* args, std::int64_t blocks, void
   void* params[] = {args};
   cudaError_t e = cudaLaunchKernel(fn, dim3(static_cast<unsigned>(blocks)), dim3(threads), params,
                                    0, static_cast<cudaStream_t>(stream));
-  if (e != cudaSuccess) return cuda_status(e, "cudaLaunchKernel");
-  return cuda_status(cudaGetLastError(), "after the launch");
+  if (e != cudaSuccess) return cuda_plugin::cuda_status(e, "cudaLaunchKernel");
+  return cuda_plugin::launched("after the launch");
 }
 
 }  // namespace
@@ -76,19 +71,7 @@ Status launch(const void* fn, int threads, void* args, std::int64_t blocks, void
 Status resident_blocks(FusedOp op, const KernelId& k, int& blocks) {
   const void* fn = kernel_for(op, k);
   if (!fn) return Status::error("no such kernel instance");
-  int dev = 0, sms = 0, per_sm = 0;
-  if (Status s = cuda_status(cudaGetDevice(&dev), "cudaGetDevice"); !s.is_ok()) return s;
-  if (Status s = cuda_status(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
-                             "cudaDeviceGetAttribute");
-      !s.is_ok())
-    return s;
-  if (Status s =
-          cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, k.threads, 0),
-                      "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-      !s.is_ok())
-    return s;
-  blocks = sms * (per_sm > 0 ? per_sm : 1);
-  return Status::ok();
+  return cuda_plugin::resident_blocks(fn, k.threads, blocks);
 }
 
 Status launch_flat(FusedOp op, const KernelId& k, const FlatArgs& args, std::int64_t blocks,

@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "cuda_status.hpp"
 #include "ptx_kernels.cuh"
 #include "ptx_launch.hpp"
 
@@ -14,28 +15,10 @@ const void* kernel(bool vector) {
                 : reinterpret_cast<const void*>(&ptx_scalar_kernel<kScalarsPerThread, kThreads>);
 }
 
-Status cuda_status(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return Status::ok();
-  return Status::error(std::string(what) + ": " + cudaGetErrorName(e) + ": " +
-                       cudaGetErrorString(e));
-}
-
 }  // namespace
 
 Status resident_blocks(bool vector, int& blocks) {
-  int dev = 0, sms = 0, per_sm = 0;
-  if (Status s = cuda_status(cudaGetDevice(&dev), "cudaGetDevice"); !s.is_ok()) return s;
-  if (Status s = cuda_status(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
-                             "cudaDeviceGetAttribute");
-      !s.is_ok())
-    return s;
-  if (Status s = cuda_status(
-          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel(vector), kThreads, 0),
-          "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-      !s.is_ok())
-    return s;
-  blocks = sms * (per_sm > 0 ? per_sm : 1);
-  return Status::ok();
+  return cuda_plugin::resident_blocks(kernel(vector), kThreads, blocks);
 }
 
 Status launch(bool vector, const float* x, const float* r, float* out, std::int64_t n,
@@ -45,8 +28,8 @@ Status launch(bool vector, const float* x, const float* r, float* out, std::int6
   void* params[] = {&x, &r, &out, &n};
   cudaError_t e = cudaLaunchKernel(kernel(vector), dim3(static_cast<unsigned>(blocks)),
                                    dim3(kThreads), params, 0, static_cast<cudaStream_t>(stream));
-  if (e != cudaSuccess) return cuda_status(e, "cudaLaunchKernel");
-  return cuda_status(cudaGetLastError(), "after the launch");
+  if (e != cudaSuccess) return cuda_plugin::cuda_status(e, "cudaLaunchKernel");
+  return cuda_plugin::launched("after the launch");
 }
 
 }  // namespace kq::ptx

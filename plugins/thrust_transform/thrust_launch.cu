@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "cuda_status.hpp"
 #include "fused_math.cuh"
 #include "thrust_launch.hpp"
 
@@ -36,11 +37,7 @@ template <class Fn>
 Status run(const float* x, const float* y, float* out, std::int64_t n, cudaStream_t stream) {
   RefusingAllocator alloc;
   thrust::transform(thrust::cuda::par_nosync(alloc).on(stream), x, x + n, y, out, Fn{});
-  cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess)
-    return Status::error(std::string("after thrust::transform: ") + cudaGetErrorName(e) + ": " +
-                         cudaGetErrorString(e));
-  return Status::ok();
+  return cuda_plugin::launched("after thrust::transform");
 }
 
 }  // namespace

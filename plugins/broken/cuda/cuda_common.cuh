@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/broken_arm.hpp"
+#include "cuda_status.hpp"
 
 namespace kq::broken::cuda {
 
@@ -42,19 +43,9 @@ inline unsigned blocks_for(std::int64_t n) {
 
 inline cudaStream_t stream_of(void* s) { return static_cast<cudaStream_t>(s); }
 
-// The launch's status, as the arm returns it.
-inline Status launched(const char* what) {
-  const cudaError_t e = cudaGetLastError();
-  if (e == cudaSuccess) return Status::ok();
-  return Status::error(std::string(what) + ": " + cudaGetErrorName(e) + " (" +
-                       cudaGetErrorString(e) + ")");
-}
-
-inline Status checked(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return Status::ok();
-  return Status::error(std::string(what) + ": " + cudaGetErrorName(e) + " (" +
-                       cudaGetErrorString(e) + ")");
-}
+// The launch's status, and a runtime call's, as the arm returns them.
+using cuda_plugin::launched;
+inline Status checked(cudaError_t e, const char* what) { return cuda_plugin::cuda_status(e, what); }
 
 // out[i] = f(x[i], r[i]) over contiguous views.
 template <class F>
