@@ -42,3 +42,14 @@ function(kq_add_plugin target)
   endif()
   add_dependencies(kq_all_plugins ${target})
 endfunction()
+
+# kq_requires_cuda(): at the top of a plugin folder's CMakeLists.txt. Without CUDA it records
+# "<folder> (no nvcc)" among the skipped plugins and returns from the folder (a macro, so that its
+# return() leaves the caller's file).
+macro(kq_requires_cuda)
+  if(NOT KQ_HAVE_CUDA)
+    get_filename_component(kq_folder "${CMAKE_CURRENT_SOURCE_DIR}" NAME)
+    set_property(GLOBAL APPEND PROPERTY KQ_SKIPPED_PLUGINS "${kq_folder} (no nvcc)")
+    return()
+  endif()
+endmacro()
