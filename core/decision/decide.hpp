@@ -10,14 +10,6 @@
 
 namespace kq {
 
-struct SpeedupEstimate {
-  double ratio = 0, lo = 0, hi = 0;  // baseline median / arm median, and its 95% interval
-};
-
-// Bootstrap (percentile) interval of median(base) / median(arm); deterministic.
-SpeedupEstimate bootstrap_speedup(const std::vector<double>& base, const std::vector<double>& arm,
-                                  int resamples = 2000, std::uint64_t seed = 1);
-
 // What the decision knows of the arms besides their samples.
 struct ArmContext {
   // arm -> "cpu" | "cuda"; an arm missing here counts as on the baseline's device. Only arms on

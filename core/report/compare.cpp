@@ -10,7 +10,7 @@
 
 #include "decision/decide.hpp"
 #include "report/report.hpp"
-#include "timing/stats.hpp"
+#include "stats/stats.hpp"
 #include "util/json_lines.hpp"
 
 namespace kq {

@@ -1,6 +1,6 @@
 #include "report/light.hpp"
 
-#include "timing/stats.hpp"
+#include "stats/stats.hpp"
 
 namespace kq {
 

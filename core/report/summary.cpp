@@ -8,7 +8,7 @@
 #include "decision/plausibility.hpp"
 #include "qualify/expectation.hpp"
 #include "report/light.hpp"
-#include "timing/stats.hpp"
+#include "stats/stats.hpp"
 #include "util/json_lines.hpp"
 
 namespace kq {

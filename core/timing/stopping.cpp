@@ -1,7 +1,6 @@
 #include "timing/stopping.hpp"
 
-#include "decision/decide.hpp"
-#include "timing/stats.hpp"
+#include "stats/stats.hpp"
 
 namespace kq {
 namespace {

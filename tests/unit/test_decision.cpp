@@ -3,7 +3,7 @@
 
 #include "decision/decide.hpp"
 #include "noisy_samples.hpp"
-#include "timing/stats.hpp"
+#include "stats/stats.hpp"
 
 using kq::test::noisy;
 

@@ -1,4 +1,4 @@
-#include "timing/stats.hpp"
+#include "stats/stats.hpp"
 
 #include <algorithm>
 #include <cmath>
