@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-namespace kq::cli {
+namespace kq {
 
 class Progress {
  public:
@@ -21,4 +21,4 @@ class Progress {
   std::chrono::steady_clock::time_point last_;
 };
 
-}  // namespace kq::cli
+}  // namespace kq

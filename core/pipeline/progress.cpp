@@ -1,10 +1,10 @@
-#include "cli/progress.hpp"
+#include "pipeline/progress.hpp"
 
 #include <unistd.h>
 
 #include <iostream>
 
-namespace kq::cli {
+namespace kq {
 
 Progress::Progress() : tty_(isatty(STDOUT_FILENO) == 1), last_(std::chrono::steady_clock::now()) {}
 
@@ -65,4 +65,4 @@ void Progress::record(const nlohmann::json& j) {
   }
 }
 
-}  // namespace kq::cli
+}  // namespace kq
