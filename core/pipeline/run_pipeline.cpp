@@ -28,6 +28,7 @@ Qualified qualify(const RunPipelineOptions& o, Progress& progress) {
   q.sanitizer = o.sanitize.sanitizer;
   q.on_record = [&](const nlohmann::json& j) { progress.record(j); };
   auto verdicts = qualify_stage(o.arms, q);
+  progress.finish();  // the arms skipped, one line per reason
   for (const auto& a : o.arms) finish_artifacts(o.dir / "artifacts" / a.identity.name);
 
   Qualified out;
