@@ -1,20 +1,14 @@
-// kq run and kq qualify: plan, qualify in isolated workers, (run:) time the qualified arms,
-// then report and decide. Each stage is called here; none of them is implemented here.
+// kq run and kq qualify: their options, read into RunPipelineOptions, and the pipeline called
+// (pipeline/run_pipeline.hpp: qualify in isolated workers, (run:) time, report and decide).
 #include <algorithm>
 #include <iostream>
 
-#include "artifacts/artifacts.hpp"
 #include "cli/common.hpp"
-#include "cli/progress.hpp"
 #include "device/device_info.hpp"
+#include "pipeline/run_pipeline.hpp"
 #include "qualify/expectation.hpp"
 #include "qualify/qualify_stage.hpp"
-#include "report/report.hpp"
-#include "rundir/manifest.hpp"
-#include "rundir/run_dir.hpp"
-#include "spec/spec.hpp"
-#include "timing/time_stage.hpp"
-#include "util/json_lines.hpp"
+#include "qualify/sanitize_setup.hpp"
 
 namespace kq::cli {
 namespace {
@@ -79,106 +73,34 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
     return kOk;
 
   check_qualify_options(vm);
-  std::vector<std::int64_t> sizes;
-  if (timing && vm.count("sizes")) sizes = parse_sizes(vm["sizes"].as<std::string>());
-  std::vector<std::string> tools;
-  std::filesystem::path sanitizer;
-  if (vm.count("sanitize")) {
-    tools = parse_sanitize_tools(vm["sanitize"].as<std::string>());
-    sanitizer = find_compute_sanitizer();
-    if (sanitizer.empty()) {
-      std::cout << "kq: --sanitize: compute-sanitizer is not on PATH; qualifying without it\n";
-      tools.clear();
-    }
-  }
-  Spec spec = load_spec(vm["spec"].as<std::string>());
+  RunPipelineOptions o;
+  o.command = cmd;
+  o.timing = timing;
+  if (timing && vm.count("sizes")) o.sizes = parse_sizes(vm["sizes"].as<std::string>());
+  o.sanitize =
+      set_up_sanitize(vm.count("sanitize") ? parse_sanitize_tools(vm["sanitize"].as<std::string>())
+                                           : std::vector<std::string>{},
+                      std::cout);
+  o.spec = load_spec(vm["spec"].as<std::string>());
   PluginSet set = load_plugins_from(vm, true);
-  std::vector<StageArm> arms = select_arms(set, vm);
-  if (arms.empty()) throw UsageError("no arms to run (kq list shows what was found)");
+  o.arms = select_arms(set, vm);
+  if (o.arms.empty()) throw UsageError("no arms to run (kq list shows what was found)");
+  o.load_errors = set.errors;
 
-  const nlohmann::json machine = machine_info();
-  const auto dir = make_run_dir(vm, spec.op.op, machine_short_name(machine));
-  std::vector<std::string> command = {"kq", cmd};
-  command.insert(command.end(), args.begin(), args.end());
-  start_run_dir(dir, spec, arms, set.errors, machine, command);
-  std::cout << "kq " << cmd << " " << spec.op.op << " -> " << dir.string() << "\n";
-
-  Progress progress;
-  std::cout << "qualifying " << arms.size() << " arm(s)\n";
-  auto q = QualifyStageOptions::for_run_dir(dir);
-  q.quick = vm["quick"].as<bool>();
-  q.timing_sizes = sizes;  // the sizes timed are qualified too
-  q.hang_timeout_s = vm.count("hang-timeout") ? vm["hang-timeout"].as<double>()
-                                              : spec.qualification.hang_timeout_s;
-  q.jobs = vm["jobs"].as<int>();
-  q.sanitize_tools = tools;
-  q.sanitizer = sanitizer;
-  q.on_record = [&](const nlohmann::json& j) { progress.record(j); };
-  auto verdicts = qualify_stage(arms, q);
-  for (const auto& a : arms) finish_artifacts(dir / "artifacts" / a.identity.name);
-
-  bool candidate_failed = false;
-  std::vector<StageArm> qualified;
-  for (std::size_t i = 0; i < arms.size(); ++i) {
-    const std::string v = verdicts[i].value("verdict", "");
-    if (v == "qualified") qualified.push_back(arms[i]);
-    if (v == "rejected" || v == "crashed" || v == "hung") candidate_failed = true;
+  o.machine = machine_info();
+  o.dir = make_run_dir(vm, o.spec.op.op, machine_short_name(o.machine));
+  o.command_line = {"kq", cmd};
+  o.command_line.insert(o.command_line.end(), args.begin(), args.end());
+  o.quick = vm["quick"].as<bool>();
+  if (vm.count("hang-timeout")) o.hang_timeout_s = vm["hang-timeout"].as<double>();
+  o.jobs = vm["jobs"].as<int>();
+  if (vm.count("junit")) o.junit = vm["junit"].as<std::string>();
+  if (timing) {
+    o.no_timing = vm["no-timing"].as<bool>();
+    if (vm.count("twice")) o.twice = vm["twice"].as<std::string>();
+    o.blocking_kernel = !vm["no-blocking-kernel"].as<bool>();
   }
-
-  if (timing && vm.count("twice")) {
-    const std::string twice = vm["twice"].as<std::string>();
-    auto it = std::find_if(qualified.begin(), qualified.end(),
-                           [&](const StageArm& a) { return a.identity.name == twice; });
-    if (it == qualified.end()) {
-      std::cout << "  --twice " << twice << ": not a qualified arm of this run; timed once\n";
-    } else {
-      StageArm copy = *it;
-      copy.identity.name += "#2";
-      qualified.push_back(copy);
-    }
-  }
-  if (timing && !vm["no-timing"].as<bool>() && !qualified.empty()) {
-    std::cout << "timing " << qualified.size() << " qualified arm(s)\n";
-    TimeStageOptions t;
-    t.spec_file = dir / "spec.yaml";
-    t.out_jsonl = dir / "rounds.jsonl";
-    t.log_file = dir / "logs" / "time.log";
-    t.on_record = [&](const nlohmann::json& j) { progress.record(j); };
-    t.sizes = sizes;
-    t.blocking_kernel = !vm["no-blocking-kernel"].as<bool>();
-    t.artifacts_dir = dir / "artifacts";
-    auto res = time_stage(qualified, t);
-    for (const auto& a : qualified) finish_artifacts(dir / "artifacts" / a.identity.name);
-    if (!res.completed) {
-      // What was measured stays in the run directory; the run as a whole did not complete.
-      std::cout << "  timing stopped early: " << res.problem << " (see logs/time.log)\n";
-      candidate_failed = true;
-    }
-  }
-  progress.finish();
-
-  auto summary = write_report(dir);
-  for (const auto& row : summary["timing"])
-    for (const auto& a : row["arms"])
-      if (!a.value("recheck_ok", true)) candidate_failed = true;
-  for (const auto& a : summary["arms"])
-    if (a.value("rejected_while_timed", false)) {
-      candidate_failed = true;
-      std::cout << "  " << a.value("name", "") << ": rejected while timed (" << a.value("check", "")
-                << "): " << a.value("detail", "") << "\n";
-    }
-  if (vm.count("junit"))
-    std::filesystem::copy_file(dir / "junit.xml", vm["junit"].as<std::string>(),
-                               std::filesystem::copy_options::overwrite_existing);
-  const auto& h = summary["headline"];
-  std::cout << "\n"
-            << h.value("in_contract_cases_passed", 0) << " of " << h.value("in_contract_cases", 0)
-            << " in-contract cases passed, " << h.value("out_of_contract_refused", 0) << " of "
-            << h.value("out_of_contract_cases", 0) << " out-of-contract inputs refused\n";
-  if (timing) std::cout << summary["decision"].value("sentence", "") << "\n";
-  std::cout << "report: " << (dir / "report.md").string() << ", " << (dir / "report.html").string()
-            << "\n";
-  return candidate_failed ? kCandidateFailed : kOk;
+  return run_pipeline(o).candidate_failed ? kCandidateFailed : kOk;
 }
 
 }  // namespace

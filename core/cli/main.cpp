@@ -7,6 +7,7 @@
 
 #include "cli/common.hpp"
 #include "spec/spec.hpp"
+#include "worker/protocol.hpp"
 
 namespace {
 
@@ -58,8 +59,8 @@ int main(int argc, char** argv) {
       {"selftest", cmd_selftest},
       {"artifacts", cmd_artifacts},
       {"version", cmd_version},
-      {"__worker-qualify", cmd_worker_qualify},
-      {"__worker-time", cmd_worker_time}};
+      {kq::kWorkerQualifyMode, cmd_worker_qualify},
+      {kq::kWorkerTimeMode, cmd_worker_time}};
   auto it = commands.find(args[0]);
   if (it == commands.end()) {
     std::cerr << "kq: unknown command '" << args[0] << "'\n\n" << kUsage;

@@ -11,6 +11,7 @@
 #include "qualify/big_case_lock.hpp"
 #include "qualify/sanitizer_log.hpp"
 #include "util/json_lines.hpp"
+#include "worker/protocol.hpp"
 #include "worker/supervise.hpp"
 
 namespace kq {
@@ -26,19 +27,17 @@ json run_worker(const StageArm& a, const QualifyStageOptions& opt,
                 const std::filesystem::path& log, const std::function<void(const json&)>& record,
                 double slowdown) {
   const std::string& name = a.identity.name;
+  QualifyWorkerArgs w;
+  w.spec = opt.spec_file.string();
+  w.plugin = a.plugin_file.string();
+  w.arm = name;
+  w.quick = quick;
+  w.timing_sizes = opt.timing_sizes;
+  w.hang_timeout = opt.hang_timeout_s;
+  if (pass.empty()) w.artifacts_dir = opt.artifacts_dir.string();
   std::vector<std::string> argv = prefix;
-  argv.insert(argv.end(),
-              {self_executable().string(), "__worker-qualify", "--spec", opt.spec_file.string(),
-               "--plugin", a.plugin_file.string(), "--arm", name});
-  if (quick) argv.push_back("--quick");
-  if (!opt.timing_sizes.empty()) {
-    std::string list;
-    for (auto n : opt.timing_sizes) list += (list.empty() ? "" : ",") + std::to_string(n);
-    argv.insert(argv.end(), {"--timing-sizes", list});
-  }
-  argv.insert(argv.end(), {"--hang-timeout", std::to_string(opt.hang_timeout_s)});
-  if (pass.empty() && !opt.artifacts_dir.empty())
-    argv.insert(argv.end(), {"--artifacts-dir", opt.artifacts_dir.string()});
+  argv.insert(argv.end(), {self_executable().string(), kWorkerQualifyMode});
+  for (auto& arg : w.to_argv()) argv.push_back(std::move(arg));
   json verdict;
   std::string last_case;
   const double startup_s = (opt.hang_timeout_s + 30.0) * slowdown;  // plugin load, CUDA context

@@ -109,6 +109,21 @@ void header(std::ostringstream& h, const json& s) {
   h << "</li>\n<li>run directory: <code>" << text(s, "run_dir") << "</code></li>\n</ul>\n";
 }
 
+// A list of arms grouped by reason (summary's "declined" or "skipped"), under its title.
+void by_reason(std::ostringstream& h, const json& s, const std::string& key,
+               const std::string& title) {
+  const json groups = s.value(key, json::array());
+  if (groups.empty()) return;
+  h << "<p>" << escape_markup(title) << ":</p>\n<ul>\n";
+  for (const auto& d : groups) {
+    h << "<li>";
+    for (std::size_t i = 0; i < d["arms"].size(); ++i)
+      h << (i ? ", " : "") << escape_markup(d["arms"][i].get<std::string>());
+    h << ": " << text(d, "reason") << "</li>\n";
+  }
+  h << "</ul>\n";
+}
+
 void qualification(std::ostringstream& h, const json& s) {
   const json hl = s.value("headline", json::object());
   h << "<h2>Qualification</h2>\n<p><b>" << hl.value("in_contract_cases_passed", 0) << " of "
@@ -124,7 +139,7 @@ void qualification(std::ostringstream& h, const json& s) {
   for (const auto& a : s.value("arms", json::array())) {
     const json c = a.value("counts", json::object());
     const std::string v = a.value("verdict", "");
-    if (v == "unsupported") continue;  // listed once below, by reason
+    if (v == "unsupported" || v == "skipped") continue;  // listed once below, by reason
     bool bad = !known_broken(a.value("family", ""), a.value("expected_rejection", "")) &&
                v != "qualified" && v != "skipped" && v != "unsupported" && v != "not run";
     h << "<tr><td>" << text(a, "name") << "</td><td>" << text(a, "family") << "</td><td>"
@@ -140,16 +155,8 @@ void qualification(std::ostringstream& h, const json& s) {
       << "</td><td>" << text(a, "case") << "</td><td>" << text(a, "detail") << "</td></tr>\n";
   }
   h << "</table>\n";
-  if (const json declined = s.value("declined", json::array()); !declined.empty()) {
-    h << "<p>Not offered for this spec (unsupported):</p>\n<ul>\n";
-    for (const auto& d : declined) {
-      h << "<li>";
-      for (std::size_t i = 0; i < d["arms"].size(); ++i)
-        h << (i ? ", " : "") << escape_markup(d["arms"][i].get<std::string>());
-      h << ": " << text(d, "reason") << "</li>\n";
-    }
-    h << "</ul>\n";
-  }
+  by_reason(h, s, "declined", "Not offered for this spec (unsupported)");
+  by_reason(h, s, "skipped", "Skipped on this machine");
 
   bool any_sanitizer = false, any_artifacts = false;
   for (const auto& a : s.value("arms", json::array())) {

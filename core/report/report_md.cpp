@@ -41,6 +41,20 @@ std::string cell(const nlohmann::json& j, const char* key) {
   return s;
 }
 
+// A list of arms grouped by reason (summary's "declined" or "skipped"), under its title.
+void by_reason(std::ostringstream& md, const nlohmann::json& s, const std::string& key,
+               const std::string& title) {
+  const auto groups = s.value(key, nlohmann::json::array());
+  if (groups.empty()) return;
+  md << "\n" << title << ":\n\n";
+  for (const auto& d : groups) {
+    md << "- ";
+    for (std::size_t i = 0; i < d["arms"].size(); ++i)
+      md << (i ? ", " : "") << d["arms"][i].get<std::string>();
+    md << ": " << cell(d, "reason") << "\n";
+  }
+}
+
 }  // namespace
 
 std::string render_markdown(const nlohmann::json& s) {
@@ -73,7 +87,8 @@ std::string render_markdown(const nlohmann::json& s) {
         "detail |\n";
   md << "|---|---|---|---|---:|---:|---:|---:|---|---|---|\n";
   for (const auto& a : s["arms"]) {
-    if (a.value("verdict", "") == "unsupported") continue;  // listed once below, by reason
+    const std::string v = a.value("verdict", "");
+    if (v == "unsupported" || v == "skipped") continue;  // listed once below, by reason
     const auto c = a.value("counts", nlohmann::json::object());
     md << "| " << cell(a, "name") << " | " << cell(a, "family") << " | " << cell(a, "device")
        << " | " << cell(a, "verdict");
@@ -84,15 +99,8 @@ std::string render_markdown(const nlohmann::json& s) {
        << c.value("failed", 0) << " | " << c.value("skipped", 0) << " | " << cell(a, "check")
        << " | " << cell(a, "case") << " | " << cell(a, "detail") << " |\n";
   }
-  if (const auto declined = s.value("declined", nlohmann::json::array()); !declined.empty()) {
-    md << "\nNot offered for this spec (unsupported):\n\n";
-    for (const auto& d : declined) {
-      md << "- ";
-      for (std::size_t i = 0; i < d["arms"].size(); ++i)
-        md << (i ? ", " : "") << d["arms"][i].get<std::string>();
-      md << ": " << cell(d, "reason") << "\n";
-    }
-  }
+  by_reason(md, s, "declined", "Not offered for this spec (unsupported)");
+  by_reason(md, s, "skipped", "Skipped on this machine");
 
   bool any_sanitizer = false, any_artifacts = false;
   for (const auto& a : s["arms"]) {

@@ -12,6 +12,21 @@
 #include "util/json_lines.hpp"
 
 namespace kq {
+namespace {
+
+// The arms with this verdict, grouped by their reason (detail):
+// [{"reason", "arms":[names]}], in the order of the reasons.
+nlohmann::json group_by_reason(const nlohmann::json& arms, const std::string& verdict) {
+  std::map<std::string, nlohmann::json> groups;
+  for (const auto& a : arms)
+    if (a.value("verdict", "") == verdict)
+      groups[a.value("detail", "")].push_back(a.value("name", ""));
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& [why, names] : groups) list.push_back({{"reason", why}, {"arms", names}});
+  return list;
+}
+
+}  // namespace
 
 nlohmann::json summarize_run(const std::filesystem::path& dir) {
   using nlohmann::json;
@@ -132,16 +147,11 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
     arm_list.push_back(a);
   }
   s["arms"] = arm_list;
-  // Arms that declined the spec (supports() said unsupported), grouped by their reason: the
-  // reports list them once, below the verdicts.
-  std::map<std::string, json> declined;
-  for (const auto& a : arm_list)
-    if (a.value("verdict", "") == "unsupported")
-      declined[a.value("detail", "")].push_back(a.value("name", ""));
-  json declined_list = json::array();
-  for (const auto& [why, names] : declined)
-    declined_list.push_back({{"reason", why}, {"arms", names}});
-  s["declined"] = declined_list;
+  // Arms that declined the spec (supports() said unsupported) and arms skipped on this machine
+  // (no device for them), grouped by their reason: the reports list them once, below the
+  // verdicts.
+  s["declined"] = group_by_reason(arm_list, "unsupported");
+  s["skipped"] = group_by_reason(arm_list, "skipped");
   s["headline"] = {{"in_contract_cases_passed", in_passed},  {"in_contract_cases", in_total},
                    {"out_of_contract_refused", out_refused}, {"out_of_contract_cases", out_total},
                    {"broken_rejected", broken_caught},       {"broken_total", broken_total},

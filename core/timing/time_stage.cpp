@@ -1,6 +1,7 @@
 #include "timing/time_stage.hpp"
 
 #include "util/json_lines.hpp"
+#include "worker/protocol.hpp"
 #include "worker/supervise.hpp"
 
 namespace kq {
@@ -12,20 +13,18 @@ TimeStageResult time_stage(const std::vector<StageArm>& arms, const TimeStageOpt
     return res;
   }
   JsonLinesWriter out(opt.out_jsonl);
-  std::vector<std::string> argv = {self_executable().string(), "__worker-time", "--spec",
-                                   opt.spec_file.string()};
+  TimeWorkerArgs w;
+  w.spec = opt.spec_file.string();
   for (const StageArm& a : arms) {
-    argv.insert(argv.end(), {"--plugin", a.plugin_file.string(), "--arm", a.identity.name});
+    w.plugins.push_back(a.plugin_file.string());
+    w.arms.push_back(a.identity.name);
   }
-  if (!opt.artifacts_dir.empty())
-    argv.insert(argv.end(), {"--artifacts-dir", opt.artifacts_dir.string()});
-  if (!opt.blocking_kernel) argv.push_back("--no-blocking-kernel");
-  if (opt.brief) argv.push_back("--brief");
-  if (!opt.sizes.empty()) {
-    std::string list;
-    for (auto n : opt.sizes) list += (list.empty() ? "" : ",") + std::to_string(n);
-    argv.insert(argv.end(), {"--sizes", list});
-  }
+  w.artifacts_dir = opt.artifacts_dir.string();
+  w.no_blocking_kernel = !opt.blocking_kernel;
+  w.brief = opt.brief;
+  w.sizes = opt.sizes;
+  std::vector<std::string> argv = {self_executable().string(), kWorkerTimeMode};
+  for (auto& arg : w.to_argv()) argv.push_back(std::move(arg));
   bool done = false;
   WorkerExit ex =
       supervise_worker(argv, opt.log_file, opt.silence_timeout_s, [&](const nlohmann::json& j) {

@@ -279,6 +279,36 @@ TEST_CASE("arms that decline the spec are listed once per reason, not as verdict
   CHECK(html.find("<td>decl_a</td>") == std::string::npos);
 }
 
+TEST_CASE("arms skipped for want of a device are listed once per reason, not as verdict rows") {
+  const auto dir = copy_reference("report-skipped");
+  {
+    json manifest = json::parse(read_file(dir / "manifest.json"));
+    std::ofstream q(dir / "qualification.jsonl", std::ios::app);
+    for (const char* name : {"gpu_a", "gpu_b", "gpu_c"}) {
+      manifest["arms"].push_back({{"name", name}, {"family", "x"}, {"device", "cuda"}});
+      const std::string why = name == std::string("gpu_c") ? "another reason" : "no CUDA device";
+      q << json{{"type", "verdict"}, {"arm", name}, {"verdict", "skipped"}, {"detail", why}}.dump()
+        << "\n";
+    }
+    std::ofstream(dir / "manifest.json") << manifest.dump(2);
+  }
+  const json summary = report_summary(dir);
+  REQUIRE(summary["skipped"].size() == 2);
+  CHECK(summary["skipped"][0]["reason"] == "another reason");
+  CHECK(summary["skipped"][0]["arms"] == json::array({"gpu_c"}));
+  CHECK(summary["skipped"][1]["reason"] == "no CUDA device");
+  CHECK(summary["skipped"][1]["arms"] == json::array({"gpu_a", "gpu_b"}));
+  const std::string md = read_file(dir / "report.md");
+  CHECK(
+      md.find(
+          "Skipped on this machine:\n\n- gpu_c: another reason\n- gpu_a, gpu_b: no CUDA device") !=
+      std::string::npos);
+  CHECK(md.find("| gpu_a |") == std::string::npos);
+  const std::string html = read_file(dir / "report.html");
+  CHECK(html.find("<li>gpu_a, gpu_b: no CUDA device</li>") != std::string::npos);
+  CHECK(html.find("<td>gpu_a</td>") == std::string::npos);
+}
+
 TEST_CASE("samples whose hold timed out are kept in rounds.jsonl but left out, and notes shown") {
   const auto dir = copy_reference("report-unheld");
   const std::int64_t size = 1048576;

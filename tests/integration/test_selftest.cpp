@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "qualify/qualify_stage.hpp"
 #include "test_support.hpp"
 
 TEST_CASE("kq selftest rejects every broken candidate and qualifies every good arm") {
@@ -24,5 +25,25 @@ TEST_CASE("kq selftest rejects every broken candidate and qualifies every good a
   // Each spec's run directory has its report and JUnit XML.
   CHECK(std::filesystem::exists(dir / "residual_relu" / "report.md"));
   CHECK(kq::test::read_file(dir / "residual_relu" / "junit.xml").find("<testsuites") !=
+        std::string::npos);
+}
+
+TEST_CASE("kq selftest --sanitize warns, as kq run does, when compute-sanitizer is missing") {
+  if (!kq::find_compute_sanitizer().empty()) {
+    MESSAGE("compute-sanitizer is installed here: nothing to check");
+    return;
+  }
+  const auto top = kq::test::temp_dir("selftest-sanitize");
+  std::filesystem::create_directories(top / "specs");
+  std::filesystem::copy_file(kq::test::source_dir() / "tests/data/specs/copy.yaml",
+                             top / "specs" / "copy.yaml");
+  const auto plugins = std::filesystem::path(KQ_TEST_PLUGIN_DIR) / "good";
+  auto r = kq::test::run_kq("selftest --quick --no-timing --sanitize memcheck --specs '" +
+                            (top / "specs").string() + "' --plugin-dir '" + plugins.string() +
+                            "' --out '" + (top / "st").string() + "'");
+  INFO(r.out);
+  // The test plugin's arms are not made to qualify on copy.yaml: only the warning matters here.
+  CHECK(r.out.find("selftest: ") != std::string::npos);
+  CHECK(r.out.find("kq: --sanitize: compute-sanitizer is not on PATH; qualifying without it\n") !=
         std::string::npos);
 }

@@ -1,10 +1,10 @@
-#include "cli/progress.hpp"
+#include "pipeline/progress.hpp"
 
 #include <unistd.h>
 
 #include <iostream>
 
-namespace kq::cli {
+namespace kq {
 
 Progress::Progress() : tty_(isatty(STDOUT_FILENO) == 1), last_(std::chrono::steady_clock::now()) {}
 
@@ -23,7 +23,17 @@ void Progress::status(const std::string& s) {
   status_shown_ = true;
 }
 
+void Progress::skipped_lines() {
+  for (const auto& [why, arms] : skipped_) {
+    std::string names;
+    for (const auto& a : arms) names += (names.empty() ? "" : ", ") + a;
+    line("  " + names + ": skipped" + (why.empty() ? "" : ": " + why));
+  }
+  skipped_.clear();
+}
+
 void Progress::finish() {
+  skipped_lines();
   if (status_shown_) std::cout << "\r\033[K" << std::flush;
   status_shown_ = false;
 }
@@ -31,7 +41,9 @@ void Progress::finish() {
 void Progress::record(const nlohmann::json& j) {
   const std::string type = j.value("type", "");
   const std::string pass = j.contains("pass") ? " [" + j.value("pass", "") + "]" : "";
-  if (type == "verdict") {
+  if (type == "verdict" && j.value("verdict", "") == "skipped" && pass.empty()) {
+    skipped_[j.value("detail", "")].push_back(j.value("arm", ""));
+  } else if (type == "verdict") {
     std::string s = "  " + j.value("arm", "") + pass + ": " + j.value("verdict", "");
     if (j.contains("counts")) {
       const auto& c = j["counts"];
@@ -65,4 +77,4 @@ void Progress::record(const nlohmann::json& j) {
   }
 }
 
-}  // namespace kq::cli
+}  // namespace kq

@@ -1,0 +1,126 @@
+#include "pipeline/run_pipeline.hpp"
+
+#include <algorithm>
+#include <iostream>
+
+#include "artifacts/artifacts.hpp"
+#include "pipeline/progress.hpp"
+#include "report/report.hpp"
+#include "rundir/manifest.hpp"
+#include "timing/time_stage.hpp"
+
+namespace kq {
+namespace {
+
+struct Qualified {
+  std::vector<StageArm> arms;
+  bool candidate_failed = false;
+};
+
+Qualified qualify(const RunPipelineOptions& o, Progress& progress) {
+  std::cout << "qualifying " << o.arms.size() << " arm(s)\n";
+  auto q = QualifyStageOptions::for_run_dir(o.dir);
+  q.quick = o.quick;
+  q.timing_sizes = o.sizes;  // the sizes timed are qualified too
+  q.hang_timeout_s = o.hang_timeout_s.value_or(o.spec.qualification.hang_timeout_s);
+  q.jobs = o.jobs;
+  q.sanitize_tools = o.sanitize.tools;
+  q.sanitizer = o.sanitize.sanitizer;
+  q.on_record = [&](const nlohmann::json& j) { progress.record(j); };
+  auto verdicts = qualify_stage(o.arms, q);
+  progress.finish();  // the arms skipped, one line per reason
+  for (const auto& a : o.arms) finish_artifacts(o.dir / "artifacts" / a.identity.name);
+
+  Qualified out;
+  for (std::size_t i = 0; i < o.arms.size(); ++i) {
+    const std::string v = verdicts[i].value("verdict", "");
+    if (v == "qualified") out.arms.push_back(o.arms[i]);
+    if (v == "rejected" || v == "crashed" || v == "hung") out.candidate_failed = true;
+  }
+  return out;
+}
+
+// --twice ARM: a second instance of a qualified arm, timed as ARM#2.
+void add_second_instance(const std::string& twice, std::vector<StageArm>& qualified) {
+  auto it = std::find_if(qualified.begin(), qualified.end(),
+                         [&](const StageArm& a) { return a.identity.name == twice; });
+  if (it == qualified.end()) {
+    std::cout << "  --twice " << twice << ": not a qualified arm of this run; timed once\n";
+    return;
+  }
+  StageArm copy = *it;
+  copy.identity.name += "#2";
+  qualified.push_back(copy);
+}
+
+// Returns false when the timing stage stopped early.
+bool time_qualified(const RunPipelineOptions& o, const std::vector<StageArm>& qualified,
+                    Progress& progress) {
+  std::cout << "timing " << qualified.size() << " qualified arm(s)\n";
+  TimeStageOptions t;
+  t.spec_file = o.dir / "spec.yaml";
+  t.out_jsonl = o.dir / "rounds.jsonl";
+  t.log_file = o.dir / "logs" / "time.log";
+  t.on_record = [&](const nlohmann::json& j) { progress.record(j); };
+  t.sizes = o.sizes;
+  t.blocking_kernel = o.blocking_kernel;
+  t.artifacts_dir = o.dir / "artifacts";
+  auto res = time_stage(qualified, t);
+  for (const auto& a : qualified) finish_artifacts(o.dir / "artifacts" / a.identity.name);
+  if (res.completed) return true;
+  // What was measured stays in the run directory; the run as a whole did not complete.
+  std::cout << "  timing stopped early: " << res.problem << " (see logs/time.log)\n";
+  return false;
+}
+
+// Whether the report found an arm whose recheck failed or that was rejected while timed (named).
+bool failed_while_timed(const nlohmann::json& summary) {
+  bool failed = false;
+  for (const auto& row : summary["timing"])
+    for (const auto& a : row["arms"])
+      if (!a.value("recheck_ok", true)) failed = true;
+  for (const auto& a : summary["arms"])
+    if (a.value("rejected_while_timed", false)) {
+      failed = true;
+      std::cout << "  " << a.value("name", "") << ": rejected while timed (" << a.value("check", "")
+                << "): " << a.value("detail", "") << "\n";
+    }
+  return failed;
+}
+
+void print_outcome(const RunPipelineOptions& o, const nlohmann::json& summary) {
+  const auto& h = summary["headline"];
+  std::cout << "\n"
+            << h.value("in_contract_cases_passed", 0) << " of " << h.value("in_contract_cases", 0)
+            << " in-contract cases passed, " << h.value("out_of_contract_refused", 0) << " of "
+            << h.value("out_of_contract_cases", 0) << " out-of-contract inputs refused\n";
+  if (o.timing) std::cout << summary["decision"].value("sentence", "") << "\n";
+  std::cout << "report: " << (o.dir / "report.md").string() << ", "
+            << (o.dir / "report.html").string() << "\n";
+}
+
+}  // namespace
+
+RunPipelineResult run_pipeline(const RunPipelineOptions& o) {
+  start_run_dir(o.dir, o.spec, o.arms, o.load_errors, o.machine, o.command_line);
+  std::cout << "kq " << o.command << " " << o.spec.op.op << " -> " << o.dir.string() << "\n";
+
+  RunPipelineResult result;
+  Progress progress;
+  Qualified q = qualify(o, progress);
+  result.candidate_failed = q.candidate_failed;
+  if (o.timing && !o.twice.empty()) add_second_instance(o.twice, q.arms);
+  if (o.timing && !o.no_timing && !q.arms.empty() && !time_qualified(o, q.arms, progress))
+    result.candidate_failed = true;
+  progress.finish();
+
+  auto summary = write_report(o.dir);
+  if (failed_while_timed(summary)) result.candidate_failed = true;
+  if (!o.junit.empty())
+    std::filesystem::copy_file(o.dir / "junit.xml", o.junit,
+                               std::filesystem::copy_options::overwrite_existing);
+  print_outcome(o, summary);
+  return result;
+}
+
+}  // namespace kq

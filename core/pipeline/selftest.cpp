@@ -1,0 +1,182 @@
+#include "pipeline/selftest.hpp"
+
+#include <algorithm>
+#include <iomanip>
+#include <iostream>
+#include <map>
+
+#include "artifacts/artifacts.hpp"
+#include "decision/decide.hpp"
+#include "pipeline/progress.hpp"
+#include "qualify/expectation.hpp"
+#include "report/report.hpp"
+#include "rundir/manifest.hpp"
+#include "timing/time_stage.hpp"
+#include "util/json_lines.hpp"
+
+namespace kq {
+namespace {
+
+// The size the selftest times: the spec's largest timing size up to 2^20 elements (its smallest
+// when all are larger).
+std::int64_t selftest_timing_size(const Spec& spec) {
+  std::int64_t best = 0, smallest = 0;
+  for (std::int64_t n : spec.timing.sizes) {
+    if (n <= (std::int64_t{1} << 20)) best = std::max(best, n);
+    smallest = smallest == 0 ? n : std::min(smallest, n);
+  }
+  return best > 0 ? best : (smallest > 0 ? smallest : 65536);
+}
+
+// Per arm across specs.
+struct Tally {
+  int ran = 0;  // specs on which it was neither unsupported nor skipped
+  int as_expected = 0;
+  std::string first_problem;
+  std::string skipped_reason;
+};
+
+// One spec's qualification and brief timing, in its run directory; returns the final verdict of
+// every arm, in order, as the report judged it (after timing, "flagged" where a flag names it).
+std::vector<nlohmann::json> run_spec(const SelftestOptions& o, const Spec& spec,
+                                     const std::filesystem::path& dir, Progress& progress) {
+  std::filesystem::create_directories(dir / "logs");
+  start_run_dir(dir, spec, o.arms, o.load_errors, o.machine, o.command_line);
+  std::cout << spec.op.op << " (" << spec.path << ")\n";
+  auto q = QualifyStageOptions::for_run_dir(dir);
+  q.quick = o.quick;
+  q.hang_timeout_s = o.hang_timeout_s;
+  q.jobs = o.jobs;
+  q.sanitize_tools = o.sanitize.tools;
+  q.sanitizer = o.sanitize.sanitizer;
+  q.on_record = [&](const nlohmann::json& j) {
+    const std::string v = j.value("verdict", "");
+    if (j.value("type", "") == "verdict" && (v == "unsupported" || v == "skipped")) return;
+    progress.record(j);
+  };
+  auto verdicts = qualify_stage(o.arms, q);
+  for (const auto& a : o.arms) finish_artifacts(dir / "artifacts" / a.identity.name);
+  // What qualified is timed briefly at one size, so that the timing checks (outputs of timed
+  // samples and graph replays, stream discipline, plausibility) meet every arm too.
+  std::vector<StageArm> qualified;
+  for (std::size_t i = 0; i < o.arms.size(); ++i)
+    if (verdicts[i].value("verdict", "") == "qualified") qualified.push_back(o.arms[i]);
+  if (!qualified.empty() && !o.no_timing) {
+    TimeStageOptions t;
+    t.spec_file = dir / "spec.yaml";
+    t.out_jsonl = dir / "rounds.jsonl";
+    t.log_file = dir / "logs" / "time.log";
+    t.sizes = {selftest_timing_size(spec)};
+    t.brief = true;
+    t.on_record = [&](const nlohmann::json& j) { progress.record(j); };
+    if (auto res = time_stage(qualified, t); !res.completed)
+      std::cout << "  timing stopped early: " << res.problem << " (see " << t.log_file.string()
+                << ")\n";
+  }
+  progress.finish();
+
+  const nlohmann::json summary = write_report(dir);
+  std::map<std::string, nlohmann::json> judged;  // verdicts after timing, flags
+  for (const auto& a : summary["arms"]) judged[a.value("name", "")] = a;
+  std::map<std::string, std::string> flagged;
+  for (const auto& f : summary.value("flags", nlohmann::json::array()))
+    flagged.emplace(instance_arm(f.value("arm", "")), f.value("message", ""));
+  for (std::size_t i = 0; i < o.arms.size(); ++i) {
+    const std::string& name = o.arms[i].identity.name;
+    if (auto j = judged.find(name); j != judged.end()) verdicts[i] = j->second;
+    if (auto f = flagged.find(name);
+        f != flagged.end() && verdicts[i].value("verdict", "") == "qualified") {
+      verdicts[i]["verdict"] = "flagged";
+      verdicts[i]["detail"] = f->second;
+    }
+  }
+  return verdicts;
+}
+
+// Counts one spec's verdict of an arm into its tally.
+void count(Tally& t, const StageArm& arm, const Spec& spec, const nlohmann::json& verdict) {
+  const std::string v = verdict.value("verdict", "");
+  if (v == "unsupported") return;
+  if (v == "skipped") {
+    t.skipped_reason = verdict.value("detail", "");
+    return;
+  }
+  ++t.ran;
+  const bool broken = known_broken(arm.identity);
+  const std::string check = verdict.value("check", ""), detail = verdict.value("detail", "");
+  const bool ok =
+      broken ? caught_as_declared(v, check, arm.identity.expected_rejection) : v == "qualified";
+  if (ok) {
+    ++t.as_expected;
+  } else if (t.first_problem.empty()) {
+    t.first_problem = spec.op.op + ": " + v + (check.empty() ? "" : " by " + check) +
+                      (broken ? " (declared " + arm.identity.expected_rejection + ")" : "") +
+                      (detail.empty() ? "" : ": " + detail);
+  }
+}
+
+struct Outcome {
+  std::string text;
+  bool counted = true, ok = false;
+};
+
+Outcome outcome_of(const Tally& t, const StageArm& a) {
+  const bool broken = known_broken(a.identity);
+  if (t.ran == 0 && !t.skipped_reason.empty()) return {"skipped: " + t.skipped_reason, false};
+  if (t.ran == 0)
+    return {broken ? "supports none of the specs (a broken candidate must claim one)"
+                   : "supports none of the specs",
+            broken};
+  const bool ok = t.as_expected == t.ran;
+  if (!ok) return {t.first_problem, true, false};
+  return {(broken ? "rejected as declared (" + a.identity.expected_rejection + ") on "
+                  : "qualified on ") +
+              std::to_string(t.ran) + " spec(s)",
+          true, true};
+}
+
+}  // namespace
+
+SelftestResult selftest(const SelftestOptions& o) {
+  std::cout << "kq selftest: " << o.arms.size() << " arms on " << o.specs.size() << " specs -> "
+            << o.dir.string() << "\n";
+  std::vector<Tally> tally(o.arms.size());
+  Progress progress;
+  for (const Spec& spec : o.specs) {
+    const auto verdicts =
+        run_spec(o, spec, o.dir / std::filesystem::path(spec.path).stem(), progress);
+    for (std::size_t i = 0; i < o.arms.size(); ++i) count(tally[i], o.arms[i], spec, verdicts[i]);
+  }
+
+  SelftestResult r;
+  nlohmann::json out = nlohmann::json::array();
+  std::cout << "\n";
+  for (std::size_t i = 0; i < o.arms.size(); ++i) {
+    const StageArm& a = o.arms[i];
+    const bool broken = known_broken(a.identity);
+    const Outcome c = outcome_of(tally[i], a);
+    if (c.counted) (broken ? r.broken_total : r.good_total)++;
+    if (c.counted && c.ok) (broken ? r.broken_rejected : r.good_qualified)++;
+    std::cout << (c.counted ? (c.ok ? "  ok    " : "  FAIL  ") : "  -     ") << std::left
+              << std::setw(38) << a.identity.name << " " << c.text << "\n";
+    out.push_back({{"arm", a.identity.name},
+                   {"family", a.identity.family},
+                   {"counted", c.counted},
+                   {"ok", c.ok},
+                   {"ran_on", tally[i].ran},
+                   {"outcome", c.text}});
+  }
+  write_file_atomic(o.dir / "selftest.json", nlohmann::json{{"broken_rejected", r.broken_rejected},
+                                                            {"broken_total", r.broken_total},
+                                                            {"good_qualified", r.good_qualified},
+                                                            {"good_total", r.good_total},
+                                                            {"arms", out}}
+                                                     .dump(2) +
+                                                 "\n");
+  std::cout << "selftest: " << r.broken_rejected << " of " << r.broken_total
+            << " broken candidates rejected, " << r.good_qualified << " of " << r.good_total
+            << " good arms qualified\n";
+  return r;
+}
+
+}  // namespace kq

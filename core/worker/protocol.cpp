@@ -1,0 +1,136 @@
+#include "worker/protocol.hpp"
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+namespace kq {
+namespace {
+
+// The flags of one mode, read from its arguments: "--name value" pairs and "--name" switches.
+class ArgReader {
+ public:
+  ArgReader(const std::vector<std::string>& args, const std::vector<std::string>& switches) {
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      const std::string& a = args[i];
+      if (a.rfind("--", 0) != 0) throw WorkerArgsError("unexpected argument '" + a + "'");
+      const std::string name = a.substr(2);
+      if (std::find(switches.begin(), switches.end(), name) != switches.end()) {
+        values_[name].push_back("");
+        continue;
+      }
+      if (i + 1 >= args.size()) throw WorkerArgsError("--" + name + ": no value");
+      values_[name].push_back(args[++i]);
+    }
+  }
+  bool has(const std::string& name) const { return values_.count(name) > 0; }
+  std::vector<std::string> all(const std::string& name) const {
+    auto it = values_.find(name);
+    return it == values_.end() ? std::vector<std::string>{} : it->second;
+  }
+  std::string one(const std::string& name) const {
+    auto v = all(name);
+    return v.empty() ? std::string() : v.back();
+  }
+  std::string required(const std::string& name) const {
+    if (!has(name)) throw WorkerArgsError("--" + name + " is required");
+    return one(name);
+  }
+  void only(const std::vector<std::string>& known) const {
+    for (const auto& [name, v] : values_)
+      if (std::find(known.begin(), known.end(), name) == known.end())
+        throw WorkerArgsError("unknown option --" + name);
+  }
+
+ private:
+  std::map<std::string, std::vector<std::string>> values_;
+};
+
+std::string encode_sizes(const std::vector<std::int64_t>& sizes) {
+  std::string list;
+  for (auto n : sizes) list += (list.empty() ? "" : ",") + std::to_string(n);
+  return list;
+}
+
+std::vector<std::int64_t> decode_sizes(const std::string& list) {
+  std::vector<std::int64_t> sizes;
+  std::istringstream in(list);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    std::size_t used = 0;
+    try {
+      sizes.push_back(std::stoll(item, &used));
+    } catch (const std::logic_error&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size()) throw WorkerArgsError("bad size '" + item + "'");
+  }
+  return sizes;
+}
+
+double decode_seconds(const std::string& s) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (const std::logic_error&) {
+    used = 0;
+  }
+  if (used == 0 || used != s.size()) throw WorkerArgsError("bad number of seconds '" + s + "'");
+  return v;
+}
+
+}  // namespace
+
+std::vector<std::string> QualifyWorkerArgs::to_argv() const {
+  std::vector<std::string> argv = {"--spec", spec, "--plugin", plugin, "--arm", arm};
+  if (quick) argv.push_back("--quick");
+  if (!timing_sizes.empty())
+    argv.insert(argv.end(), {"--timing-sizes", encode_sizes(timing_sizes)});
+  if (hang_timeout) argv.insert(argv.end(), {"--hang-timeout", std::to_string(*hang_timeout)});
+  if (!artifacts_dir.empty()) argv.insert(argv.end(), {"--artifacts-dir", artifacts_dir});
+  return argv;
+}
+
+QualifyWorkerArgs QualifyWorkerArgs::parse(const std::vector<std::string>& args) {
+  ArgReader r(args, {"quick"});
+  r.only({"spec", "plugin", "arm", "quick", "timing-sizes", "hang-timeout", "artifacts-dir"});
+  QualifyWorkerArgs a;
+  a.spec = r.required("spec");
+  a.plugin = r.required("plugin");
+  a.arm = r.required("arm");
+  a.quick = r.has("quick");
+  if (r.has("timing-sizes")) a.timing_sizes = decode_sizes(r.one("timing-sizes"));
+  if (r.has("hang-timeout")) a.hang_timeout = decode_seconds(r.one("hang-timeout"));
+  a.artifacts_dir = r.one("artifacts-dir");
+  return a;
+}
+
+std::vector<std::string> TimeWorkerArgs::to_argv() const {
+  std::vector<std::string> argv = {"--spec", spec};
+  for (std::size_t i = 0; i < arms.size(); ++i)
+    argv.insert(argv.end(), {"--plugin", plugins[i], "--arm", arms[i]});
+  if (!artifacts_dir.empty()) argv.insert(argv.end(), {"--artifacts-dir", artifacts_dir});
+  if (no_blocking_kernel) argv.push_back("--no-blocking-kernel");
+  if (brief) argv.push_back("--brief");
+  if (!sizes.empty()) argv.insert(argv.end(), {"--sizes", encode_sizes(sizes)});
+  return argv;
+}
+
+TimeWorkerArgs TimeWorkerArgs::parse(const std::vector<std::string>& args) {
+  ArgReader r(args, {"no-blocking-kernel", "brief"});
+  r.only({"spec", "plugin", "arm", "artifacts-dir", "no-blocking-kernel", "brief", "sizes"});
+  TimeWorkerArgs a;
+  a.spec = r.required("spec");
+  a.plugins = r.all("plugin");
+  a.arms = r.all("arm");
+  if (a.arms.empty() || a.plugins.size() != a.arms.size())
+    throw WorkerArgsError("give one --plugin for each --arm");
+  a.artifacts_dir = r.one("artifacts-dir");
+  a.no_blocking_kernel = r.has("no-blocking-kernel");
+  a.brief = r.has("brief");
+  if (r.has("sizes")) a.sizes = decode_sizes(r.one("sizes"));
+  return a;
+}
+
+}  // namespace kq

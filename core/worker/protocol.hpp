@@ -1,0 +1,49 @@
+// The worker protocol's command lines: what the parent kq passes to `kq __worker-qualify` and
+// `kq __worker-time`. Both sides encode and decode them here, so that a flag cannot be added on
+// one side only. The records the workers write back are JSON lines (worker/supervise.hpp).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kq {
+
+inline constexpr const char* kWorkerQualifyMode = "__worker-qualify";
+inline constexpr const char* kWorkerTimeMode = "__worker-time";
+
+// A command line the parent did not write; the worker exits with bad usage.
+struct WorkerArgsError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// One arm's qualification.
+struct QualifyWorkerArgs {
+  std::string spec;
+  std::string plugin;
+  std::string arm;
+  bool quick = false;                      // smaller sizes only
+  std::string artifacts_dir;               // empty: no artifacts written
+  std::optional<double> hang_timeout;      // seconds; empty: the spec's
+  std::vector<std::int64_t> timing_sizes;  // qualified too; empty: the spec's timing sizes
+
+  std::vector<std::string> to_argv() const;  // the arguments after the mode
+  static QualifyWorkerArgs parse(const std::vector<std::string>& args);
+};
+
+// Every qualified arm's timing, in one worker.
+struct TimeWorkerArgs {
+  std::string spec;
+  std::vector<std::string> plugins;  // the plugin of each arm, in the order of `arms`
+  std::vector<std::string> arms;     // "arm#2": a second instance of arm
+  std::vector<std::int64_t> sizes;   // empty: the spec's timing sizes
+  std::string artifacts_dir;         // empty: no artifacts written
+  bool no_blocking_kernel = false;
+  bool brief = false;  // a few rounds per size (kq selftest)
+
+  std::vector<std::string> to_argv() const;  // the arguments after the mode
+  static TimeWorkerArgs parse(const std::vector<std::string>& args);
+};
+
+}  // namespace kq

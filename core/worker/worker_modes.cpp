@@ -1,0 +1,101 @@
+#include "worker/worker_modes.hpp"
+
+#include <algorithm>
+
+#include "artifacts/artifacts.hpp"
+#include "plan/plan_cases.hpp"
+#include "plugins/loader.hpp"
+#include "qualify/qualify_arm.hpp"
+#include "spec/spec.hpp"
+#include "timing/time_arms.hpp"
+#include "worker/supervise.hpp"
+
+namespace kq {
+namespace {
+
+LoadedArm* find_arm(PluginSet& set, const std::string& name) {
+  for (auto& a : set.arms)
+    if (a.identity.name == name) return &a;
+  return nullptr;
+}
+
+std::string load_errors(const PluginSet& set) {
+  std::string s;
+  for (const auto& e : set.errors)
+    s += (s.empty() ? "" : "; ") + e.file.string() + ": " + e.message;
+  return s;
+}
+
+// A few rounds per size: enough for the timing checks to run, not for a decision.
+void make_brief(TimingPolicy& t) {
+  t.min_rounds = std::min(t.min_rounds, 8);
+  t.max_rounds = std::min(t.max_rounds, 16);
+  t.max_seconds = std::min(t.max_seconds, 5.0);
+  t.warmup_ms = std::min(t.warmup_ms, 10.0);
+}
+
+}  // namespace
+
+bool worker_qualify(const QualifyWorkerArgs& args) {
+  auto emit = claim_protocol_stdout();
+  const std::string& name = args.arm;
+  try {
+    Spec spec = load_spec(args.spec);
+    if (args.hang_timeout) spec.qualification.hang_timeout_s = *args.hang_timeout;
+    PluginSet set = load_plugins({{}, {args.plugin}});
+    LoadedArm* arm = find_arm(set, name);
+    if (!arm) throw std::runtime_error("arm not found in " + args.plugin + ": " + load_errors(set));
+    PlanOptions plan;
+    plan.quick = args.quick;
+    plan.timing_sizes = args.timing_sizes;
+    auto verdict = qualify_arm(*arm->arm, arm->identity, spec, plan_cases(spec, plan), emit);
+    if (!args.artifacts_dir.empty() && verdict.value("verdict", "") != "unsupported" &&
+        verdict.value("verdict", "") != "crashed")
+      write_arm_artifacts(std::filesystem::path(args.artifacts_dir) / name, *arm->arm,
+                          arm->identity, arm->plugin_file);
+  } catch (const std::exception& e) {
+    emit({{"type", "verdict"},
+          {"arm", name},
+          {"verdict", "crashed"},
+          {"check", "worker_error"},
+          {"detail", std::string("the worker failed: ") + e.what()}});
+    return false;
+  }
+  return true;
+}
+
+void worker_time(const TimeWorkerArgs& args) {
+  auto emit = claim_protocol_stdout();
+  Spec spec = load_spec(args.spec);
+  if (!args.sizes.empty()) spec.timing.sizes = args.sizes;
+  if (args.no_blocking_kernel) spec.timing.blocking_kernel = false;
+  if (args.brief) make_brief(spec.timing);
+  std::vector<std::filesystem::path> files(args.plugins.begin(), args.plugins.end());
+  // "arm#2" is a second, independent instance of "arm" (its plugin's arms created again), timed
+  // as a separate arm: the same kernel twice in one run shows how far the method agrees with
+  // itself.
+  std::vector<PluginSet> sets;
+  std::vector<TimedArm> arms;
+  std::vector<LoadedArm*> loaded;
+  for (const auto& n : args.arms) {
+    const std::string base = n.substr(0, n.find('#'));
+    const std::size_t instance =
+        n.find('#') == std::string::npos ? 0 : std::stoul(n.substr(n.find('#') + 1)) - 1;
+    while (sets.size() <= instance) sets.push_back(load_plugins({{}, files}));
+    LoadedArm* a = find_arm(sets[instance], base);
+    if (!a) throw std::runtime_error("arm " + base + " not found: " + load_errors(sets[instance]));
+    ArmIdentity id = a->identity;
+    id.name = n;
+    arms.push_back({a->arm.get(), id});
+    loaded.push_back(a);
+  }
+  time_arms(arms, spec, emit);
+  // The timing sizes were prepared here, not in qualification: keep what the arms built for them.
+  if (!args.artifacts_dir.empty())
+    for (std::size_t i = 0; i < arms.size(); ++i)
+      write_arm_artifacts(std::filesystem::path(args.artifacts_dir) / arms[i].identity.name,
+                          *loaded[i]->arm, loaded[i]->identity, loaded[i]->plugin_file, "timing-");
+  emit({{"type", "done"}});
+}
+
+}  // namespace kq

@@ -1,0 +1,64 @@
+// The worker protocol's command lines (worker/protocol.hpp): what the parent encodes, the worker
+// decodes to the same arguments; a command line the parent never writes is refused.
+#include <doctest/doctest.h>
+
+#include "worker/protocol.hpp"
+
+TEST_CASE("qualify worker arguments survive encoding") {
+  kq::QualifyWorkerArgs a;
+  a.spec = "/run/spec.yaml";
+  a.plugin = "/bin/plugins/libkq_cpu.so";
+  a.arm = "cpu_tbb";
+  a.quick = true;
+  a.artifacts_dir = "/run/artifacts";
+  a.hang_timeout = 12.5;
+  a.timing_sizes = {4096, 12345};
+  const auto b = kq::QualifyWorkerArgs::parse(a.to_argv());
+  CHECK(b.spec == a.spec);
+  CHECK(b.plugin == a.plugin);
+  CHECK(b.arm == a.arm);
+  CHECK(b.quick);
+  CHECK(b.artifacts_dir == a.artifacts_dir);
+  REQUIRE(b.hang_timeout.has_value());
+  CHECK(*b.hang_timeout == doctest::Approx(12.5));
+  CHECK(b.timing_sizes == a.timing_sizes);
+
+  kq::QualifyWorkerArgs plain{"s.yaml", "p.so", "arm"};
+  const auto c = kq::QualifyWorkerArgs::parse(plain.to_argv());
+  CHECK_FALSE(c.quick);
+  CHECK_FALSE(c.hang_timeout.has_value());
+  CHECK(c.artifacts_dir.empty());
+  CHECK(c.timing_sizes.empty());
+}
+
+TEST_CASE("time worker arguments survive encoding") {
+  kq::TimeWorkerArgs a;
+  a.spec = "/run/spec.yaml";
+  a.plugins = {"/p/a.so", "/p/b.so", "/p/a.so"};
+  a.arms = {"arm_a", "arm_b", "arm_a#2"};
+  a.sizes = {65536};
+  a.artifacts_dir = "/run/artifacts";
+  a.no_blocking_kernel = true;
+  a.brief = true;
+  const auto b = kq::TimeWorkerArgs::parse(a.to_argv());
+  CHECK(b.spec == a.spec);
+  CHECK(b.plugins == a.plugins);
+  CHECK(b.arms == a.arms);
+  CHECK(b.sizes == a.sizes);
+  CHECK(b.artifacts_dir == a.artifacts_dir);
+  CHECK(b.no_blocking_kernel);
+  CHECK(b.brief);
+}
+
+TEST_CASE("a worker command line the parent never writes is refused") {
+  using Q = kq::QualifyWorkerArgs;
+  CHECK_THROWS_AS(Q::parse({"--spec", "s.yaml", "--plugin", "p.so"}), kq::WorkerArgsError);
+  CHECK_THROWS_AS(Q::parse({"--spec", "s.yaml", "--plugin", "p.so", "--arm", "a", "--bogus"}),
+                  kq::WorkerArgsError);
+  CHECK_THROWS_AS(Q::parse({"--spec", "s.yaml", "--plugin", "p.so", "--arm"}), kq::WorkerArgsError);
+  CHECK_THROWS_AS(
+      Q::parse({"--spec", "s", "--plugin", "p", "--arm", "a", "--timing-sizes", "2^20"}),
+      kq::WorkerArgsError);
+  CHECK_THROWS_AS(kq::TimeWorkerArgs::parse({"--spec", "s.yaml", "--plugin", "p.so"}),
+                  kq::WorkerArgsError);
+}
