@@ -10,14 +10,17 @@ int cmd_compare(const std::vector<std::string>& args) {
   opts.add_options()("run-a", po::value<std::string>()->required(), "the earlier run directory")(
       "run-b", po::value<std::string>()->required(), "the later run directory")(
       "threshold", po::value<double>()->default_value(0.02, "0.02"),
-      "a change must move the median by more than this fraction (and its 95% interval exclude 1)");
+      "a change must move the median by more than this fraction (and by more than the runs' noise, "
+      "and its 95% interval exclude 1)");
   po::positional_options_description pos;
   pos.add("run-a", 1).add("run-b", 1);
   po::variables_map vm;
   const std::string usage =
       "kq compare RUN_A RUN_B [--threshold 0.02]\n\n"
       "For each (arm, size, mode) timed in both runs: median B / median A with a 95% bootstrap\n"
-      "interval, and faster / slower / same; then the arms whose qualification verdict changed.\n"
+      "interval, both runs' own noise (from blocks of rounds), and faster / slower / same (a\n"
+      "change exceeds the interval, the threshold and the noise); then the arms whose\n"
+      "qualification verdict changed. Samples are counted as in the summary.\n"
       "Exit code: 0 nothing changed beyond noise, 1 a timing or a verdict changed, 2 bad usage.";
   if (!parse_subcommand(usage, opts, pos, args, vm)) return kOk;
   const double threshold = vm["threshold"].as<double>();

@@ -6,10 +6,10 @@
 #include <fstream>
 #include <map>
 #include <sstream>
-#include <tuple>
 
 #include "decision/decide.hpp"
 #include "report/report.hpp"
+#include "report/samples.hpp"
 #include "stats/stats.hpp"
 #include "util/json_lines.hpp"
 
@@ -17,7 +17,7 @@ namespace kq {
 namespace {
 
 using nlohmann::json;
-using Key = std::tuple<std::string, std::int64_t, std::string>;  // arm, size, mode
+using Key = SampleKey;  // arm, size, mode
 
 json read_manifest(const std::filesystem::path& dir) {
   std::ifstream in(dir / "manifest.json");
@@ -40,17 +40,53 @@ json describe(const std::filesystem::path& dir) {
           {"spec_sha256", m.value("spec_sha256", "")}};
 }
 
-// Samples per (arm, size, mode): every round not taken while throttled.
-std::map<Key, std::vector<double>> read_samples(const std::filesystem::path& dir) {
-  std::map<Key, std::vector<double>> out;
-  for (const auto& r : read_json_lines(dir / "rounds.jsonl")) {
-    if (!r.is_object() || r.value("type", "") != "round" || r.value("throttled", false)) continue;
-    const double s = r.value("seconds", 0.0);
-    if (!(s > 0)) continue;
-    out[{r.value("arm", ""), r.value("size", std::int64_t{0}), r.value("mode", "single")}]
-        .push_back(s);
-  }
+TimingKey key_of(const Key& k) { return {std::get<0>(k), std::get<1>(k), std::get<2>(k)}; }
+
+// The samples that count, as the summary selects them (report/samples.hpp).
+RunSamples read_samples(const std::filesystem::path& dir) {
+  return select_samples(read_json_lines(dir / "rounds.jsonl"));
+}
+
+// Every reason a round was left out, summed over the run.
+std::map<std::string, int> left_out_counts(const RunSamples& run) {
+  std::map<std::string, int> out;
+  for (const auto& [key, kept] : run.by_key)
+    for (const auto& [why, n] : kept.left_out) out[why] += n;
   return out;
+}
+
+// The ratio B / A of one (arm, size, mode), its interval, both runs' noise, and the verdict.
+TimingChange compare_timing(const Key& k, const std::vector<double>& va,
+                            const std::vector<double>& vb, double threshold) {
+  TimingChange t;
+  t.key = key_of(k);
+  t.n_a = static_cast<int>(va.size());
+  t.n_b = static_cast<int>(vb.size());
+  t.median_a = summarize(va).median;
+  t.median_b = summarize(vb).median;
+  t.ratio = t.median_a > 0 ? t.median_b / t.median_a : 0;
+  if (t.n_a < kMinCompareSamples || t.n_b < kMinCompareSamples) {
+    t.verdict = "too few samples";
+    return t;
+  }
+  // bootstrap_speedup(base, arm) estimates median(base) / median(arm): here B over A.
+  const SpeedupEstimate e = bootstrap_speedup(vb, va, 2000, static_cast<std::uint64_t>(t.key.size));
+  t.ratio = e.ratio;
+  t.lo = e.lo;
+  t.hi = e.hi;
+  const auto noise_a = block_noise(va), noise_b = block_noise(vb);
+  if (noise_a && noise_b) {
+    t.noise_a = *noise_a;
+    t.noise_b = *noise_b;
+    t.noise = std::hypot(t.noise_a, t.noise_b);
+  }
+  const double moved = std::abs(e.ratio - 1.0);
+  const bool resolved = e.lo > 1.0 || e.hi < 1.0;
+  const bool beyond_noise = t.noise < 0 || moved > t.noise;
+  t.verdict = !(resolved && moved > threshold && beyond_noise) ? "same"
+              : e.ratio > 1.0                                  ? "slower"
+                                                               : "faster";
+  return t;
 }
 
 // Each arm's final qualification verdict (the last verdict record; sanitizer passes ignored).
@@ -61,8 +97,6 @@ std::map<std::string, std::string> read_verdicts(const std::filesystem::path& di
       out[r.value("arm", "")] = r.value("verdict", "");
   return out;
 }
-
-TimingKey key_of(const Key& k) { return {std::get<0>(k), std::get<1>(k), std::get<2>(k)}; }
 
 std::string fmt(const char* f, double x) {
   char b[48];
@@ -79,6 +113,14 @@ std::string run_line(const char* name, const json& r) {
   return s + "\n";
 }
 
+// "left out of run A: 3 throttled, 1 unheld round(s)\n", or "" when none was.
+std::string left_out_line(const char* name, const std::map<std::string, int>& left_out) {
+  std::string what;
+  for (const auto& [why, n] : left_out)
+    what += (what.empty() ? "" : ", ") + std::to_string(n) + " " + why;
+  return what.empty() ? "" : std::string("left out of run ") + name + ": " + what + " round(s)\n";
+}
+
 std::string key_text(const TimingKey& k) {
   return k.arm + " at " + std::to_string(k.size) + " (" + k.mode + ")";
 }
@@ -92,38 +134,25 @@ RunComparison compare_runs(const std::filesystem::path& run_a, const std::filesy
   c.run_a = describe(run_a);
   c.run_b = describe(run_b);
 
-  const auto a = read_samples(run_a), b = read_samples(run_b);
-  for (const auto& [k, va] : a) {
-    auto it = b.find(k);
-    if (it == b.end()) {
+  const RunSamples a = read_samples(run_a), b = read_samples(run_b);
+  c.left_out_a = left_out_counts(a);
+  c.left_out_b = left_out_counts(b);
+  for (const auto& [k, ka] : a.by_key) {
+    auto it = b.by_key.find(k);
+    if (it == b.by_key.end()) {
       c.only_a.push_back(key_of(k));
       continue;
     }
-    const auto& vb = it->second;
-    TimingChange t;
-    t.key = key_of(k);
-    t.n_a = static_cast<int>(va.size());
-    t.n_b = static_cast<int>(vb.size());
-    t.median_a = summarize(va).median;
-    t.median_b = summarize(vb).median;
-    t.ratio = t.median_a > 0 ? t.median_b / t.median_a : 0;
-    if (t.n_a < kMinCompareSamples || t.n_b < kMinCompareSamples) {
-      t.verdict = "too few samples";
-      c.too_few++;
-    } else {
-      // bootstrap_speedup(base, arm) estimates median(base) / median(arm): here B over A.
-      SpeedupEstimate e = bootstrap_speedup(vb, va, 2000, static_cast<std::uint64_t>(t.key.size));
-      t.ratio = e.ratio;
-      t.lo = e.lo;
-      t.hi = e.hi;
-      const bool beyond_noise = (e.lo > 1.0 || e.hi < 1.0) && std::abs(e.ratio - 1.0) > threshold;
-      t.verdict = !beyond_noise ? "same" : e.ratio > 1.0 ? "slower" : "faster";
-      (t.verdict == "same" ? c.same : t.verdict == "slower" ? c.slower : c.faster)++;
-    }
+    TimingChange t = compare_timing(k, ka.seconds, it->second.seconds, threshold);
+    (t.verdict == "too few samples" ? c.too_few
+     : t.verdict == "same"          ? c.same
+     : t.verdict == "slower"        ? c.slower
+                                    : c.faster)++;
+    if (t.verdict != "too few samples" && t.noise < 0) c.without_noise++;
     c.timing.push_back(t);
   }
-  for (const auto& [k, vb] : b)
-    if (!a.count(k)) c.only_b.push_back(key_of(k));
+  for (const auto& [k, kb] : b.by_key)
+    if (!a.by_key.count(k)) c.only_b.push_back(key_of(k));
 
   const auto qa = read_verdicts(run_a), qb = read_verdicts(run_b);
   for (const auto& [arm, v] : qa) {
@@ -146,27 +175,31 @@ std::string render_comparison(const RunComparison& c) {
   if (!sha_a.empty() && !sha_b.empty() && sha_a != sha_b)
     o << "note: the runs used different specs (spec sha256 " << sha_a.substr(0, 12) << "... and "
       << sha_b.substr(0, 12) << "...)\n";
-  o << "\nB/A: median B over median A (above 1: B is slower), with its 95% bootstrap interval. A "
-       "change: the\ninterval excludes 1 and B/A is more than "
+  o << "\nB/A: median B over median A (above 1: B is slower), with its 95% bootstrap interval. "
+       "noise: both runs'\nrun-to-run noise, sqrt(a^2 + b^2), each the range of the medians of "
+       "4 to 8 blocks of its rounds\nover its median. A change: the interval excludes 1 and B/A "
+       "is further from 1 than both the\nthreshold ("
     << fmt("%.3g", 100 * c.threshold)
-    << "% away from 1. Rounds taken while throttled are left out.\n\n";
+    << "%) and the noise. Throttled and unheld rounds are left out, as in the summary.\n";
+  o << left_out_line("A", c.left_out_a) << left_out_line("B", c.left_out_b) << "\n";
 
   if (!c.timing.empty()) {
     std::vector<std::vector<std::string>> rows = {{"arm", "size", "mode", "n A", "n B", "median A",
-                                                   "median B", "B/A", "95% interval", "verdict"}};
+                                                   "median B", "B/A", "95% interval", "noise",
+                                                   "verdict"}};
     for (const auto& t : c.timing) {
       const bool est = t.verdict != "too few samples";
       rows.push_back({t.key.arm, std::to_string(t.key.size), t.key.mode, std::to_string(t.n_a),
                       std::to_string(t.n_b), format_seconds(t.median_a), format_seconds(t.median_b),
                       fmt("%.3f", t.ratio),
                       est ? fmt("%.3f", t.lo) + " - " + fmt("%.3f", t.hi) : std::string("-"),
-                      t.verdict});
+                      t.noise >= 0 ? fmt("%.1f%%", 100 * t.noise) : std::string("-"), t.verdict});
     }
     std::vector<std::size_t> width(rows[0].size(), 0);
     for (const auto& r : rows)
       for (std::size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
-    const std::vector<bool> right = {false, true, false, true,  true,
-                                     true,  true, true,  false, false};
+    const std::vector<bool> right = {false, true, false, true, true, true,
+                                     true,  true, false, true, false};
     for (const auto& r : rows) {
       std::string line;
       for (std::size_t i = 0; i < r.size(); ++i) {
@@ -178,6 +211,11 @@ std::string render_comparison(const RunComparison& c) {
   } else {
     o << "No (arm, size, mode) was timed in both runs.\n";
   }
+  if (c.without_noise)
+    o << "\n"
+      << c.without_noise << " compared on the threshold alone: under "
+      << kMinBlocks * kMinBlockSamples
+      << " rounds on a side, too few for blocks (noise -), so the runs' own noise is unknown\n";
   if (!c.only_a.empty()) {
     o << "\ntimed in run A only:\n";
     for (const auto& k : c.only_a) o << "  " << key_text(k) << "\n";

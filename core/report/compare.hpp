@@ -1,11 +1,26 @@
 // Comparing two runs: for each (arm, size, mode) timed in both, the ratio of medians B / A with a
-// 95% bootstrap interval; a change is flagged when the interval excludes 1 and the ratio is
-// further than the threshold from 1. Rounds taken while the GPU was throttled are left out, as
-// in the summary. Qualification verdicts are compared too: an arm whose verdict differs counts
-// as a change.
+// 95% bootstrap interval. Both runs' samples are the summary's (report/samples.hpp): rounds
+// taken while throttled (by the run's usual SM clock) or unheld are left out of both.
+//
+// A change ("slower", "faster") must pass three tests: the interval excludes 1, the ratio is
+// further than the threshold from 1, and further than the two runs' own run-to-run noise. The
+// bootstrap interval treats every sample as independent; on a machine whose speed drifts (load
+// beside it) it is far too narrow, and two runs of the same build differ by more than it says.
+// So each run's noise is estimated from blocks of its rounds (block_noise in stats.hpp: the
+// range of the medians of 4 to 8 contiguous blocks, over the median), and a change must exceed
+// sqrt(noise_a^2 + noise_b^2). Why that combination: each run's median lies somewhere inside
+// the range of its block medians, so unchanged code gives medians up to about half of each
+// range apart in the same direction, (noise_a + noise_b) / 2; the root of the sum of squares is
+// never below that (and never below the larger noise alone), adds the two independent drifts
+// the way independent errors add, and stays under their plain sum, which would hide real
+// changes on a quiet run. With too few rounds for blocks (under 16 on either side) there is no
+// noise estimate: the threshold alone decides, and the table says so.
+//
+// Qualification verdicts are compared too: an arm whose verdict differs counts as a change.
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -23,7 +38,10 @@ struct TimingChange {
   int n_a = 0, n_b = 0;               // samples in each run
   double median_a = 0, median_b = 0;  // seconds
   double ratio = 0, lo = 0, hi = 0;   // median B / median A and its 95% interval
-  std::string verdict;                // "faster", "slower", "same", "too few samples"
+  // Each run's run-to-run noise (block_noise) and the two combined, sqrt(a^2 + b^2): a
+  // fraction of the median; negative when either run has too few rounds for blocks.
+  double noise_a = -1, noise_b = -1, noise = -1;
+  std::string verdict;  // "faster", "slower", "same", "too few samples"
 };
 
 struct VerdictChange {
@@ -37,7 +55,9 @@ struct RunComparison {
   std::vector<TimingKey> only_a, only_b;  // timed in one run only
   std::vector<VerdictChange> verdicts_changed;
   std::vector<std::string> qualified_only_a, qualified_only_b;  // arms with a verdict in one run
+  std::map<std::string, int> left_out_a, left_out_b;  // rounds left out of each run, by reason
   int faster = 0, slower = 0, same = 0, too_few = 0;
+  int without_noise = 0;  // compared on the threshold alone: too few rounds for a noise estimate
   // Something changed beyond noise: a timing got faster or slower, or a verdict changed.
   bool changed() const { return faster + slower > 0 || !verdicts_changed.empty(); }
 };

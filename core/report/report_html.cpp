@@ -10,7 +10,7 @@
 
 #include "report/embedded.hpp"
 #include "report/report.hpp"
-#include "report/summary.hpp"
+#include "report/samples.hpp"
 #include "util/markup.hpp"
 
 namespace kq {

@@ -8,6 +8,7 @@
 #include "decision/plausibility.hpp"
 #include "qualify/expectation.hpp"
 #include "report/light.hpp"
+#include "report/samples.hpp"
 #include "stats/stats.hpp"
 #include "util/json_lines.hpp"
 
@@ -163,34 +164,36 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
   std::map<std::pair<std::int64_t, std::string>, json> rechecks, skips;
   bool timing_seen = false;
   const std::map<std::int64_t, Light> light = light_by_size(round_records);
-  // The usual SM clock of the run; a sample below 75% of it ran throttled: kept in
+  // The samples that count (report/samples.hpp): a round below 75% of the run's usual SM clock
+  // ran throttled, one whose blocking kernel timed out is unheld: both are kept in
   // rounds.jsonl, counted, and left out of the statistics.
-  std::vector<double> clocks;
-  for (const auto& r : round_records)
-    if (r.contains("sm_clock_mhz")) clocks.push_back(r["sm_clock_mhz"].get<double>());
-  const double usual_clock = clocks.empty() ? 0.0 : summarize(clocks).median;
-  s["sm_clock_mhz_median"] = usual_clock;
+  const RunSamples selected = select_samples(round_records);
+  s["sm_clock_mhz_median"] = selected.usual_clock_mhz;
   std::map<std::pair<std::int64_t, std::string>, int> throttled, unheld;
-  std::map<std::pair<std::int64_t, std::string>, json> profiles, graphs;
   std::map<std::int64_t, std::map<std::string, std::vector<double>>> graph_samples, host_samples;
+  for (const auto& [key, kept] : selected.by_key) {
+    const auto& [arm, size, mode] = key;
+    if (auto t = kept.left_out.find("throttled"); t != kept.left_out.end())
+      throttled[{size, arm}] += t->second;
+    if (auto u = kept.left_out.find("unheld"); u != kept.left_out.end())
+      unheld[{size, arm}] += u->second;
+    if (kept.seconds.empty()) continue;
+    if (mode == "single") {
+      samples[size][arm] = kept.seconds;
+      if (!kept.host_seconds.empty()) host_samples[size][arm] = kept.host_seconds;
+    } else if (mode == "graph") {
+      graph_samples[size][arm] = kept.seconds;
+    }
+  }
+  std::map<std::pair<std::int64_t, std::string>, json> profiles, graphs;
   std::map<std::int64_t, std::string> left_attached;  // CUPTI not detached after this size
   json notes = json::array();                         // what the timing said about an arm
   for (const auto& r : round_records) {
     timing_seen = true;
     std::string type = r.value("type", "");
     std::int64_t size = r.value("size", std::int64_t{0});
-    const std::string left_out = left_out_because(r, usual_clock);
-    if (type == "round" && left_out == "throttled") {
-      throttled[{size, r.value("arm", "")}]++;
-    } else if (type == "round" && left_out == "unheld") {
-      unheld[{size, r.value("arm", "")}]++;
-    } else if (type == "round" && r.value("mode", "single") == "single") {
-      samples[size][r.value("arm", "")].push_back(r.value("seconds", 0.0));
-      if (r.contains("host_seconds"))
-        host_samples[size][r.value("arm", "")].push_back(r["host_seconds"].get<double>());
-    } else if (type == "round" && r.value("mode", "") == "graph") {
-      graph_samples[size][r.value("arm", "")].push_back(r.value("seconds", 0.0));
-    } else if (type == "size_end")
+    if (type == "round") continue;  // selected above
+    if (type == "size_end")
       size_info[size] = r;
     else if (type == "recheck")
       rechecks[{size, r.value("arm", "")}] = r;
@@ -346,14 +349,6 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
         s["decision"]["sentence"].get<std::string>() + " The timing stage stopped early (" +
         s["timing_stopped"].get<std::string>() + "): the sizes it had not finished are missing.";
   return s;
-}
-
-std::string left_out_because(const nlohmann::json& r, double usual_clock_mhz) {
-  if (usual_clock_mhz > 0 && r.contains("sm_clock_mhz") &&
-      r["sm_clock_mhz"].get<double>() < 0.75 * usual_clock_mhz)
-    return "throttled";
-  if (!r.value("held", true)) return "unheld";
-  return "";
 }
 
 }  // namespace kq

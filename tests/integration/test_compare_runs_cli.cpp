@@ -1,9 +1,11 @@
 // `kq compare RUN_A RUN_B` on a fixed H200 run, tests/data/h200-run (copied to temp dirs; never
-// modified): the
-// run against itself changes nothing (exit 0); one arm made 10% slower is flagged (exit 1); a
-// changed verdict is listed (exit 1); usage errors exit 2.
+// modified): the run against itself changes nothing (exit 0); one arm made 10% slower is flagged
+// (exit 1); a changed verdict is listed (exit 1); usage errors exit 2. And on runs made here: the
+// CPU arm cpu_tbb run twice is unchanged (exit 0), and a planted 5% slowdown (tests/plugins/
+// delayed.cpp, a busy-wait of KQ_TEST_DELAY_US after the copy) is caught (exit 1).
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -34,6 +36,25 @@ fs::path edited_copy(const fs::path& dir, Edit edit) {
 }
 
 const std::string kArm = "cuda_fused_residual_relu_v4x2_b1024";
+
+// `kq run SPEC ARGS --out DIR`, SPEC relative to the source tree.
+fs::path run_into(const fs::path& dir, const std::string& spec, const std::string& args) {
+  auto r = run_kq("run '" + (kq::test::source_dir() / spec).string() + "' " + args + " --out '" +
+                  dir.string() + "'");
+  INFO(r.out);
+  REQUIRE(fs::exists(dir / "rounds.jsonl"));
+  return dir;
+}
+
+// test_delayed timed with a busy-wait of DELAY_US after each copy (tests/plugins/delayed.cpp).
+fs::path delayed_run(const fs::path& dir, int delay_us) {
+  const fs::path plugins = fs::path(KQ_TEST_PLUGIN_DIR) / "delayed";
+  setenv("KQ_TEST_DELAY_US", std::to_string(delay_us).c_str(), 1);  // kq inherits it
+  run_into(dir, "tests/data/specs/copy_delayed.yaml",
+           "--plugin-dir '" + plugins.string() + "' --quick --sizes 4096");
+  unsetenv("KQ_TEST_DELAY_US");
+  return dir;
+}
 
 }  // namespace
 
@@ -102,4 +123,40 @@ TEST_CASE("kq compare: usage errors exit 2; --help documents the exit codes") {
   CHECK(h.out.find("Exit code") != std::string::npos);
   auto top = run_kq("--help");
   CHECK(top.out.find("compare RUN_A RUN_B") != std::string::npos);
+}
+
+TEST_CASE("kq compare: the CPU arm run twice on this machine is unchanged") {
+  // Back to back on a loaded machine, the medians of cpu_tbb move by several percent and the
+  // bootstrap interval, which takes the samples for independent, calls it resolved: the runs'
+  // own noise (blocks of rounds) is what keeps this at no change.
+  auto tmp = kq::test::temp_dir("compare-cpu-twice");
+  const std::string args = "--arms cpu_tbb --quick --sizes 65536,1048576";
+  auto a = run_into(tmp / "a", "specs/residual_relu.yaml", args);
+  auto b = run_into(tmp / "b", "specs/residual_relu.yaml", args);
+  auto r = run_kq("compare '" + a.string() + "' '" + b.string() + "'");
+  INFO(r.out);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("2 compared: 0 slower, 0 faster, 2 same") != std::string::npos);
+}
+
+TEST_CASE("kq compare: a planted 5% slowdown is caught, the same delay twice is not") {
+  auto tmp = kq::test::temp_dir("compare-planted");
+  // 200 us a call: long beside the copy of 4096 floats (about a microsecond), short beside a
+  // scheduler's time slice, so that on a loaded machine a preemption lands in few calls (a
+  // 2 ms call on a machine with more busy threads than cores met one in whole blocks of rounds,
+  // and the noise rightly hid the 5%).
+  auto a = delayed_run(tmp / "a", 200);
+  auto same = delayed_run(tmp / "same", 200);
+  auto slow = delayed_run(tmp / "slow", 210);  // 5% slower
+
+  auto r = run_kq("compare '" + a.string() + "' '" + same.string() + "'");
+  INFO(r.out);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("1 compared: 0 slower, 0 faster, 1 same") != std::string::npos);
+
+  r = run_kq("compare '" + a.string() + "' '" + slow.string() + "'");
+  INFO(r.out);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("1 compared: 1 slower, 0 faster, 0 same") != std::string::npos);
+  CHECK(r.out.find("threshold alone") == std::string::npos);  // the noise was estimated
 }

@@ -1,6 +1,8 @@
 // Comparing two runs (report/compare.hpp) on synthetic run directories written here: the same
-// distribution twice, one arm 10% slower, noise and a shift below the threshold, throttled
-// rounds, verdict changes, and arms or sizes timed in one run only.
+// distribution twice, one arm 10% slower, noise and a shift below the threshold, drift from
+// block to block within a run (the runs' own noise), throttled and unheld rounds, verdict
+// changes, and arms or sizes timed in one run only; and on the committed H200 run, that compare
+// counts the samples the summary counts.
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -8,6 +10,8 @@
 #include <random>
 
 #include "report/compare.hpp"
+#include "report/summary.hpp"
+#include "stats/stats.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -27,8 +31,14 @@ struct RunSpec {
   double noise = 0.01;  // relative standard deviation of each sample
   std::uint64_t seed = 1;
   std::map<std::string, std::string> verdicts;  // default: every arm qualified
-  int throttled_rounds = 0;                     // extra rounds, 3x slower, marked throttled
+  int throttled_rounds = 0;  // extra rounds, 3x slower, at half the SM clock (throttled)
+  int unheld_rounds = 0;     // extra rounds, 3x slower, their blocking kernel timed out
+  // Multipliers of consecutive stretches of the rounds (the rounds split evenly among them):
+  // the machine's speed drifting during the run. Empty: no drift.
+  std::vector<double> drift;
 };
+
+constexpr double kClockMhz = 1980;  // every round's SM clock, but a throttled one's
 
 std::filesystem::path write_run(const std::filesystem::path& dir, const RunSpec& r) {
   std::filesystem::create_directories(dir);
@@ -52,17 +62,22 @@ std::filesystem::path write_run(const std::filesystem::path& dir, const RunSpec&
   std::ofstream out(dir / "rounds.jsonl");
   for (auto size : r.sizes) {
     const double scale = static_cast<double>(size) / 4096.0;
-    for (int k = 0; k < r.rounds + r.throttled_rounds; ++k)
+    for (int k = 0; k < r.rounds + r.throttled_rounds + r.unheld_rounds; ++k)
       for (const auto& a : r.arms) {
-        const bool throttled = k >= r.rounds;
-        json rec = {
-            {"type", "round"},
-            {"arm", a.arm},
-            {"size", size},
-            {"mode", "single"},
-            {"round", k},
-            {"seconds", a.seconds * scale * a.factor * (1 + noise(rng)) * (throttled ? 3 : 1)}};
-        if (throttled) rec["throttled"] = true;
+        const bool throttled = k >= r.rounds && k < r.rounds + r.throttled_rounds;
+        const bool unheld = k >= r.rounds + r.throttled_rounds;
+        const double drift = k < r.rounds && !r.drift.empty()
+                                 ? r.drift[static_cast<std::size_t>(k) * r.drift.size() / r.rounds]
+                                 : 1.0;
+        json rec = {{"type", "round"},
+                    {"arm", a.arm},
+                    {"size", size},
+                    {"mode", "single"},
+                    {"round", k},
+                    {"seconds", a.seconds * scale * a.factor * drift * (1 + noise(rng)) *
+                                    (throttled || unheld ? 3 : 1)},
+                    {"sm_clock_mhz", throttled ? kClockMhz / 2 : kClockMhz}};
+        if (unheld) rec["held"] = false;
         out << rec.dump() << "\n";
       }
   }
@@ -159,13 +174,116 @@ TEST_CASE("noise only: more noise and a shift below the threshold are no change"
   CHECK(strict.slower == 6);
 }
 
-TEST_CASE("throttled rounds are left out") {
+TEST_CASE(
+    "throttled rounds (by the SM clock) and unheld rounds are left out, as the summary does") {
   auto dir = kq::test::temp_dir("compare-throttled");
   auto a = write_run(dir / "a", {.arms = kArms, .seed = 1});
-  auto b = write_run(dir / "b", {.arms = kArms, .seed = 2, .throttled_rounds = 40});
+  auto b =
+      write_run(dir / "b", {.arms = kArms, .seed = 2, .throttled_rounds = 12, .unheld_rounds = 5});
   auto c = kq::compare_runs(a, b);
   CHECK_FALSE(c.changed());
   CHECK(find(c, "fused", 4096)->n_b == 30);
+  CHECK(c.left_out_a.empty());
+  CHECK(c.left_out_b == std::map<std::string, int>{{"throttled", 12 * 6}, {"unheld", 5 * 6}});
+  CHECK(kq::render_comparison(c).find("left out of run B: 72 throttled, 30 unheld round(s)") !=
+        std::string::npos);
+
+  const json s = kq::summarize_run(b);
+  for (const auto& row : s["timing"])
+    for (const auto& arm : row["arms"]) {
+      INFO(arm.dump());
+      CHECK(arm["n"] == 30);
+      CHECK(arm["throttled"] == 12);
+      CHECK(arm["unheld"] == 5);
+    }
+}
+
+TEST_CASE("compare counts the summary's samples on the committed H200 run") {
+  const auto run = kq::test::source_dir() / "tests" / "data" / "h200-run";
+  const json s = kq::summarize_run(run);
+  std::map<std::pair<std::string, std::int64_t>, int> summary_n;
+  for (const auto& row : s["timing"])
+    for (const auto& arm : row["arms"])
+      summary_n[{arm["arm"].get<std::string>(), row["size"].get<std::int64_t>()}] = arm["n"];
+  const auto c = kq::compare_runs(run, run);
+  REQUIRE(c.timing.size() == 27);
+  CHECK(summary_n.size() == 27);
+  for (const auto& t : c.timing) {
+    INFO(t.key.arm << " " << t.key.size << " " << t.key.mode);
+    CHECK(t.key.mode == "single");  // the summary's table holds single-mode samples
+    CHECK(t.n_a == summary_n[{t.key.arm, t.key.size}]);
+    CHECK(t.n_b == t.n_a);
+    CHECK(t.verdict == "same");
+  }
+}
+
+TEST_CASE("drift from block to block within each run is noise: no change") {
+  // The same arms on a loaded machine: the first run slowed by 10% for its last third, the
+  // second for its last two thirds. Their medians differ by about 10%, resolved by the
+  // bootstrap, which takes the samples for independent; the blocks of rounds show the drift.
+  auto dir = kq::test::temp_dir("compare-drift");
+  auto a = write_run(
+      dir / "a", {.arms = kArms, .rounds = 36, .seed = 1, .drift = {1.0, 1.0, 1.0, 1.0, 1.1, 1.1}});
+  auto b = write_run(
+      dir / "b", {.arms = kArms, .rounds = 36, .seed = 2, .drift = {1.0, 1.0, 1.1, 1.1, 1.1, 1.1}});
+  auto c = kq::compare_runs(a, b, 0.02);
+  REQUIRE(c.timing.size() == 6);
+  int resolved = 0;
+  for (const auto& t : c.timing) {
+    INFO(t.key.arm << " " << t.key.size << ": " << t.ratio << " [" << t.lo << ", " << t.hi
+                   << "] noise " << t.noise_a << " " << t.noise_b);
+    CHECK(t.verdict == "same");
+    CHECK(t.noise_a == doctest::Approx(0.1).epsilon(0.3));
+    CHECK(t.noise_b == doctest::Approx(0.1).epsilon(0.3));
+    CHECK(t.noise == doctest::Approx(std::hypot(t.noise_a, t.noise_b)));
+    resolved += (t.lo > 1.0 || t.hi < 1.0) && std::abs(t.ratio - 1) > 0.02;
+  }
+  CHECK(resolved > 0);  // the threshold and the interval alone would have cried wolf
+  CHECK_FALSE(c.changed());
+  CHECK(kq::render_comparison(c).find("noise") != std::string::npos);
+}
+
+TEST_CASE("a clean 5% shift with little noise is slower") {
+  auto dir = kq::test::temp_dir("compare-shift5");
+  auto slower = kArms;
+  for (auto& a : slower) a.factor = 1.05;
+  auto a = write_run(dir / "a", {.arms = kArms, .seed = 1});
+  auto b = write_run(dir / "b", {.arms = slower, .seed = 2});
+  auto c = kq::compare_runs(a, b, 0.02);
+  for (const auto& t : c.timing) {
+    INFO(t.key.arm << " " << t.key.size << ": " << t.ratio << " noise " << t.noise);
+    CHECK(t.noise >= 0);
+    CHECK(t.noise < 0.05);
+    CHECK(t.verdict == "slower");
+  }
+  CHECK(c.slower == 6);
+  CHECK(c.without_noise == 0);
+}
+
+TEST_CASE("block noise: the range of block medians; none under 16 samples") {
+  CHECK_FALSE(kq::block_noise(std::vector<double>(15, 1.0)).has_value());
+  CHECK(kq::block_noise(std::vector<double>(16, 1.0)) == 0.0);
+  std::vector<double> step(32, 1.0);
+  for (std::size_t i = 16; i < step.size(); ++i) step[i] = 1.2;  // the second half 20% slower
+  // Median of all: 1.1; block medians 1.0 and 1.2.
+  CHECK(*kq::block_noise(step) == doctest::Approx(0.2 / 1.1));
+  // A shuffle hides drift that blocks see: alternating samples, every block median the same.
+  std::vector<double> alternating(32, 1.0);
+  for (std::size_t i = 1; i < alternating.size(); i += 2) alternating[i] = 1.2;
+  CHECK(*kq::block_noise(alternating) == doctest::Approx(0.0));
+}
+
+TEST_CASE("too few rounds for blocks: the threshold alone decides, and the output says so") {
+  auto dir = kq::test::temp_dir("compare-noblocks");
+  auto slower = kArms;
+  slower[1].factor = 1.10;
+  auto a = write_run(dir / "a", {.arms = kArms, .rounds = 12, .seed = 1});
+  auto b = write_run(dir / "b", {.arms = slower, .rounds = 12, .seed = 2});
+  auto c = kq::compare_runs(a, b);
+  CHECK(c.without_noise == 6);
+  CHECK(find(c, "fused", 4096)->noise < 0);
+  CHECK(find(c, "fused", 4096)->verdict == "slower");
+  CHECK(kq::render_comparison(c).find("6 compared on the threshold alone") != std::string::npos);
 }
 
 TEST_CASE("verdict changes count as a change; arms and sizes in one run only are listed") {
