@@ -78,7 +78,7 @@ TimingChange compare_timing(const Key& k, const std::vector<double>& va,
   if (noise_a && noise_b) {
     t.noise_a = *noise_a;
     t.noise_b = *noise_b;
-    t.noise = std::hypot(t.noise_a, t.noise_b);
+    t.noise = t.noise_a + t.noise_b;
   }
   const double moved = std::abs(e.ratio - 1.0);
   const bool resolved = e.lo > 1.0 || e.hi < 1.0;
@@ -176,7 +176,7 @@ std::string render_comparison(const RunComparison& c) {
     o << "note: the runs used different specs (spec sha256 " << sha_a.substr(0, 12) << "... and "
       << sha_b.substr(0, 12) << "...)\n";
   o << "\nB/A: median B over median A (above 1: B is slower), with its 95% bootstrap interval. "
-       "noise: both runs'\nrun-to-run noise, sqrt(a^2 + b^2), each the range of the medians of "
+       "noise: both runs'\nrun-to-run noise added, each the range of the medians of "
        "4 to 8 blocks of its rounds\nover its median. A change: the interval excludes 1 and B/A "
        "is further from 1 than both the\nthreshold ("
     << fmt("%.3g", 100 * c.threshold)

@@ -8,13 +8,16 @@
 // beside it) it is far too narrow, and two runs of the same build differ by more than it says.
 // So each run's noise is estimated from blocks of its rounds (block_noise in stats.hpp: the
 // range of the medians of 4 to 8 contiguous blocks, over the median), and a change must exceed
-// sqrt(noise_a^2 + noise_b^2). Why that combination: each run's median lies somewhere inside
-// the range of its block medians, so unchanged code gives medians up to about half of each
-// range apart in the same direction, (noise_a + noise_b) / 2; the root of the sum of squares is
-// never below that (and never below the larger noise alone), adds the two independent drifts
-// the way independent errors add, and stays under their plain sum, which would hide real
-// changes on a quiet run. With too few rounds for blocks (under 16 on either side) there is no
-// noise estimate: the threshold alone decides, and the table says so.
+// noise_a + noise_b. Why that combination: each run's median lies somewhere inside the range
+// of its block medians, so unchanged code whose speed drifts only within runs gives medians up
+// to half of each range apart, (noise_a + noise_b) / 2. The load beside a run also changes
+// from one run to the next, which blocks of one run cannot see; the plain sum, twice that,
+// leaves room for it. Measured: cpu_tbb run twice back to back beside a busy process on 2
+// cores, 12 pairs of runs at 2 sizes, moved by up to 0.91 of sqrt(noise_a^2 + noise_b^2) (one
+// bad draw from a false alarm) and up to 0.73 of the sum. A change the sum hides is one the
+// runs cannot tell from their own drift: time more rounds, on a quieter machine. With too few
+// rounds for blocks (under 16 on either side) there is no noise estimate: the threshold alone
+// decides, and the table says so.
 //
 // Qualification verdicts are compared too: an arm whose verdict differs counts as a change.
 #pragma once
@@ -38,7 +41,7 @@ struct TimingChange {
   int n_a = 0, n_b = 0;               // samples in each run
   double median_a = 0, median_b = 0;  // seconds
   double ratio = 0, lo = 0, hi = 0;   // median B / median A and its 95% interval
-  // Each run's run-to-run noise (block_noise) and the two combined, sqrt(a^2 + b^2): a
+  // Each run's run-to-run noise (block_noise) and the two combined, a + b: a
   // fraction of the median; negative when either run has too few rounds for blocks.
   double noise_a = -1, noise_b = -1, noise = -1;
   std::string verdict;  // "faster", "slower", "same", "too few samples"
