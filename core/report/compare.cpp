@@ -75,11 +75,10 @@ TimingChange compare_timing(const Key& k, const std::vector<double>& va,
   t.lo = e.lo;
   t.hi = e.hi;
   const auto noise_a = block_noise(va), noise_b = block_noise(vb);
-  if (noise_a && noise_b) {
-    t.noise_a = *noise_a;
-    t.noise_b = *noise_b;
-    t.noise = t.noise_a + t.noise_b;
-  }
+  t.noise_a = noise_a.value_or(-1);
+  t.noise_b = noise_b.value_or(-1);
+  if (noise_a || noise_b)  // a run too short for blocks takes the other's noise
+    t.noise = noise_a.value_or(*noise_b) + noise_b.value_or(*noise_a);
   const double moved = std::abs(e.ratio - 1.0);
   const bool resolved = e.lo > 1.0 || e.hi < 1.0;
   const bool beyond_noise = t.noise < 0 || moved > t.noise;
@@ -215,7 +214,7 @@ std::string render_comparison(const RunComparison& c) {
     o << "\n"
       << c.without_noise << " compared on the threshold alone: under "
       << kMinBlocks * kMinBlockSamples
-      << " rounds on a side, too few for blocks (noise -), so the runs' own noise is unknown\n";
+      << " rounds on both sides, too few for blocks (noise -), so the runs' own noise is unknown\n";
   if (!c.only_a.empty()) {
     o << "\ntimed in run A only:\n";
     for (const auto& k : c.only_a) o << "  " << key_text(k) << "\n";

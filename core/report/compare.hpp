@@ -15,9 +15,10 @@
 // leaves room for it. Measured: cpu_tbb run twice back to back beside a busy process on 2
 // cores, 12 pairs of runs at 2 sizes, moved by up to 0.91 of sqrt(noise_a^2 + noise_b^2) (one
 // bad draw from a false alarm) and up to 0.73 of the sum. A change the sum hides is one the
-// runs cannot tell from their own drift: time more rounds, on a quieter machine. With too few
-// rounds for blocks (under 16 on either side) there is no noise estimate: the threshold alone
-// decides, and the table says so.
+// runs cannot tell from their own drift: time more rounds, on a quieter machine. A run with too
+// few rounds for blocks (under 8) takes the other run's noise: the same arm on the same machine
+// (a stopping rule ends a run early when it looks steady, and under load that gave a false
+// alarm). With neither estimated the threshold alone decides, and the table says so.
 //
 // Qualification verdicts are compared too: an arm whose verdict differs counts as a change.
 #pragma once
@@ -41,7 +42,8 @@ struct TimingChange {
   int n_a = 0, n_b = 0;               // samples in each run
   double median_a = 0, median_b = 0;  // seconds
   double ratio = 0, lo = 0, hi = 0;   // median B / median A and its 95% interval
-  // Each run's run-to-run noise (block_noise) and the two combined, a + b: a
+  // Each run's run-to-run noise (block_noise; negative: too few rounds) and the two combined,
+  // a + b, or twice the one estimated: a
   // fraction of the median; negative when either run has too few rounds for blocks.
   double noise_a = -1, noise_b = -1, noise = -1;
   std::string verdict;  // "faster", "slower", "same", "too few samples"

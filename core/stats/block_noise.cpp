@@ -6,8 +6,8 @@ namespace kq {
 
 std::optional<double> block_noise(const std::vector<double>& samples) {
   const int n = static_cast<int>(samples.size());
-  const int blocks = std::min(kMaxBlocks, n / kMinBlockSamples);
-  if (blocks < kMinBlocks) return std::nullopt;
+  if (n < kMinBlocks * kMinBlockSamples) return std::nullopt;
+  const int blocks = std::clamp(n / kBlockSamples, kMinBlocks, kMaxBlocks);
   std::vector<double> medians;
   for (int b = 0; b < blocks; ++b) {
     const auto first = samples.begin() + b * n / blocks,

@@ -33,13 +33,14 @@ SpeedupEstimate bootstrap_speedup(const std::vector<double>& base, const std::ve
                                   int resamples = 2000, std::uint64_t seed = 1);
 
 // Run-to-run noise of samples in the order they were taken (block_noise.cpp): the samples are
-// split into contiguous blocks of rounds, kMinBlocks to kMaxBlocks of them with at least
-// kMinBlockSamples each, and the noise is the range of the block medians over the median of
-// all samples, (max - min) / median. It sees what the interval of a median cannot: a machine
-// whose speed drifts during a run (load beside it, clocks, heat) moves whole blocks of rounds,
-// while a shuffle of the samples hides it. No estimate (nullopt) under kMinBlocks *
-// kMinBlockSamples samples.
-inline constexpr int kMinBlocks = 4, kMaxBlocks = 8, kMinBlockSamples = 4;
+// split into contiguous blocks of rounds, kMinBlocks to kMaxBlocks of them, of
+// kBlockSamples each where there are enough (at least kMinBlockSamples), and the noise is the
+// range of the block medians over the median of all samples, (max - min) / median. It sees
+// what the interval of a median cannot: a machine whose speed drifts during a run (load beside
+// it, clocks, heat) moves whole blocks of rounds, while a shuffle of the samples hides it.
+// Short blocks give noisier medians, so a short run looks noisier: a guard errs that way. No
+// estimate (nullopt) under kMinBlocks * kMinBlockSamples samples.
+inline constexpr int kMinBlocks = 4, kMaxBlocks = 8, kBlockSamples = 4, kMinBlockSamples = 2;
 std::optional<double> block_noise(const std::vector<double>& samples_in_order);
 
 }  // namespace kq

@@ -260,9 +260,10 @@ TEST_CASE("a clean 5% shift with little noise is slower") {
   CHECK(c.without_noise == 0);
 }
 
-TEST_CASE("block noise: the range of block medians; none under 16 samples") {
-  CHECK_FALSE(kq::block_noise(std::vector<double>(15, 1.0)).has_value());
-  CHECK(kq::block_noise(std::vector<double>(16, 1.0)) == 0.0);
+TEST_CASE("block noise: the range of block medians; none under 8 samples") {
+  CHECK_FALSE(kq::block_noise(std::vector<double>(7, 1.0)).has_value());
+  CHECK(kq::block_noise(std::vector<double>(8, 1.0)) == 0.0);
+  CHECK(*kq::block_noise({1, 1, 1, 1, 1, 1, 2, 2}) == doctest::Approx(1.0));  // 4 blocks of 2
   std::vector<double> step(32, 1.0);
   for (std::size_t i = 16; i < step.size(); ++i) step[i] = 1.2;  // the second half 20% slower
   // Median of all: 1.1; block medians 1.0 and 1.2.
@@ -273,17 +274,27 @@ TEST_CASE("block noise: the range of block medians; none under 16 samples") {
   CHECK(*kq::block_noise(alternating) == doctest::Approx(0.0));
 }
 
-TEST_CASE("too few rounds for blocks: the threshold alone decides, and the output says so") {
+TEST_CASE("too few rounds for blocks: the other run's noise, or else the threshold alone") {
   auto dir = kq::test::temp_dir("compare-noblocks");
   auto slower = kArms;
   slower[1].factor = 1.10;
-  auto a = write_run(dir / "a", {.arms = kArms, .rounds = 12, .seed = 1});
-  auto b = write_run(dir / "b", {.arms = slower, .rounds = 12, .seed = 2});
+  auto a = write_run(dir / "a", {.arms = kArms, .rounds = 6, .seed = 1});
+  auto b = write_run(dir / "b", {.arms = slower, .rounds = 6, .seed = 2});
   auto c = kq::compare_runs(a, b);
   CHECK(c.without_noise == 6);
   CHECK(find(c, "fused", 4096)->noise < 0);
   CHECK(find(c, "fused", 4096)->verdict == "slower");
   CHECK(kq::render_comparison(c).find("6 compared on the threshold alone") != std::string::npos);
+
+  // One run long enough for blocks: its noise stands for both.
+  auto drifting = write_run(
+      dir / "drifting", {.arms = kArms, .rounds = 32, .seed = 3, .drift = {1.0, 1.0, 1.1, 1.1}});
+  auto one = kq::compare_runs(drifting, b);
+  CHECK(one.without_noise == 0);
+  const auto* t = find(one, "fused", 4096);
+  CHECK(t->noise_b < 0);
+  CHECK(t->noise == doctest::Approx(2 * t->noise_a));
+  CHECK(t->verdict == "same");  // 10% slower is within twice a 10% drift
 }
 
 TEST_CASE("verdict changes count as a change; arms and sizes in one run only are listed") {
