@@ -1,32 +1,46 @@
 #include "worker/protocol.hpp"
 
 #include <algorithm>
+#include <boost/program_options.hpp>
 #include <map>
 #include <sstream>
 
 namespace kq {
 namespace {
 
-// The flags of one mode, read from its arguments: "--name value" pairs and "--name" switches.
+namespace po = boost::program_options;
+
+// The flags of one mode, read by Boost.Program_options: "--name value" options (each may
+// repeat) and "--name" switches; anything else (an unknown option, a stray argument, a missing
+// value) is a WorkerArgsError.
 class ArgReader {
  public:
-  ArgReader(const std::vector<std::string>& args, const std::vector<std::string>& switches) {
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      const std::string& a = args[i];
-      if (a.rfind("--", 0) != 0) throw WorkerArgsError("unexpected argument '" + a + "'");
-      const std::string name = a.substr(2);
-      if (std::find(switches.begin(), switches.end(), name) != switches.end()) {
-        values_[name].push_back("");
-        continue;
-      }
-      if (i + 1 >= args.size()) throw WorkerArgsError("--" + name + ": no value");
-      values_[name].push_back(args[++i]);
+  ArgReader(const std::vector<std::string>& args, const std::vector<std::string>& options,
+            const std::vector<std::string>& switches)
+      : switches_(switches) {
+    po::options_description d;
+    for (const auto& o : options)
+      d.add_options()(o.c_str(), po::value<std::vector<std::string>>()->composing(), "");
+    for (const auto& sw : switches) d.add_options()(sw.c_str(), po::bool_switch(), "");
+    try {
+      po::store(po::command_line_parser(args)
+                    .options(d)
+                    .style(po::command_line_style::default_style &
+                           ~po::command_line_style::allow_guessing)
+                    .run(),
+                vm_);
+      po::notify(vm_);
+    } catch (const po::error& e) {
+      throw WorkerArgsError(e.what());
     }
   }
-  bool has(const std::string& name) const { return values_.count(name) > 0; }
+  bool has(const std::string& name) const {
+    if (std::find(switches_.begin(), switches_.end(), name) != switches_.end())
+      return vm_[name].as<bool>();
+    return vm_.count(name) > 0;
+  }
   std::vector<std::string> all(const std::string& name) const {
-    auto it = values_.find(name);
-    return it == values_.end() ? std::vector<std::string>{} : it->second;
+    return vm_.count(name) ? vm_[name].as<std::vector<std::string>>() : std::vector<std::string>{};
   }
   std::string one(const std::string& name) const {
     auto v = all(name);
@@ -36,14 +50,10 @@ class ArgReader {
     if (!has(name)) throw WorkerArgsError("--" + name + " is required");
     return one(name);
   }
-  void only(const std::vector<std::string>& known) const {
-    for (const auto& [name, v] : values_)
-      if (std::find(known.begin(), known.end(), name) == known.end())
-        throw WorkerArgsError("unknown option --" + name);
-  }
 
  private:
-  std::map<std::string, std::vector<std::string>> values_;
+  std::vector<std::string> switches_;
+  po::variables_map vm_;
 };
 
 std::string encode_sizes(const std::vector<std::int64_t>& sizes) {
@@ -93,8 +103,8 @@ std::vector<std::string> QualifyWorkerArgs::to_argv() const {
 }
 
 QualifyWorkerArgs QualifyWorkerArgs::parse(const std::vector<std::string>& args) {
-  ArgReader r(args, {"quick"});
-  r.only({"spec", "plugin", "arm", "quick", "timing-sizes", "hang-timeout", "artifacts-dir"});
+  ArgReader r(args, {"spec", "plugin", "arm", "timing-sizes", "hang-timeout", "artifacts-dir"},
+              {"quick"});
   QualifyWorkerArgs a;
   a.spec = r.required("spec");
   a.plugin = r.required("plugin");
@@ -118,8 +128,8 @@ std::vector<std::string> TimeWorkerArgs::to_argv() const {
 }
 
 TimeWorkerArgs TimeWorkerArgs::parse(const std::vector<std::string>& args) {
-  ArgReader r(args, {"no-blocking-kernel", "brief"});
-  r.only({"spec", "plugin", "arm", "artifacts-dir", "no-blocking-kernel", "brief", "sizes"});
+  ArgReader r(args, {"spec", "plugin", "arm", "artifacts-dir", "sizes"},
+              {"no-blocking-kernel", "brief"});
   TimeWorkerArgs a;
   a.spec = r.required("spec");
   a.plugins = r.all("plugin");
