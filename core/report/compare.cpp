@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "decision/decide.hpp"
+#include "report/light.hpp"
 #include "report/report.hpp"
 #include "report/samples.hpp"
 #include "stats/stats.hpp"
@@ -41,11 +42,6 @@ json describe(const std::filesystem::path& dir) {
 }
 
 TimingKey key_of(const Key& k) { return {std::get<0>(k), std::get<1>(k), std::get<2>(k)}; }
-
-// The samples that count, as the summary selects them (report/samples.hpp).
-RunSamples read_samples(const std::filesystem::path& dir) {
-  return select_samples(read_json_lines(dir / "rounds.jsonl"));
-}
 
 // Every reason a round was left out, summed over the run.
 std::map<std::string, int> left_out_counts(const RunSamples& run) {
@@ -86,6 +82,43 @@ TimingChange compare_timing(const Key& k, const std::vector<double>& va,
               : e.ratio > 1.0                                  ? "slower"
                                                                : "faster";
   return t;
+}
+
+// A change of a CUDA arm that the same run's device copy shows as much: the machine moved (a
+// launch floor, a memory clock), not the arm. Such a change becomes "same", marked.
+void weigh_against_copy(TimingChange& t, double copy_ratio, double threshold) {
+  t.copy_ratio = copy_ratio;
+  if (copy_ratio <= 0 || (t.verdict != "slower" && t.verdict != "faster")) return;
+  const double own = std::abs(t.ratio / copy_ratio - 1.0);
+  if (own > threshold && (t.noise < 0 || own > t.noise)) return;
+  t.verdict = "same";
+  t.machine_moved = true;
+}
+
+// Each size's device copy, and the arms that run on CUDA (from the manifest).
+struct CopyFacts {
+  std::map<std::int64_t, Light> light;
+  std::map<std::string, bool> cuda;  // arm -> whether it runs on CUDA
+};
+
+CopyFacts read_copy_facts(const std::filesystem::path& dir, const std::vector<json>& records) {
+  CopyFacts f;
+  f.light = light_by_size(records);
+  for (const auto& a : read_manifest(dir).value("arms", json::array()))
+    f.cuda[a.value("name", "")] = a.value("device", "") == "cuda";
+  return f;
+}
+
+// The copy's B / A at `size` for a CUDA `arm` ("arm#2" is arm's instance), or 0.
+double copy_ratio(const CopyFacts& a, const CopyFacts& b, const std::string& arm,
+                  std::int64_t size) {
+  const std::string base = arm.substr(0, arm.find('#'));
+  auto ca = a.cuda.find(base), cb = b.cuda.find(base);
+  if (ca == a.cuda.end() || cb == b.cuda.end() || !ca->second || !cb->second) return 0;
+  auto la = a.light.find(size), lb = b.light.find(size);
+  if (la == a.light.end() || lb == b.light.end() || la->second.gbps <= 0 || lb->second.gbps <= 0)
+    return 0;
+  return la->second.gbps / lb->second.gbps;  // time B / time A
 }
 
 // Each arm's final qualification verdict (the last verdict record; sanitizer passes ignored).
@@ -133,7 +166,11 @@ RunComparison compare_runs(const std::filesystem::path& run_a, const std::filesy
   c.run_a = describe(run_a);
   c.run_b = describe(run_b);
 
-  const RunSamples a = read_samples(run_a), b = read_samples(run_b);
+  const std::vector<json> records_a = read_json_lines(run_a / "rounds.jsonl"),
+                          records_b = read_json_lines(run_b / "rounds.jsonl");
+  const RunSamples a = select_samples(records_a), b = select_samples(records_b);
+  const CopyFacts copy_a = read_copy_facts(run_a, records_a),
+                  copy_b = read_copy_facts(run_b, records_b);
   c.left_out_a = left_out_counts(a);
   c.left_out_b = left_out_counts(b);
   for (const auto& [k, ka] : a.by_key) {
@@ -143,6 +180,8 @@ RunComparison compare_runs(const std::filesystem::path& run_a, const std::filesy
       continue;
     }
     TimingChange t = compare_timing(k, ka.seconds, it->second.seconds, threshold);
+    weigh_against_copy(t, copy_ratio(copy_a, copy_b, t.key.arm, t.key.size), threshold);
+    c.machine_moved += t.machine_moved;
     (t.verdict == "too few samples" ? c.too_few
      : t.verdict == "same"          ? c.same
      : t.verdict == "slower"        ? c.slower
@@ -185,20 +224,22 @@ std::string render_comparison(const RunComparison& c) {
   if (!c.timing.empty()) {
     std::vector<std::vector<std::string>> rows = {{"arm", "size", "mode", "n A", "n B", "median A",
                                                    "median B", "B/A", "95% interval", "noise",
-                                                   "verdict"}};
+                                                   "copy B/A", "verdict"}};
     for (const auto& t : c.timing) {
       const bool est = t.verdict != "too few samples";
       rows.push_back({t.key.arm, std::to_string(t.key.size), t.key.mode, std::to_string(t.n_a),
                       std::to_string(t.n_b), format_seconds(t.median_a), format_seconds(t.median_b),
                       fmt("%.3f", t.ratio),
                       est ? fmt("%.3f", t.lo) + " - " + fmt("%.3f", t.hi) : std::string("-"),
-                      t.noise >= 0 ? fmt("%.1f%%", 100 * t.noise) : std::string("-"), t.verdict});
+                      t.noise >= 0 ? fmt("%.1f%%", 100 * t.noise) : std::string("-"),
+                      t.copy_ratio > 0 ? fmt("%.3f", t.copy_ratio) : std::string("-"),
+                      t.machine_moved ? "same (the copy moved too)" : t.verdict});
     }
     std::vector<std::size_t> width(rows[0].size(), 0);
     for (const auto& r : rows)
       for (std::size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
     const std::vector<bool> right = {false, true, false, true, true, true,
-                                     true,  true, false, true, false};
+                                     true,  true, false, true, true, false};
     for (const auto& r : rows) {
       std::string line;
       for (std::size_t i = 0; i < r.size(); ++i) {
@@ -210,6 +251,10 @@ std::string render_comparison(const RunComparison& c) {
   } else {
     o << "No (arm, size, mode) was timed in both runs.\n";
   }
+  if (c.machine_moved)
+    o << c.machine_moved
+      << " change(s) counted as same: the device copy timed in the same rounds moved as much "
+         "(copy B/A), so the machine moved, not the arm\n";
   if (c.without_noise)
     o << "\n"
       << c.without_noise << " compared on the threshold alone: under "

@@ -36,16 +36,24 @@ struct RunSpec {
   // Multipliers of consecutive stretches of the rounds (the rounds split evenly among them):
   // the machine's speed drifting during the run. Empty: no drift.
   std::vector<double> drift;
+  // When > 0: the arms run on CUDA (in the manifest) and every round also times the device copy
+  // (a light record) at about this many seconds per 4096 elements, times copy_factor.
+  double light_seconds = 0;
+  double copy_factor = 1.0;
 };
 
 constexpr double kClockMhz = 1980;  // every round's SM clock, but a throttled one's
 
 std::filesystem::path write_run(const std::filesystem::path& dir, const RunSpec& r) {
   std::filesystem::create_directories(dir);
+  json manifest_arms = json::array();
+  if (r.light_seconds > 0)
+    for (const auto& a : r.arms) manifest_arms.push_back({{"name", a.arm}, {"device", "cuda"}});
   std::ofstream(dir / "manifest.json")
       << json{{"op", "residual_relu"},
               {"spec_sha256", "abc123"},
               {"started", "2026-11-29T00:00:00Z"},
+              {"arms", manifest_arms},
               {"machine", {{"hostname", "synthetic"}, {"gpus", {{{"name", "Test GPU"}}}}}}}
              .dump();
   std::ofstream q(dir / "qualification.jsonl");
@@ -80,6 +88,14 @@ std::filesystem::path write_run(const std::filesystem::path& dir, const RunSpec&
         if (unheld) rec["held"] = false;
         out << rec.dump() << "\n";
       }
+    for (int k = 0; k < r.rounds && r.light_seconds > 0; ++k)
+      out << json{{"type", "light"},
+                  {"size", size},
+                  {"round", k},
+                  {"bytes", 12.0 * static_cast<double>(size)},
+                  {"seconds", r.light_seconds * scale * r.copy_factor * (1 + noise(rng))}}
+                 .dump()
+          << "\n";
   }
   return dir;
 }
@@ -337,4 +353,30 @@ TEST_CASE("too few samples give no verdict") {
   CHECK_FALSE(c.changed());
   CHECK(find(c, "fused", 4096)->verdict == "too few samples");
   CHECK(find(c, "fused", 4096)->ratio == doctest::Approx(1.5).epsilon(0.05));
+}
+
+TEST_CASE("a change the same run's device copy shows as much is the machine's: same, marked") {
+  auto dir = kq::test::temp_dir("compare-copy");
+  auto shifted = kArms;
+  for (auto& a : shifted) a.factor = 1.04;
+  // Every CUDA arm and the copy 4% slower in B (a launch floor that moved): no change.
+  auto a = write_run(dir / "a", {.arms = kArms, .seed = 1, .light_seconds = 4e-6});
+  auto b = write_run(dir / "b",
+                     {.arms = shifted, .seed = 2, .light_seconds = 4e-6, .copy_factor = 1.04});
+  auto c = kq::compare_runs(a, b, 0.02);
+  CHECK(c.slower == 0);
+  CHECK(c.faster == 0);
+  CHECK(c.machine_moved >= 4);  // the rest were within noise of 1 by themselves
+  for (const auto& t : c.timing) {
+    CHECK(t.verdict == "same");
+    CHECK(t.copy_ratio == doctest::Approx(1.04).epsilon(0.01));
+  }
+  CHECK(kq::render_comparison(c).find("same (the copy moved too)") != std::string::npos);
+  // The arms 5% slower while the copy stayed: the arms' change.
+  auto slower = kArms;
+  for (auto& x : slower) x.factor = 1.05;
+  auto d = write_run(dir / "d", {.arms = slower, .seed = 4, .light_seconds = 4e-6});
+  auto e = kq::compare_runs(a, d, 0.02);
+  CHECK(e.slower == 6);
+  CHECK(e.machine_moved == 0);
 }
