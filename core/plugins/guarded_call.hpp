@@ -2,8 +2,10 @@
 // does must cost a line in the load report, not the run.
 #pragma once
 #include <exception>
+#include <stdexcept>
 #include <string>
 
+#include "kq/status.hpp"
 #include "plugins/one_line.hpp"
 
 namespace kq {
@@ -20,6 +22,16 @@ std::string guarded_call(F&& f) {
   } catch (...) {
     return "threw a non-standard exception";
   }
+}
+
+// "run() returned error: why": what an arm's call said when it was not ok.
+inline std::string returned(const std::string& call, const Status& st) {
+  return call + " returned " + to_string(st.code()) + ": " + st.message();
+}
+
+// For calls that must succeed (set-up and timing): throws std::runtime_error when `st` is not ok.
+inline void throw_unless_ok(const Status& st, const std::string& call) {
+  if (!st.is_ok()) throw std::runtime_error(returned(call, st));
 }
 
 }  // namespace kq

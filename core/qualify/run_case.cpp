@@ -11,6 +11,7 @@
 #include "device/stream.hpp"
 #include "device/stream_discipline.hpp"
 #include "expr/reference.hpp"
+#include "plugins/guarded_call.hpp"
 #include "qualify/case_tensors.hpp"
 #include "qualify/compare.hpp"
 
@@ -166,10 +167,8 @@ class CaseRunner {
   }
 
   void checked_call() {
-    Status st = arm_.run(tensors_.input_views(), tensors_.output_views(), stream_.handle());
-    if (!st.is_ok())
-      throw std::runtime_error(std::string("run() returned ") + to_string(st.code()) + ": " +
-                               st.message());
+    throw_unless_ok(arm_.run(tensors_.input_views(), tensors_.output_views(), stream_.handle()),
+                    "run()");
   }
 
   Status call_run() {
@@ -181,8 +180,7 @@ class CaseRunner {
   std::optional<CaseOutcome> run_again(const char* what) {
     Status st = call_run();
     if (st.is_ok()) return std::nullopt;
-    return fail(st.is_error() ? "arm_error" : "refused_in_contract",
-                std::string(what) + " returned " + to_string(st.code()) + ": " + st.message());
+    return fail(st.is_error() ? "arm_error" : "refused_in_contract", returned(what, st));
   }
 
   CaseOutcome out_of_contract(const Status& st) {

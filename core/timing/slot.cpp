@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "device/cuda_check.hpp"
+#include "plugins/guarded_call.hpp"
 
 namespace kq {
 namespace {
@@ -70,10 +71,7 @@ void capture_graph(Slot& s, int launches, const Emit& emit, std::int64_t size) {
 }  // namespace
 
 void Slot::call(CaseTensors& t) {
-  Status st = arm->arm->run(t.input_views(), t.output_views(), stream->handle());
-  if (!st.is_ok())
-    throw std::runtime_error("run() returned " + std::string(to_string(st.code())) + ": " +
-                             st.message());
+  throw_unless_ok(arm->arm->run(t.input_views(), t.output_views(), stream->handle()), "run()");
 }
 
 void Slot::repoison(CaseTensors& t) {
@@ -97,10 +95,7 @@ Slot make_slot(const TimedArm& a, const Spec& spec, const Case& c, bool graph_mo
     t->load_inputs(c, 0);
     t->poison_output(0);
     Problem p{&spec.op, t->input_views(), t->output_views()};
-    Status st = a.arm->prepare(p);
-    if (!st.is_ok())
-      throw std::runtime_error("prepare() returned " + std::string(to_string(st.code())) + ": " +
-                               st.message());
+    throw_unless_ok(a.arm->prepare(p), "prepare()");
     s.sets.push_back(std::move(t));
   }
   s.timer = std::make_unique<SampleTimer>(a.identity.device, s.stream->handle(),
