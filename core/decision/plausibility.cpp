@@ -5,6 +5,8 @@
 namespace kq {
 namespace {
 
+constexpr const char* kTooFast = "faster than its bytes can move";
+
 std::string fmt(const char* f, double x) {
   char b[48];
   std::snprintf(b, sizeof b, f, x);
@@ -16,8 +18,8 @@ std::string too_fast(const TimedFacts& f, double median_s, const char* what) {
   if (median_s <= 0 || f.light_gbps <= 0 || f.l2_bytes <= 0 || f.bytes <= f.l2_bytes) return "";
   const double gbps = f.bytes / median_s / 1e9;
   if (gbps <= kLightMargin * f.light_gbps) return "";
-  return std::string("faster than its bytes can move: ") + what + " moves " +
-         fmt("%.4g", f.bytes / 1e6) + " MB per call at " + fmt("%.0f", gbps) + " GB/s, " +
+  return std::string(kTooFast) + ": " + what + " moves " + fmt("%.4g", f.bytes / 1e6) +
+         " MB per call at " + fmt("%.0f", gbps) + " GB/s, " +
          fmt("%.0f", 100 * gbps / f.light_gbps) + "% of the device copy's " +
          fmt("%.0f", f.light_gbps) + " GB/s in this run (more than " +
          fmt("%.0f", 100 * kLightMargin) + "% is flagged where the bytes exceed the L2)";
@@ -29,22 +31,21 @@ std::vector<Flag> plausibility_flags(const TimedFacts& f) {
   std::vector<Flag> flags;
   if (f.device != "cuda") return flags;
   if (auto m = too_fast(f, f.median_s, "its median single launch"); !m.empty())
-    flags.push_back({"faster_than_bytes", m});
+    flags.push_back({"faster_than_bytes", kTooFast, m});
   if (auto m = too_fast(f, f.graph_median_s, "its graph replay"); !m.empty())
-    flags.push_back({"faster_than_bytes", m});
+    flags.push_back({"faster_than_bytes", kTooFast, m});
   const bool profiled = f.profile != nullptr && !f.profile->contains("unavailable");
   const int kernels = profiled ? f.profile->value("kernels", 0) : 0;
   if (profiled && f.size > 0 &&
       kernels + f.profile->value("memcpys", 0) + f.profile->value("memsets", 0) == 0)
-    flags.push_back({"launches_no_work",
-                     "launches no work: CUPTI saw no kernel, copy or set in "
-                     "one call of " +
+    flags.push_back({"launches_no_work", "launches no work",
+                     "launches no work: CUPTI saw no kernel, copy or set in one call of " +
                          std::to_string(f.size) + " elements"});
   if (profiled && f.graph != nullptr && f.graph->value("launches", 0) > 0) {
     const int launches = f.graph->value("launches", 0);
     const double per_call = static_cast<double>(f.graph->value("kernel_nodes", 0)) / launches;
     if (per_call < kernels)
-      flags.push_back({"graph_fewer_kernels",
+      flags.push_back({"graph_fewer_kernels", "its CUDA graph holds fewer kernels than a call",
                        "its CUDA graph holds " + fmt("%.3g", per_call) +
                            " kernel node(s) per call, but one call launches " +
                            std::to_string(kernels) +

@@ -33,7 +33,8 @@ struct TimedFacts {
 
 struct Flag {
   std::string kind;     // faster_than_bytes, launches_no_work, graph_fewer_kernels
-  std::string message;  // one line
+  std::string title;    // a few words, for the decision: "faster than its bytes can move"
+  std::string message;  // one line, the title and the figures
 };
 
 std::vector<Flag> plausibility_flags(const TimedFacts& facts);

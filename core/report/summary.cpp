@@ -290,8 +290,8 @@ nlohmann::json summarize_run(const std::filesystem::path& dir) {
         a["flags"].push_back({{"kind", f.kind}, {"message", f.message}});
         flags.push_back({{"arm", arm}, {"size", size}, {"kind", f.kind}, {"message", f.message}});
         if (!context.not_adopted.count(instance_arm(arm)))
-          context.not_adopted[instance_arm(arm)] = f.message.substr(0, f.message.find(':')) +
-                                                   " at " + std::to_string(size) + " elements";
+          context.not_adopted[instance_arm(arm)] =
+              f.title + " at " + std::to_string(size) + " elements";
       }
       list.push_back(a);
     }

@@ -89,6 +89,8 @@ TEST_CASE("a call that launches nothing, and a graph that holds less than a call
   auto flags = kq::plausibility_flags(f);
   REQUIRE(flags.size() == 1);
   CHECK(flags[0].kind == "launches_no_work");
+  CHECK(flags[0].title == "launches no work");
+  CHECK(flags[0].message.find("launches no work: CUPTI saw no kernel") == 0);
 
   json one = {{"kernels", 1}, {"memcpys", 0}, {"memsets", 0}};
   json empty_graph = {{"launches", 20}, {"kernel_nodes", 0}, {"work_nodes", 0}};
