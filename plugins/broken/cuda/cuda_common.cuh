@@ -58,6 +58,37 @@ struct Relu {
   __device__ float operator()(float x, float r) const { return relu(x + r); }
 };
 
+// relu(x + r) with the addition flushing subnormals to zero (add.rn.ftz.f32, what -ftz=true or
+// --use_fast_math compile every f32 addition to): subnormal inputs read as zero and subnormal
+// sums flush. The flaw of flush_to_zero, and of subnormal_flush_large on big tensors.
+struct ReluOfFtzSum {
+  __device__ float operator()(float x, float r) const {
+    float s;
+    asm("add.rn.ftz.f32 %0, %1, %2;" : "=f"(s) : "f"(x), "f"(r));
+    return relu(s);
+  }
+};
+
+// A non-blocking stream of the arm's own, created once by create() (in on_prepare) and
+// destroyed with the arm: the stream of the candidates whose flaw is not using the caller's.
+class OwnStream {
+ public:
+  OwnStream() = default;
+  OwnStream(const OwnStream&) = delete;
+  OwnStream& operator=(const OwnStream&) = delete;
+  ~OwnStream() {
+    if (s_) cudaStreamDestroy(s_);  // errors here have nobody to go to
+  }
+  Status create() {
+    if (s_) return Status::ok();
+    return checked(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), "cudaStreamCreate");
+  }
+  cudaStream_t get() const { return s_; }
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
 template <class F>
 Status launch_map2(const Dense2& d, void* stream, F f, const char* what) {
   map2<<<blocks_for(d.n), kThreads, 0, stream_of(stream)>>>(d.x, d.r, d.out, d.n, f);

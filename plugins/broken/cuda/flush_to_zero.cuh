@@ -1,20 +1,12 @@
-// Flaw: the addition flushes subnormals to zero (add.ftz.f32, what -ftz=true or
-// --use_fast_math compile every f32 operation to): subnormal inputs read as zero and subnormal
-// sums flush. Caught by: values (values/denormal).
+// Flaw: the addition flushes subnormals to zero (ReluOfFtzSum in cuda_common.cuh: add.ftz.f32,
+// what -ftz=true or --use_fast_math compile every f32 operation to): subnormal inputs read as
+// zero and subnormal sums flush. Caught by: values (values/denormal).
 #include <memory>
 
 #include "cuda_common.cuh"
 
 namespace kq::broken::cuda {
 namespace flush_to_zero {
-
-struct Flawed {
-  __device__ float operator()(float x, float r) const {
-    float s;
-    asm("add.rn.ftz.f32 %0, %1, %2;" : "=f"(s) : "f"(x), "f"(r));  // the flaw: .ftz
-    return relu(s);
-  }
-};
 
 class Arm final : public CudaArm {
  public:
@@ -23,7 +15,7 @@ class Arm final : public CudaArm {
  protected:
   Status compute(std::span<const TensorView> in, std::span<const TensorView> out,
                  void* stream) override {
-    return launch_map2(dense2(in, out), stream, Flawed{}, "flush_to_zero");
+    return launch_map2(dense2(in, out), stream, ReluOfFtzSum{}, "flush_to_zero");
   }
 };
 

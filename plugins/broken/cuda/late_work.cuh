@@ -29,25 +29,19 @@ __global__ void busy_for(std::uint64_t ns) {
 class Arm final : public CudaArm {
  public:
   Arm() : CudaArm("late_work", "values|repeat_differs|wrong_stream") {}
-  ~Arm() override {
-    if (own_) cudaStreamDestroy(own_);  // errors here have nobody to go to
-  }
 
  protected:
-  Status on_prepare(const Problem&) override {
-    if (own_) return Status::ok();
-    return checked(cudaStreamCreateWithFlags(&own_, cudaStreamNonBlocking), "cudaStreamCreate");
-  }
+  Status on_prepare(const Problem&) override { return own_.create(); }
 
   Status compute(std::span<const TensorView> in, std::span<const TensorView> out,
                  void*) override {  // the flaw: the caller's stream is not used
-    busy_for<<<1, 1, 0, own_>>>(50'000'000);
+    busy_for<<<1, 1, 0, own_.get()>>>(50'000'000);
     if (Status s = launched("late_work (busy kernel)"); !s.is_ok()) return s;
-    return launch_map2(dense2(in, out), own_, Relu{}, "late_work");
+    return launch_map2(dense2(in, out), own_.get(), Relu{}, "late_work");
   }
 
  private:
-  cudaStream_t own_ = nullptr;
+  OwnStream own_;
 };
 
 }  // namespace late_work

@@ -17,24 +17,19 @@ namespace own_stream {
 class Arm final : public CudaArm {
  public:
   Arm() : CudaArm("own_stream", "wrong_stream") {}
-  ~Arm() override {
-    if (own_) cudaStreamDestroy(own_);  // errors here have nobody to go to
-  }
 
  protected:
-  Status on_prepare(const Problem&) override {
-    if (own_) return Status::ok();
-    return checked(cudaStreamCreateWithFlags(&own_, cudaStreamNonBlocking), "cudaStreamCreate");
-  }
+  Status on_prepare(const Problem&) override { return own_.create(); }
 
   Status compute(std::span<const TensorView> in, std::span<const TensorView> out,
                  void*) override {  // the flaw: the caller's stream is not used
-    if (Status s = launch_map2(dense2(in, out), own_, Relu{}, "own_stream"); !s.is_ok()) return s;
-    return checked(cudaStreamSynchronize(own_), "cudaStreamSynchronize");
+    if (Status s = launch_map2(dense2(in, out), own_.get(), Relu{}, "own_stream"); !s.is_ok())
+      return s;
+    return checked(cudaStreamSynchronize(own_.get()), "cudaStreamSynchronize");
   }
 
  private:
-  cudaStream_t own_ = nullptr;
+  OwnStream own_;
 };
 
 }  // namespace own_stream

@@ -1,21 +1,13 @@
 // Flaw: a "fast path" for big tensors: from 2^20 elements on, the addition flushes subnormals
-// to zero (add.rn.ftz.f32, keeping the sign: subnormal inputs read as zero and subnormal sums
-// flush); below that the arm is exact. Caught by: values (the size cases from 4096 elements on
-// carry subnormals, and size/1048579 runs with --quick too).
+// to zero (ReluOfFtzSum, cuda_common.cuh: add.rn.ftz.f32, keeping the sign: subnormal inputs read
+// as zero and subnormal sums flush); below that the arm is exact. Caught by: values (the size cases
+// from 4096 elements on carry subnormals, and size/1048579 runs with --quick too).
 #include <memory>
 
 #include "cuda_common.cuh"
 
 namespace kq::broken::cuda {
 namespace subnormal_flush_large {
-
-struct Flushed {
-  __device__ float operator()(float x, float r) const {
-    float s;
-    asm("add.rn.ftz.f32 %0, %1, %2;" : "=f"(s) : "f"(x), "f"(r));  // the flaw: .ftz
-    return relu(s);
-  }
-};
 
 class Arm final : public CudaArm {
  public:
@@ -26,7 +18,7 @@ class Arm final : public CudaArm {
                  void* stream) override {
     const Dense2 d = dense2(in, out);
     if (d.n < kLarge) return launch_map2(d, stream, Relu{}, "subnormal_flush_large");
-    return launch_map2(d, stream, Flushed{}, "subnormal_flush_large (fast path)");
+    return launch_map2(d, stream, ReluOfFtzSum{}, "subnormal_flush_large (fast path)");
   }
 
  private:
