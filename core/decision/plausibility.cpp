@@ -41,9 +41,9 @@ std::vector<Flag> plausibility_flags(const TimedFacts& f) {
     flags.push_back({"launches_no_work", "launches no work",
                      "launches no work: CUPTI saw no kernel, copy or set in one call of " +
                          std::to_string(f.size) + " elements"});
-  if (profiled && f.graph != nullptr && f.graph->value("launches", 0) > 0) {
-    const int launches = f.graph->value("launches", 0);
-    const double per_call = static_cast<double>(f.graph->value("kernel_nodes", 0)) / launches;
+  if (profiled && f.graph != nullptr && f.graph->launches > 0) {
+    const int launches = f.graph->launches;
+    const double per_call = static_cast<double>(f.graph->kernel_nodes) / launches;
     if (per_call < kernels)
       flags.push_back({"graph_fewer_kernels", "its CUDA graph holds fewer kernels than a call",
                        "its CUDA graph holds " + fmt("%.3g", per_call) +

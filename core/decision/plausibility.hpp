@@ -12,8 +12,10 @@
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
+
 #include <string>
 #include <vector>
+#include "record/records.hpp"
 
 namespace kq {
 
@@ -28,7 +30,7 @@ struct TimedFacts {
   double light_gbps = 0;      // the device copy in the same run; 0 when not measured
   double l2_bytes = 0;        // 0 when unknown
   const nlohmann::json* profile = nullptr;  // CUPTI's record of one call, when taken
-  const nlohmann::json* graph = nullptr;    // the captured graph's record, when captured
+  const rec::GraphInfo* graph = nullptr;    // the captured graph, when captured
 };
 
 struct Flag {

@@ -4,6 +4,8 @@
 
 #include <iostream>
 
+#include "record/records.hpp"
+
 namespace kq {
 
 Progress::Progress() : tty_(isatty(STDOUT_FILENO) == 1), last_(std::chrono::steady_clock::now()) {}
@@ -39,11 +41,11 @@ void Progress::finish() {
 }
 
 void Progress::record(const nlohmann::json& j) {
-  const std::string type = j.value("type", "");
+  const std::string_view type = rec::type_of(j);
   const std::string pass = j.contains("pass") ? " [" + j.value("pass", "") + "]" : "";
-  if (type == "verdict" && j.value("verdict", "") == "skipped" && pass.empty()) {
+  if (type == rec::VerdictRecord::kType && j.value("verdict", "") == "skipped" && pass.empty()) {
     skipped_[j.value("detail", "")].push_back(j.value("arm", ""));
-  } else if (type == "verdict") {
+  } else if (type == rec::VerdictRecord::kType) {
     std::string s = "  " + j.value("arm", "") + pass + ": " + j.value("verdict", "");
     if (j.contains("counts")) {
       const auto& c = j["counts"];
@@ -56,22 +58,22 @@ void Progress::record(const nlohmann::json& j) {
     if (!j.value("case", "").empty()) s += " in " + j.value("case", "");
     if (!j.value("detail", "").empty()) s += ": " + j.value("detail", "");
     line(s);
-  } else if (type == "sanitizer") {
+  } else if (type == rec::SanitizerFinding::kType) {
     line("  " + j.value("arm", "") + " [" + j.value("tool", "") +
          "]: " + std::to_string(j.value("errors", -1L)) + " error(s)" +
          (j.value("first", "").empty() ? "" : ": " + j.value("first", "")));
-  } else if (type == "case_start") {
+  } else if (type == rec::CaseStart::kType) {
     status("qualify " + j.value("arm", "") + pass + "  " + j.value("case", ""));
-  } else if (type == "round") {
+  } else if (type == rec::RoundSample::kType) {
     status("time " + std::to_string(j.value("size", 0LL)) + " elements, round " +
            std::to_string(j.value("round", 0)) + ", " + j.value("arm", ""));
-  } else if (type == "size_end") {
+  } else if (type == rec::SizeEnd::kType) {
     line("  " + std::to_string(j.value("size", 0LL)) + " elements: " +
          std::to_string(j.value("rounds", 0)) + " rounds, stopped by " + j.value("stopped_by", ""));
-  } else if (type == "arm_skip") {
+  } else if (type == rec::ArmSkip::kType) {
     line("  " + j.value("arm", "") + " not timed at " + std::to_string(j.value("size", 0LL)) +
          ": " + j.value("reason", ""));
-  } else if (type == "recheck" && !j.value("ok", true)) {
+  } else if (type == rec::Recheck::kType && !j.value("ok", true)) {
     line("  " + j.value("arm", "") + " at " + std::to_string(j.value("size", 0LL)) +
          ": output of the timing loop is WRONG: " + j.value("message", ""));
   }

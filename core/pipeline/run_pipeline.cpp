@@ -33,9 +33,9 @@ Qualified qualify(const RunPipelineOptions& o, Progress& progress) {
 
   Qualified out;
   for (std::size_t i = 0; i < o.arms.size(); ++i) {
-    const std::string v = verdicts[i].value("verdict", "");
-    if (v == "qualified") out.arms.push_back(o.arms[i]);
-    if (v == "rejected" || v == "crashed" || v == "hung") out.candidate_failed = true;
+    const rec::Verdict v = verdicts[i].verdict;
+    if (v == rec::Verdict::qualified) out.arms.push_back(o.arms[i]);
+    if (rec::failed(v)) out.candidate_failed = true;
   }
   return out;
 }

@@ -51,16 +51,16 @@ std::vector<nlohmann::json> run_spec(const SelftestOptions& o, const Spec& spec,
   q.sanitizer = o.sanitize.sanitizer;
   q.on_record = [&](const nlohmann::json& j) {
     const std::string v = j.value("verdict", "");
-    if (j.value("type", "") == "verdict" && (v == "unsupported" || v == "skipped")) return;
+    if (rec::is<rec::VerdictRecord>(j) && (v == "unsupported" || v == "skipped")) return;
     progress.record(j);
   };
-  auto verdicts = qualify_stage(o.arms, q);
+  const auto qualification = qualify_stage(o.arms, q);
   for (const auto& a : o.arms) finish_artifacts(dir / "artifacts" / a.identity.name);
   // What qualified is timed briefly at one size, so that the timing checks (outputs of timed
   // samples and graph replays, stream discipline, plausibility) meet every arm too.
   std::vector<StageArm> qualified;
   for (std::size_t i = 0; i < o.arms.size(); ++i)
-    if (verdicts[i].value("verdict", "") == "qualified") qualified.push_back(o.arms[i]);
+    if (qualification[i].verdict == rec::Verdict::qualified) qualified.push_back(o.arms[i]);
   if (!qualified.empty() && !o.no_timing) {
     TimeStageOptions t;
     t.spec_file = dir / "spec.yaml";
@@ -81,9 +81,11 @@ std::vector<nlohmann::json> run_spec(const SelftestOptions& o, const Spec& spec,
   std::map<std::string, std::string> flagged;
   for (const auto& f : summary.value("flags", nlohmann::json::array()))
     flagged.emplace(instance_arm(f.value("arm", "")), f.value("message", ""));
+  std::vector<nlohmann::json> verdicts;
   for (std::size_t i = 0; i < o.arms.size(); ++i) {
     const std::string& name = o.arms[i].identity.name;
-    if (auto j = judged.find(name); j != judged.end()) verdicts[i] = j->second;
+    auto j = judged.find(name);
+    verdicts.push_back(j != judged.end() ? j->second : nlohmann::json(qualification[i]));
     if (auto f = flagged.find(name);
         f != flagged.end() && verdicts[i].value("verdict", "") == "qualified") {
       verdicts[i]["verdict"] = "flagged";

@@ -1,6 +1,7 @@
 #include "qualify/qualify_arm.hpp"
 
 #include <memory>
+#include <optional>
 
 #include "device/cuda_check.hpp"
 #include "qualify/big_case_lock.hpp"
@@ -17,97 +18,112 @@ double case_budget_seconds(const Spec& spec, const Case& c) {
   return spec.qualification.hang_timeout_s + per_element * static_cast<double>(c.numel());
 }
 
-nlohmann::json qualify_arm(IKernelArm& arm, const ArmIdentity& id, const Spec& spec,
-                           const std::vector<Case>& cases, const Emit& emit) {
-  using nlohmann::json;
-  json verdict = {{"type", "verdict"}, {"arm", id.name}};
+namespace {
+
+rec::CaseResult case_record(const std::string& arm, const Case& c, const CaseOutcome& o) {
+  rec::CaseResult r;
+  r.arm = arm;
+  r.case_name = c.name;
+  r.group = c.group;
+  r.in_contract = c.in_contract;
+  r.result = to_string(o.result);
+  r.seconds = o.seconds;
+  if (!c.in_contract) r.outside_because = c.outside_because;
+  if (!o.check.empty()) r.check = o.check;
+  if (!o.message.empty()) r.message = o.message;
+  if (o.index >= 0) {
+    r.index = o.index;
+    r.bad_count = o.bad_count;
+    r.expected = o.expected;
+    r.got = o.got;
+  }
+  return r;
+}
+
+// Runs one case; a CUDA error or an exception is the case's failure. `crash` is set when the
+// CUDA error is sticky: the process can run no more CUDA work.
+CaseOutcome checked_case(IKernelArm& arm, const ArmIdentity& id, const Spec& spec, const Case& c,
+                         std::string& crash) {
+  try {
+    return run_case(arm, id.device, spec, c);
+  } catch (const CudaError& e) {
+    CaseOutcome o;
+    o.result = CaseOutcome::Result::failed;
+    o.check = "cuda_error";
+    o.message = e.what();
+    if (e.sticky()) crash = std::string("sticky CUDA error in ") + c.name + ": " + e.what();
+    return o;
+  } catch (const std::exception& e) {
+    CaseOutcome o;
+    o.result = CaseOutcome::Result::failed;
+    o.check = "arm_error";
+    o.message = std::string("exception: ") + e.what();
+    return o;
+  }
+}
+
+void count(rec::CaseCounts& n, CaseOutcome::Result r) {
+  switch (r) {
+    case CaseOutcome::Result::passed:
+      ++n.passed;
+      break;
+    case CaseOutcome::Result::refused:
+      ++n.refused;
+      break;
+    case CaseOutcome::Result::skipped:
+      ++n.skipped;
+      break;
+    case CaseOutcome::Result::failed:
+      ++n.failed;
+      break;
+  }
+}
+
+}  // namespace
+
+rec::VerdictRecord qualify_arm(IKernelArm& arm, const ArmIdentity& id, const Spec& spec,
+                               const std::vector<Case>& cases, const Emit& emit) {
+  rec::VerdictRecord verdict;
+  verdict.arm = id.name;
   Status sup = arm.supports(spec.op);
   if (!sup.is_ok()) {
-    verdict["verdict"] = sup.is_unsupported() ? "unsupported" : "rejected";
-    verdict["check"] = sup.is_unsupported() ? "" : "arm_error";
-    verdict["detail"] = sup.message();
+    verdict.verdict = sup.is_unsupported() ? rec::Verdict::unsupported : rec::Verdict::rejected;
+    verdict.check = sup.is_unsupported() ? "" : "arm_error";
+    verdict.detail = sup.message();
     emit(verdict);
     return verdict;
   }
 
-  int passed = 0, refused = 0, failed = 0, skipped = 0;
-  json first_failure;
+  rec::CaseCounts counts;
+  std::optional<rec::CaseResult> first_failure;
   std::string crash;
   for (const Case& c : cases) {
     std::unique_ptr<BigCaseLock> turn;
     if (c.numel() > kBigCaseElements)
-      turn = std::make_unique<BigCaseLock>([&] {
-        emit({{"type", "waiting"}, {"arm", id.name}, {"case", c.name}});
-      });
-    emit({{"type", "case_start"},
-          {"arm", id.name},
-          {"case", c.name},
-          {"budget_s", case_budget_seconds(spec, c)}});
-    CaseOutcome o;
-    try {
-      o = run_case(arm, id.device, spec, c);
-    } catch (const CudaError& e) {
-      o.result = CaseOutcome::Result::failed;
-      o.check = "cuda_error";
-      o.message = e.what();
-      if (e.sticky()) crash = std::string("sticky CUDA error in ") + c.name + ": " + e.what();
-    } catch (const std::exception& e) {
-      o.result = CaseOutcome::Result::failed;
-      o.check = "arm_error";
-      o.message = std::string("exception: ") + e.what();
-    }
-    json r = {{"type", "case"},
-              {"arm", id.name},
-              {"case", c.name},
-              {"group", c.group},
-              {"in_contract", c.in_contract},
-              {"result", to_string(o.result)},
-              {"seconds", o.seconds}};
-    if (!c.in_contract) r["outside_because"] = c.outside_because;
-    if (!o.check.empty()) r["check"] = o.check;
-    if (!o.message.empty()) r["message"] = o.message;
-    if (o.index >= 0) {
-      r["index"] = o.index;
-      r["bad_count"] = o.bad_count;
-      r["expected"] = o.expected;
-      r["got"] = o.got;
-    }
+      turn = std::make_unique<BigCaseLock>([&] { emit(rec::Waiting{id.name, c.name, {}}); });
+    emit(rec::CaseStart{id.name, c.name, case_budget_seconds(spec, c), {}});
+    const CaseOutcome o = checked_case(arm, id, spec, c, crash);
+    const rec::CaseResult r = case_record(id.name, c, o);
     emit(r);
-    switch (o.result) {
-      case CaseOutcome::Result::passed:
-        ++passed;
-        break;
-      case CaseOutcome::Result::refused:
-        ++refused;
-        break;
-      case CaseOutcome::Result::skipped:
-        ++skipped;
-        break;
-      case CaseOutcome::Result::failed:
-        ++failed;
-        if (first_failure.is_null()) first_failure = r;
-        break;
-    }
+    count(counts, o.result);
+    if (o.result == CaseOutcome::Result::failed && !first_failure) first_failure = r;
     if (!crash.empty()) break;
   }
 
-  verdict["counts"] = {{"passed", passed},
-                       {"refused", refused},
-                       {"failed", failed},
-                       {"skipped", skipped},
-                       {"total", cases.size()}};
+  counts.total = static_cast<int>(cases.size());
+  verdict.counts = counts;
   if (!crash.empty()) {
-    verdict["verdict"] = "crashed";
-    verdict["check"] = "cuda_error";
-    verdict["case"] = first_failure.value("case", "");
-    verdict["detail"] = crash;
-  } else if (failed > 0) {
-    verdict["verdict"] = "rejected";
-    verdict["check"] = first_failure["check"];
-    verdict["case"] = first_failure["case"];
-    verdict["detail"] = first_failure.value("message", "");
+    verdict.verdict = rec::Verdict::crashed;
+    verdict.check = "cuda_error";
+    verdict.case_name = first_failure ? first_failure->case_name : "";
+    verdict.detail = crash;
+  } else if (first_failure) {
+    verdict.verdict = rec::Verdict::rejected;
+    verdict.check = first_failure->check;
+    verdict.case_name = first_failure->case_name;
+    verdict.detail = first_failure->message.value_or("");
   } else {
-    verdict["verdict"] = "qualified";
+    verdict.verdict = rec::Verdict::qualified;
   }
   emit(verdict);
   return verdict;

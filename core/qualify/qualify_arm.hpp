@@ -1,14 +1,9 @@
 // Qualification of one arm, in the process that calls it (the worker): every case in order,
 // each reported as it finishes, then the verdict.
 //
-// Records emitted (JSON objects, "type" first):
-//   {"type":"waiting","arm","case"}                   every few seconds while a case above
-//                                                     2^28 elements waits its turn (big_case_lock)
-//   {"type":"case_start","arm","case","budget_s"}     before each case (a crash or hang is
-//                                                     pinned on the last one)
-//   {"type":"case","arm","case","group","in_contract","result","check","message","index",
-//    "bad_count","expected","got","seconds"}
-//   {"type":"verdict","arm","verdict","check","case","detail","counts":{...}}
+// Records emitted (record/records.hpp): waiting (every few seconds while a case above 2^28
+// elements waits its turn, big_case_lock), case_start (before each case: a crash or hang is
+// pinned on the last one), case, then the verdict.
 #pragma once
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -16,6 +11,7 @@
 
 #include "kq/arm.hpp"
 #include "plan/case.hpp"
+#include "record/records.hpp"
 #include "spec/spec.hpp"
 
 namespace kq {
@@ -24,8 +20,8 @@ using Emit = std::function<void(const nlohmann::json&)>;
 
 // Returns the verdict record (also emitted). A sticky CUDA error ends qualification at once
 // (the process can run no more CUDA work): the verdict is "crashed".
-nlohmann::json qualify_arm(IKernelArm& arm, const ArmIdentity& id, const Spec& spec,
-                           const std::vector<Case>& cases, const Emit& emit);
+rec::VerdictRecord qualify_arm(IKernelArm& arm, const ArmIdentity& id, const Spec& spec,
+                               const std::vector<Case>& cases, const Emit& emit);
 
 // Seconds a case may run silently before its worker is declared hung.
 double case_budget_seconds(const Spec& spec, const Case& c);

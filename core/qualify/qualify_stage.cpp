@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -19,13 +20,18 @@ namespace {
 
 using nlohmann::json;
 
+// What a worker ended with: its verdict (made up here when it died or hung) and exit code.
+struct WorkerVerdict {
+  rec::VerdictRecord verdict;
+  int exit_code = 0;
+};
+
 // One worker: `prefix` (a sanitizer command, or nothing) then kq in worker mode. Records are
-// passed to `record`, tagged with "pass" when `pass` is not empty. Returns the verdict, made
-// up here when the worker died or hung.
-json run_worker(const StageArm& a, const QualifyStageOptions& opt,
-                const std::vector<std::string>& prefix, const std::string& pass, bool quick,
-                const std::filesystem::path& log, const std::function<void(const json&)>& record,
-                double slowdown) {
+// passed to `record`, tagged with "pass" when `pass` is not empty.
+WorkerVerdict run_worker(const StageArm& a, const QualifyStageOptions& opt,
+                         const std::vector<std::string>& prefix, const std::string& pass,
+                         bool quick, const std::filesystem::path& log,
+                         const std::function<void(const json&)>& record, double slowdown) {
   const std::string& name = a.identity.name;
   QualifyWorkerArgs w;
   w.spec = opt.spec_file.string();
@@ -38,33 +44,32 @@ json run_worker(const StageArm& a, const QualifyStageOptions& opt,
   std::vector<std::string> argv = prefix;
   argv.insert(argv.end(), {self_executable().string(), kWorkerQualifyMode});
   for (auto& arg : w.to_argv()) argv.push_back(std::move(arg));
-  json verdict;
+  std::optional<rec::VerdictRecord> verdict;
   std::string last_case;
   const double startup_s = (opt.hang_timeout_s + 30.0) * slowdown;  // plugin load, CUDA context
   WorkerExit ex = supervise_worker(argv, log, startup_s, [&](json j) {
     if (!pass.empty()) j["pass"] = pass;
     record(j);
-    const std::string type = j.value("type", "");
-    if (type == "verdict") verdict = j;
-    if (type == "case_start") {
-      last_case = j.value("case", "");
-      return j.value("budget_s", opt.hang_timeout_s) * slowdown;
+    if (rec::is<rec::VerdictRecord>(j)) verdict = j.get<rec::VerdictRecord>();
+    if (rec::is<rec::CaseStart>(j)) {
+      const auto start = j.get<rec::CaseStart>();
+      last_case = start.case_name;
+      return start.budget_s * slowdown;
     }
     return opt.hang_timeout_s * slowdown;
   });
-  if (verdict.is_null() || ex.hung) {
-    verdict = {{"type", "verdict"},
-               {"arm", name},
-               {"verdict", ex.hung ? "hung" : "crashed"},
-               {"check", ex.hung ? "hang" : "crash"},
-               {"case", last_case},
-               {"detail", "worker " + ex.describe() +
-                              (last_case.empty() ? "" : " during case " + last_case)}};
-    if (!pass.empty()) verdict["pass"] = pass;
-    record(verdict);
+  if (!verdict || ex.hung) {
+    verdict = rec::VerdictRecord{};
+    verdict->arm = name;
+    verdict->verdict = ex.hung ? rec::Verdict::hung : rec::Verdict::crashed;
+    verdict->check = ex.hung ? "hang" : "crash";
+    verdict->case_name = last_case;
+    verdict->detail =
+        "worker " + ex.describe() + (last_case.empty() ? "" : " during case " + last_case);
+    if (!pass.empty()) verdict->pass = pass;
+    record(*verdict);
   }
-  verdict["exit_code"] = ex.exit_code;
-  return verdict;
+  return {*verdict, ex.exit_code};
 }
 
 }  // namespace
@@ -86,17 +91,17 @@ namespace {
 
 // One arm's qualification: its worker, then (for a CUDA arm with sanitize tools) one worker per
 // tool under compute-sanitizer. Returns the final verdict.
-json qualify_one(const StageArm& a, const QualifyStageOptions& opt,
-                 const std::function<void(const json&)>& record) {
+rec::VerdictRecord qualify_one(const StageArm& a, const QualifyStageOptions& opt,
+                               const std::function<void(const json&)>& record) {
   const std::string& name = a.identity.name;
-  json verdict = run_worker(a, opt, {}, "", opt.quick, opt.log_dir / ("qualify-" + name + ".log"),
-                            record, 1.0);
-  verdict.erase("exit_code");
+  rec::VerdictRecord verdict =
+      run_worker(a, opt, {}, "", opt.quick, opt.log_dir / ("qualify-" + name + ".log"), record, 1.0)
+          .verdict;
 
   const bool sanitize = a.identity.device == Device::cuda && !opt.sanitize_tools.empty() &&
-                        verdict.value("verdict", "") != "unsupported";
+                        verdict.verdict != rec::Verdict::unsupported;
   if (!sanitize) return verdict;
-  json findings = json::array();
+  std::optional<rec::SanitizerFinding> first_finding;
   for (const std::string& tool : opt.sanitize_tools) {
     const auto log = opt.log_dir / ("sanitizer-" + tool + "-" + name + ".log");
     std::filesystem::remove(log);
@@ -112,27 +117,30 @@ json qualify_one(const StageArm& a, const QualifyStageOptions& opt,
                                        "--target-processes",
                                        "all"};
     // Sanitizers slow kernels by 10 to 100 times: give the worker that much more time.
-    json v = run_worker(a, opt, prefix, tool, true,
-                        opt.log_dir / ("qualify-" + tool + "-" + name + ".log"), record, 20.0);
-    json s = read_sanitizer_log(log);
-    s["type"] = "sanitizer";
-    s["arm"] = name;
-    s["tool"] = tool;
-    s["log"] = log.filename().string();
-    s["verdict_under_tool"] = v.value("verdict", "");
-    if (s["errors"].get<long>() < 0 && v.value("exit_code", -1) == 86) s["errors"] = 1;
-    record(s);
-    if (s["errors"].get<long>() > 0) findings.push_back(s);
+    const WorkerVerdict v =
+        run_worker(a, opt, prefix, tool, true,
+                   opt.log_dir / ("qualify-" + tool + "-" + name + ".log"), record, 20.0);
+    const json found = read_sanitizer_log(log);
+    rec::SanitizerFinding f;
+    f.arm = name;
+    f.tool = tool;
+    f.log = log.filename().string();
+    f.errors = found.value("errors", -1L);
+    f.first = found.value("first", "");
+    f.verdict_under_tool = std::string(rec::to_string(v.verdict.verdict));
+    if (f.errors < 0 && v.exit_code == 86) f.errors = 1;
+    record(f);
+    if (f.errors > 0 && !first_finding) first_finding = f;
   }
-  if (!findings.empty() && verdict.value("verdict", "") == "qualified") {
-    const json& f = findings[0];
-    verdict = {{"type", "verdict"},
-               {"arm", name},
-               {"verdict", "rejected"},
-               {"check", "sanitizer_" + f.value("tool", "")},
-               {"counts", verdict.value("counts", json::object())},
-               {"detail", f.value("tool", "") + " found " + std::to_string(f.value("errors", 0L)) +
-                              " error(s): " + f.value("first", "")}};
+  if (first_finding && verdict.verdict == rec::Verdict::qualified) {
+    const rec::SanitizerFinding& f = *first_finding;
+    rec::VerdictRecord rejected;
+    rejected.arm = name;
+    rejected.verdict = rec::Verdict::rejected;
+    rejected.check = "sanitizer_" + f.tool;
+    rejected.counts = verdict.counts.value_or(rec::CaseCounts{});
+    rejected.detail = f.tool + " found " + std::to_string(f.errors) + " error(s): " + f.first;
+    verdict = rejected;
     record(verdict);
   }
   return verdict;
@@ -145,7 +153,8 @@ int default_qualify_jobs() {
   return static_cast<int>(std::clamp(cores / 2, 1u, 8u));
 }
 
-std::vector<json> qualify_stage(const std::vector<StageArm>& arms, const QualifyStageOptions& opt) {
+std::vector<rec::VerdictRecord> qualify_stage(const std::vector<StageArm>& arms,
+                                              const QualifyStageOptions& opt) {
   JsonLinesWriter out(opt.out_jsonl);
   std::string no_cuda_reason;
   const bool cuda_ok = cuda_usable(&no_cuda_reason);
@@ -160,7 +169,7 @@ std::vector<json> qualify_stage(const std::vector<StageArm>& arms, const Qualify
   // Workers side by side take turns at the cases that need most of the machine's memory.
   std::filesystem::create_directories(opt.log_dir);
   ::setenv(kBigCaseLockEnv, (opt.log_dir / "big-case.lock").c_str(), 1);
-  std::vector<json> verdicts(arms.size());
+  std::vector<rec::VerdictRecord> verdicts(arms.size());
   std::atomic<std::size_t> next{0};
   std::exception_ptr failure;
   auto work = [&] {
@@ -168,10 +177,9 @@ std::vector<json> qualify_stage(const std::vector<StageArm>& arms, const Qualify
       const StageArm& a = arms[i];
       try {
         if (a.identity.device == Device::cuda && !cuda_ok) {
-          verdicts[i] = {{"type", "verdict"},
-                         {"arm", a.identity.name},
-                         {"verdict", "skipped"},
-                         {"detail", no_cuda_reason}};
+          verdicts[i].arm = a.identity.name;
+          verdicts[i].verdict = rec::Verdict::skipped;
+          verdicts[i].detail = no_cuda_reason;
           record(verdicts[i]);
           continue;
         }

@@ -5,8 +5,8 @@
 //
 // With sanitize tools, each CUDA arm is qualified again under compute-sanitizer once per tool
 // (on the quick case list). Those passes' records carry "pass": "<tool>"; each pass ends in a
-// {"type":"sanitizer","arm","tool","errors","log","first"} record, and an arm that was
-// qualified but has sanitizer errors gets a final verdict "rejected", check "sanitizer_<tool>".
+// sanitizer record (record/records.hpp), and an arm that was qualified but has sanitizer
+// errors gets a final verdict "rejected", check "sanitizer_<tool>".
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kq/arm.hpp"
+#include "record/records.hpp"
 
 namespace kq {
 
@@ -57,8 +58,8 @@ struct QualifyStageOptions {
 
 // Returns the final verdict record of every arm, in the order given. An arm on a device this
 // machine cannot use gets verdict "skipped" with the reason, without a worker.
-std::vector<nlohmann::json> qualify_stage(const std::vector<StageArm>& arms,
-                                          const QualifyStageOptions& options);
+std::vector<rec::VerdictRecord> qualify_stage(const std::vector<StageArm>& arms,
+                                              const QualifyStageOptions& options);
 
 // Workers at once when the user does not say: half the cores, 1 to 8.
 int default_qualify_jobs();

@@ -3,16 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <sstream>
 
 #include "decision/decide.hpp"
-#include "report/light.hpp"
+#include "record/run_data.hpp"
 #include "report/report.hpp"
-#include "report/samples.hpp"
 #include "stats/stats.hpp"
-#include "util/json_lines.hpp"
 
 namespace kq {
 namespace {
@@ -20,33 +17,25 @@ namespace {
 using nlohmann::json;
 using Key = SampleKey;  // arm, size, mode
 
-json read_manifest(const std::filesystem::path& dir) {
-  std::ifstream in(dir / "manifest.json");
-  if (!in) return json::object();
-  json m = json::parse(in, nullptr, false);
-  return m.is_object() ? m : json::object();
-}
-
-json describe(const std::filesystem::path& dir) {
-  const json m = read_manifest(dir);
-  const json machine = m.value("machine", json::object());
+json describe(const RunData& run) {
+  const Manifest& m = run.manifest;
   std::string gpu;
-  if (machine.contains("gpus") && machine["gpus"].is_array() && !machine["gpus"].empty())
-    gpu = machine["gpus"][0].value("name", "");
-  return {{"dir", dir.string()},
-          {"op", m.value("op", "")},
-          {"started", m.value("started", "")},
-          {"host", machine.value("hostname", "")},
+  if (m.machine.contains("gpus") && m.machine["gpus"].is_array() && !m.machine["gpus"].empty())
+    gpu = m.machine["gpus"][0].value("name", "");
+  return {{"dir", run.dir.string()},
+          {"op", m.op},
+          {"started", m.started},
+          {"host", m.machine.value("hostname", "")},
           {"gpu", gpu},
-          {"spec_sha256", m.value("spec_sha256", "")}};
+          {"spec_sha256", m.spec_sha256}};
 }
 
 TimingKey key_of(const Key& k) { return {std::get<0>(k), std::get<1>(k), std::get<2>(k)}; }
 
 // Every reason a round was left out, summed over the run.
-std::map<std::string, int> left_out_counts(const RunSamples& run) {
+std::map<std::string, int> left_out_counts(const RunData& run) {
   std::map<std::string, int> out;
-  for (const auto& [key, kept] : run.by_key)
+  for (const auto& [key, kept] : run.samples)
     for (const auto& [why, n] : kept.left_out) out[why] += n;
   return out;
 }
@@ -95,38 +84,21 @@ void weigh_against_copy(TimingChange& t, double copy_ratio, double threshold) {
   t.machine_moved = true;
 }
 
-// Each size's device copy, and the arms that run on CUDA (from the manifest).
-struct CopyFacts {
-  std::map<std::int64_t, Light> light;
-  std::map<std::string, bool> cuda;  // arm -> whether it runs on CUDA
-};
-
-CopyFacts read_copy_facts(const std::filesystem::path& dir, const std::vector<json>& records) {
-  CopyFacts f;
-  f.light = light_by_size(records);
-  for (const auto& a : read_manifest(dir).value("arms", json::array()))
-    f.cuda[a.value("name", "")] = a.value("device", "") == "cuda";
-  return f;
-}
-
 // The copy's B / A at `size` for a CUDA `arm` ("arm#2" is arm's instance), or 0.
-double copy_ratio(const CopyFacts& a, const CopyFacts& b, const std::string& arm,
-                  std::int64_t size) {
-  const std::string base = arm.substr(0, arm.find('#'));
-  auto ca = a.cuda.find(base), cb = b.cuda.find(base);
-  if (ca == a.cuda.end() || cb == b.cuda.end() || !ca->second || !cb->second) return 0;
+double copy_ratio(const RunData& a, const RunData& b, const std::string& arm, std::int64_t size) {
+  const std::string base = instance_arm(arm);
+  const ManifestArm *ma = a.manifest.arm(base), *mb = b.manifest.arm(base);
+  if (!ma || !mb || ma->device != "cuda" || mb->device != "cuda") return 0;
   auto la = a.light.find(size), lb = b.light.find(size);
   if (la == a.light.end() || lb == b.light.end() || la->second.gbps <= 0 || lb->second.gbps <= 0)
     return 0;
   return la->second.gbps / lb->second.gbps;  // time B / time A
 }
 
-// Each arm's final qualification verdict (the last verdict record; sanitizer passes ignored).
-std::map<std::string, std::string> read_verdicts(const std::filesystem::path& dir) {
+// Each arm's final qualification verdict (its last verdict record; sanitizer passes ignored).
+std::map<std::string, std::string> final_verdicts(const RunData& run) {
   std::map<std::string, std::string> out;
-  for (const auto& r : read_json_lines(dir / "qualification.jsonl"))
-    if (r.is_object() && r.value("type", "") == "verdict" && !r.contains("pass"))
-      out[r.value("arm", "")] = r.value("verdict", "");
+  for (const auto& v : run.verdicts) out[v.arm] = std::string(rec::to_string(v.verdict));
   return out;
 }
 
@@ -163,24 +135,19 @@ RunComparison compare_runs(const std::filesystem::path& run_a, const std::filesy
                            double threshold) {
   RunComparison c;
   c.threshold = threshold;
-  c.run_a = describe(run_a);
-  c.run_b = describe(run_b);
-
-  const std::vector<json> records_a = read_json_lines(run_a / "rounds.jsonl"),
-                          records_b = read_json_lines(run_b / "rounds.jsonl");
-  const RunSamples a = select_samples(records_a), b = select_samples(records_b);
-  const CopyFacts copy_a = read_copy_facts(run_a, records_a),
-                  copy_b = read_copy_facts(run_b, records_b);
+  const RunData a = read_run(run_a), b = read_run(run_b);
+  c.run_a = describe(a);
+  c.run_b = describe(b);
   c.left_out_a = left_out_counts(a);
   c.left_out_b = left_out_counts(b);
-  for (const auto& [k, ka] : a.by_key) {
-    auto it = b.by_key.find(k);
-    if (it == b.by_key.end()) {
+  for (const auto& [k, ka] : a.samples) {
+    auto it = b.samples.find(k);
+    if (it == b.samples.end()) {
       c.only_a.push_back(key_of(k));
       continue;
     }
     TimingChange t = compare_timing(k, ka.seconds, it->second.seconds, threshold);
-    weigh_against_copy(t, copy_ratio(copy_a, copy_b, t.key.arm, t.key.size), threshold);
+    weigh_against_copy(t, copy_ratio(a, b, t.key.arm, t.key.size), threshold);
     c.machine_moved += t.machine_moved;
     (t.verdict == "too few samples" ? c.too_few
      : t.verdict == "same"          ? c.same
@@ -189,10 +156,10 @@ RunComparison compare_runs(const std::filesystem::path& run_a, const std::filesy
     if (t.verdict != "too few samples" && t.noise < 0) c.without_noise++;
     c.timing.push_back(t);
   }
-  for (const auto& [k, kb] : b.by_key)
-    if (!a.by_key.count(k)) c.only_b.push_back(key_of(k));
+  for (const auto& [k, kb] : b.samples)
+    if (!a.samples.count(k)) c.only_b.push_back(key_of(k));
 
-  const auto qa = read_verdicts(run_a), qb = read_verdicts(run_b);
+  const auto qa = final_verdicts(a), qb = final_verdicts(b);
   for (const auto& [arm, v] : qa) {
     auto it = qb.find(arm);
     if (it == qb.end())

@@ -1,6 +1,6 @@
 // Comparing two runs: for each (arm, size, mode) timed in both, the ratio of medians B / A with a
-// 95% bootstrap interval. Both runs' samples are the summary's (report/samples.hpp): rounds
-// taken while throttled (by the run's usual SM clock) or unheld are left out of both.
+// 95% bootstrap interval. Both runs are read by read_run() (record/run_data.hpp), as the summary
+// is: rounds taken while throttled (by the run's usual SM clock) or unheld are left out of both.
 //
 // A change ("slower", "faster") must pass three tests: the interval excludes 1, the ratio is
 // further than the threshold from 1, and further than the two runs' own run-to-run noise. The

@@ -2,11 +2,15 @@
 // "verdict" testcase (failed when a good arm is not qualified, or a broken candidate is not
 // caught by its declared check) and, for good arms, one testcase per case.
 #pragma once
-#include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
+
+#include "record/run_data.hpp"
 
 namespace kq {
 
-std::string render_junit(const std::filesystem::path& run_dir);
+// summary: summarize(run)'s result, whose arms carry the verdicts (the timing checks' included);
+// run: the cases of each good arm.
+std::string render_junit(const nlohmann::json& summary, const RunData& run);
 
 }  // namespace kq

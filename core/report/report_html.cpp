@@ -10,7 +10,6 @@
 
 #include "report/embedded.hpp"
 #include "report/report.hpp"
-#include "report/samples.hpp"
 #include "util/markup.hpp"
 
 namespace kq {
@@ -198,7 +197,7 @@ void plot_section(std::ostringstream& h, const std::string& name, const std::str
   h << "</section>\n";
 }
 
-void plots(std::ostringstream& h, const json& s, const std::vector<json>& rounds) {
+void plots(std::ostringstream& h, const json& s, bool any_round) {
   bool any_time = false, any_gbps = false, any_light = false, any_speedup = false;
   for (const auto& row : s.value("timing", json::array()))
     for (const auto& a : row.value("arms", json::array())) {
@@ -207,8 +206,6 @@ void plots(std::ostringstream& h, const json& s, const std::vector<json>& rounds
       any_light |= a.contains("pct_light");
       any_speedup |= a.contains("speedup");
     }
-  bool any_round = false;
-  for (const auto& r : rounds) any_round |= r.value("type", "") == "round";
   const json decision = s.value("decision", json::object());
   const std::string baseline = escape_markup(decision.value("baseline", ""));
 
@@ -378,19 +375,24 @@ void timing_tables(std::ostringstream& h, const json& s) {
   }
 }
 
+// The samples the page plots: the round and light samples, each saying why it is left out of
+// the statistics, if it is (the plots draw those as crosses).
+json plotted_samples(const RunData& run) {
+  json samples = json::array();
+  auto add = [&](json j, LeftOut why) {
+    if (why != LeftOut::counted) j["left_out"] = to_string(why);
+    samples.push_back(std::move(j));
+  };
+  for (std::size_t i = 0; i < run.rounds.size(); ++i) add(run.rounds[i], run.round_left_out[i]);
+  for (std::size_t i = 0; i < run.light_samples.size(); ++i)
+    add(run.light_samples[i], run.light_left_out[i]);
+  return samples;
+}
+
 }  // namespace
 
-std::string render_html(const json& s, const std::vector<json>& rounds) {
-  // The page carries the samples it plots: the round and light records of rounds.jsonl.
-  // Each says why it is left out of the statistics, if it is (the plots draw those as crosses).
-  json samples = json::array();
-  const double usual_clock = s.value("sm_clock_mhz_median", 0.0);
-  for (const auto& r : rounds)
-    if (r.is_object() && (r.value("type", "") == "round" || r.value("type", "") == "light")) {
-      samples.push_back(r);
-      if (std::string why = left_out_because(r, usual_clock); !why.empty())
-        samples.back()["left_out"] = why;
-    }
+std::string render_html(const json& s, const RunData& run) {
+  const json samples = plotted_samples(run);
 
   std::ostringstream h;
   h << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -403,7 +405,7 @@ std::string render_html(const json& s, const std::vector<json>& rounds) {
   h << "<h2>Timing</h2>\n";
   if (!s.value("timing_ran", false))
     h << "<p>No timing was recorded (no qualified arm, or the run stopped before timing).</p>\n";
-  plots(h, s, rounds);
+  plots(h, s, !run.rounds.empty());
   h << "<h2>Timing per size</h2>\n";
   timing_tables(h, s);
   h << "<footer>Written by kq " << text(s.value("kq", json::object()), "version")

@@ -7,12 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "record/run_data.hpp"
+
 namespace kq {
 
-// summary: summarize_run()'s result; rounds: the records of rounds.jsonl (every type; the page
-// keeps the "round" and "light" ones). Once the page's script has drawn every plot it appends
-// <div id="kq-plots-ready" data-count="N" data-charts="M" hidden> (N plots, M Chart.js charts);
-// when a plot fails it shows #kq-plots-error instead.
-std::string render_html(const nlohmann::json& summary, const std::vector<nlohmann::json>& rounds);
+// summary: summarize(run)'s result; run: the samples the page plots (its round and light samples,
+// marked as the reader's rules leave them out). Once the page's script has drawn every plot it
+// appends <div id="kq-plots-ready" data-count="N" data-charts="M" hidden> (N plots, M Chart.js
+// charts); when a plot fails it shows #kq-plots-error instead.
+std::string render_html(const nlohmann::json& summary, const RunData& run);
 
 }  // namespace kq

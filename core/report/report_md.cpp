@@ -228,13 +228,13 @@ std::string render_markdown(const nlohmann::json& s) {
 }
 
 nlohmann::json write_report(const std::filesystem::path& run_dir) {
-  nlohmann::json s = summarize_run(run_dir);
-  const auto rounds = read_json_lines(run_dir / "rounds.jsonl");
+  const RunData run = read_run(run_dir);
+  nlohmann::json s = summarize(run);
   write_file_atomic(run_dir / "summary.json", s.dump(2) + "\n");
   write_file_atomic(run_dir / "report.md", render_markdown(s));
-  write_file_atomic(run_dir / "report.html", render_html(s, rounds));
-  write_file_atomic(run_dir / "rounds.csv", render_rounds_csv(rounds));
-  write_file_atomic(run_dir / "junit.xml", render_junit(run_dir));
+  write_file_atomic(run_dir / "report.html", render_html(s, run));
+  write_file_atomic(run_dir / "rounds.csv", render_rounds_csv(run));
+  write_file_atomic(run_dir / "junit.xml", render_junit(s, run));
   return s;
 }
 

@@ -18,13 +18,19 @@ std::string csv_cell(const nlohmann::json& v) {
 
 }  // namespace
 
-std::string render_rounds_csv(const std::vector<nlohmann::json>& rounds) {
+std::string render_rounds_csv(const RunData& run) {
   const std::vector<std::string> first = {"arm", "size", "mode", "round", "seconds"};
+  std::vector<nlohmann::json> rounds;
+  for (std::size_t i = 0; i < run.rounds.size(); ++i) {
+    nlohmann::json r = run.rounds[i];
+    r.erase("type");
+    if (run.round_left_out[i] != LeftOut::counted) r["left_out"] = to_string(run.round_left_out[i]);
+    rounds.push_back(std::move(r));
+  }
   std::set<std::string> extra;
   for (const auto& r : rounds) {
-    if (!r.is_object() || r.value("type", "") != "round") continue;
     for (const auto& [k, v] : r.items())
-      if (k != "type" && std::find(first.begin(), first.end(), k) == first.end()) extra.insert(k);
+      if (std::find(first.begin(), first.end(), k) == first.end()) extra.insert(k);
   }
   std::vector<std::string> columns = first;
   columns.insert(columns.end(), extra.begin(), extra.end());
@@ -32,7 +38,6 @@ std::string render_rounds_csv(const std::vector<nlohmann::json>& rounds) {
   for (std::size_t i = 0; i < columns.size(); ++i) out += (i ? "," : "") + columns[i];
   out += "\n";
   for (const auto& r : rounds) {
-    if (!r.is_object() || r.value("type", "") != "round") continue;
     for (std::size_t i = 0; i < columns.size(); ++i) {
       if (i) out += ",";
       if (auto it = r.find(columns[i]); it != r.end()) out += csv_cell(*it);

@@ -1,13 +1,18 @@
-// Reads a run directory (manifest.json, qualification.jsonl, rounds.jsonl) and condenses it:
-// verdicts, statistics per arm and size, the decision. Works on a run that was killed half
-// way: whatever was recorded is summarised and the gaps are named.
+// summary.json: a run condensed once, from its typed records (record/run_data.hpp): the arms and
+// their verdicts, the timing per size and arm, the flags and the decision. Every report is a
+// printer of it (report/columns.hpp says how each timing column is formatted). Works on a run
+// that was killed half way: whatever was recorded is summarised and the gaps are named.
 #pragma once
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <string>
+
+#include "record/run_data.hpp"
 
 namespace kq {
 
+nlohmann::json summarize(const RunData& run);
+
+// summarize(read_run(run_dir))
 nlohmann::json summarize_run(const std::filesystem::path& run_dir);
 
 }  // namespace kq

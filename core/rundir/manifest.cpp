@@ -2,6 +2,7 @@
 
 #include <ctime>
 
+#include "record/records.hpp"
 #include "util/json_lines.hpp"
 #include "util/sha256.hpp"
 #include "util/version.hpp"
@@ -46,6 +47,7 @@ nlohmann::json build_manifest(const Spec& spec, const std::vector<StageArm>& arm
   const double bytes_per_element = static_cast<double>(
       (spec.op.inputs.size() + spec.op.outputs.size()) * dtype_size(spec.op.dtype));
   return {
+      {"schema_version", rec::kSchemaVersion},
       {"kq", {{"version", kq_version()}, {"commit", kq_git_commit()}, {"dirty", kq_git_dirty()}}},
       {"started", iso},
       {"command", command},

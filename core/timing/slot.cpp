@@ -45,13 +45,7 @@ std::size_t set_count(const Spec& spec, std::int64_t size, Device d) {
 std::uint64_t name_hash(const std::string& s) { return std::hash<std::string>{}(s); }
 
 void capture_graph(Slot& s, int launches, const Emit& emit, std::int64_t size) {
-  auto skip = [&](const std::string& why) {
-    emit({{"type", "arm_skip"},
-          {"arm", s.name()},
-          {"size", size},
-          {"mode", "graph"},
-          {"reason", why}});
-  };
+  auto skip = [&](const std::string& why) { emit(rec::ArmSkip{s.name(), size, why, "graph"}); };
   try {
     s.graph = std::make_unique<GraphReplay>(
         s.stream->handle(), [&] { s.call(s.graph_set()); }, launches);
@@ -60,12 +54,8 @@ void capture_graph(Slot& s, int launches, const Emit& emit, std::int64_t size) {
     skip(e.what());
     return;
   }
-  emit({{"type", "graph"},
-        {"arm", s.name()},
-        {"size", size},
-        {"launches", s.graph->launches()},
-        {"kernel_nodes", s.graph->kernel_nodes()},
-        {"work_nodes", s.graph->work_nodes()}});
+  emit(rec::GraphInfo{s.name(), size, s.graph->launches(), s.graph->kernel_nodes(),
+                      s.graph->work_nodes()});
 }
 
 }  // namespace
@@ -114,12 +104,10 @@ Slot make_slot(const TimedArm& a, const Spec& spec, const Case& c, bool graph_mo
     s.timer->time([&] { s.call(s.take_set()); });
     if (!s.timer->last_held()) {
       s.timer->stop_holding();
-      emit({{"type", "arm_note"},
-            {"arm", a.identity.name},
-            {"size", c.numel()},
-            {"note",
-             "its call waits for the GPU before returning (a held stream timed out), so it is "
-             "timed without the blocking kernel: its samples include the host's enqueue"}});
+      emit(rec::ArmNote{a.identity.name, c.numel(),
+                        "its call waits for the GPU before returning (a held stream timed out), "
+                        "so it is timed without the blocking kernel: its samples include the "
+                        "host's enqueue"});
     }
   }
   if (graph_mode && s.cuda()) {

@@ -77,7 +77,7 @@ class SizeRun {
     if (std::any_of(arms.begin(), arms.end(),
                     [](const TimedArm& a) { return a.identity.device == Device::cuda; }))
       cuda_stream_ = std::make_shared<Stream>(Device::cuda);
-    nlohmann::json names = nlohmann::json::array();
+    std::vector<std::string> names;
     for (const TimedArm& a : arms) {
       if (auto r = rejected_.find(a.identity.name); r != rejected_.end()) {
         skip(a, "rejected by the timing checks: " + r->second);
@@ -91,11 +91,7 @@ class SizeRun {
         rethrow_if_sticky(e);
       }
     }
-    emit_({{"type", "size_start"},
-           {"size", size_},
-           {"arms", names},
-           {"l2", l2_name(pol.l2)},
-           {"check_seed", check_seed}});
+    emit_(rec::SizeStart{size_, names, l2_name(pol.l2), check_seed});
     if (slots_.empty()) return;
 
     reference();
@@ -118,7 +114,7 @@ class SizeRun {
   }
 
   void skip(const TimedArm& a, const std::string& why) {
-    emit_({{"type", "arm_skip"}, {"arm", a.identity.name}, {"size", size_}, {"reason", why}});
+    emit_(rec::ArmSkip{a.identity.name, size_, why, {}});
   }
 
   // The reference for the size's inputs (every set of every arm holds the same values).
@@ -147,13 +143,11 @@ class SizeRun {
         (round < 0 ? " (the first replay after capture)" : ", round " + std::to_string(round));
     s.rejected = "at " + std::to_string(size_) + " elements, " + where + ": " + f.message;
     rejected_[s.name()] = s.rejected;
-    nlohmann::json r = {
-        {"type", "timing_reject"}, {"arm", s.name()},     {"size", size_},        {"mode", mode},
-        {"round", round},          {"check", check_name}, {"message", s.rejected}};
+    rec::TimingReject r{s.name(), size_, mode, round, check_name, s.rejected, {}, {}, {}};
     if (f.index >= 0) {
-      r["index"] = f.index;
-      r["expected"] = f.expected;
-      r["got"] = f.got;
+      r.index = f.index;
+      r.expected = f.expected;
+      r.got = f.got;
     }
     emit_(r);
   }
@@ -173,44 +167,43 @@ class SizeRun {
       stopped_by = by_arm.empty() ? "rejected" : stop_reason(by_arm, spec_, round, since(t0));
     }
     if (stopped_by != "rejected") one_round(round++, true);
-    emit_({{"type", "size_end"},
-           {"size", size_},
-           {"rounds", round},
-           {"stopped_by", stopped_by},
-           {"elapsed_s", since(t0)}});
+    emit_(rec::SizeEnd{size_, round, stopped_by, since(t0)});
   }
 
   void one_round(int round, bool closing) {
     std::shuffle(steps_.begin(), steps_.end(), rng_);
     for (const Step& st : steps_) {
       if (st.slot >= 0 && !slots_[static_cast<std::size_t>(st.slot)].rejected.empty()) continue;
-      emit_(st.kind == StepKind::light
-                ? light_sample(round)
-                : arm_sample(slots_[static_cast<std::size_t>(st.slot)], st.kind, round, closing));
+      if (st.kind == StepKind::light)
+        emit_(light_sample(round));
+      else
+        emit_(arm_sample(slots_[static_cast<std::size_t>(st.slot)], st.kind, round, closing));
     }
   }
 
   void before_sample(void* stream) {
     if (flusher_) flusher_->flush(stream);
   }
-  void clock(nlohmann::json& r, void* stream) {
-    if (!probe_) return;
-    if (double mhz = probe_->measure_mhz(stream); mhz > 0) r["sm_clock_mhz"] = mhz;
+  // What every sample records besides its time: whether its hold held, and the SM clock after
+  // it on `stream` (none for a CPU arm: nullptr).
+  void sample_facts(rec::SampleCommon& r, const SampleTimer& timer, void* stream) {
+    r.size = size_;
+    if (timer.holding()) r.held = timer.last_held();
+    if (!probe_ || !stream) return;
+    if (double mhz = probe_->measure_mhz(stream); mhz > 0) r.sm_clock_mhz = mhz;
   }
 
-  nlohmann::json light_sample(int round) {
+  rec::LightSample light_sample(int round) {
     before_sample(light_->stream->handle());
-    nlohmann::json r = {{"type", "light"},
-                        {"size", size_},
-                        {"round", round},
-                        {"seconds", time_light(*light_)},
-                        {"bytes", 2 * light_->bytes}};
-    if (light_->timer->holding()) r["held"] = light_->timer->last_held();
-    clock(r, light_->stream->handle());
+    rec::LightSample r;
+    r.round = round;
+    r.seconds = time_light(*light_);
+    r.bytes = 2 * light_->bytes;
+    sample_facts(r, *light_->timer, light_->stream->handle());
     return r;
   }
 
-  nlohmann::json arm_sample(Slot& s, StepKind kind, int round, bool closing) {
+  rec::RoundSample arm_sample(Slot& s, StepKind kind, int round, bool closing) {
     const bool single = kind == StepKind::single;
     CaseTensors& t = single ? s.take_set() : s.graph_set();
     if (s.cuda()) before_sample(s.stream->handle());
@@ -226,19 +219,20 @@ class SizeRun {
       secs = s.timer->time([&] { s.graph->launch(); }) / s.graph->launches();
       s.graphed.push_back(secs);
     }
-    nlohmann::json r = {{"type", "round"}, {"arm", s.name()},
-                        {"size", size_},   {"mode", single ? "single" : "graph"},
-                        {"round", round},  {"seconds", secs}};
-    if (single && s.cuda()) r["host_seconds"] = host;  // the enqueue alone
+    rec::RoundSample r;
+    r.arm = s.name();
+    r.mode = single ? "single" : "graph";
+    r.round = round;
+    r.seconds = secs;
+    if (single && s.cuda()) r.host_seconds = host;  // the enqueue alone
+    if (!single) r.launches = s.graph->launches();
     // A hold that timed out (an enqueue slower than its timeout) let the GPU start early.
-    if (s.timer->holding()) r["held"] = s.timer->last_held();
-    if (!single) r["launches"] = s.graph->launches();
-    if (s.cuda()) clock(r, s.stream->handle());
+    sample_facts(r, *s.timer, s.cuda() ? s.stream->handle() : nullptr);
     // Outside the timed region: maybe compare, then poison for the set's next sample.
     const bool checked = closing || (single ? s.single_checks.next() : s.graph_checks.next());
     if (checked) {
       check(s, t, single ? "single" : "graph", round, "timing_output");
-      r["checked"] = true;
+      r.checked = true;
     }
     s.repoison(t);
     return r;
@@ -248,35 +242,21 @@ class SizeRun {
   // streams (CUPTI, attached for these extra calls only and detached before the next size).
   void after_rounds() {
     for (Slot& s : slots_) {
-      nlohmann::json r = {{"type", "recheck"},
-                          {"arm", s.name()},
-                          {"size", size_},
-                          {"ok", s.rejected.empty()},
-                          {"checked", s.checked}};
-      if (!s.rejected.empty()) r["message"] = s.rejected;
+      rec::Recheck r{s.name(), size_, s.rejected.empty(), s.checked, {}};
+      if (!s.rejected.empty()) r.message = s.rejected;
       emit_(r);
     }
     for (Slot& s : slots_) {
       if (!s.cuda() || !s.rejected.empty()) continue;
       StreamCheck sc = check_stream_discipline(s.stream->handle(), [&] { s.call(*s.sets[0]); });
-      nlohmann::json prof = sc.profile;
-      prof["type"] = "profile";
-      prof["arm"] = s.name();
-      prof["size"] = size_;
-      emit_(prof);
+      emit_(rec::Profile{s.name(), size_, sc.profile});
       if (sc.problem.empty()) continue;
       s.rejected = "at " + std::to_string(size_) + " elements: " + sc.problem;
       rejected_[s.name()] = s.rejected;
-      emit_({{"type", "timing_reject"},
-             {"arm", s.name()},
-             {"size", size_},
-             {"mode", "single"},
-             {"round", -1},
-             {"check", "wrong_stream"},
-             {"message", s.rejected}});
+      emit_(
+          rec::TimingReject{s.name(), size_, "single", -1, "wrong_stream", s.rejected, {}, {}, {}});
     }
-    if (std::string why = detach_profiler(); !why.empty())
-      emit_({{"type", "profiler_attached"}, {"size", size_}, {"reason", why}});
+    if (std::string why = detach_profiler(); !why.empty()) emit_(rec::ProfilerAttached{size_, why});
   }
 
   const Spec& spec_;

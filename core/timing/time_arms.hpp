@@ -9,25 +9,17 @@
 // to its stream (device/stream_discipline.hpp). A failed check rejects the arm for the rest of
 // the run.
 //
-// Records (JSON, "type" first):
-//   {"type":"size_start","size","arms":[...],"l2","check_seed"}
-//   {"type":"arm_skip","arm","size","reason"[,"mode":"graph"]}  could not be set up or captured
-//   {"type":"graph","arm","size","launches","kernel_nodes","work_nodes"}  the captured graph
-//   {"type":"light","size","round","seconds","bytes"}   the device copy (speed of light)
-//   {"type":"round","arm","size","mode","round","seconds"[,"checked":true]}
-//   {"type":"timing_reject","arm","size","mode","round","check","message"[,"index","expected",
-//    "got"]}                                            check: timing_output, graph_output or
-//                                                       wrong_stream (round -1: not a sample)
-//   {"type":"size_end","size","rounds","stopped_by","elapsed_s"}
-//   {"type":"recheck","arm","size","ok","checked"[,"message"]}  the size's outputs, summed up
-//   {"type":"profile","arm","size","kernels","kernel_seconds","memcpys","memsets","list",
-//    "stream_id","off_stream"}                          one extra call under CUPTI (CUDA arms)
+// Records (record/records.hpp), per size: size_start, arm_skip and arm_note (an arm set up
+// differently or not at all), graph, the light and round samples, timing_reject (a failed
+// check: timing_output, graph_output or wrong_stream), size_end, recheck, profile and
+// profiler_attached.
 #pragma once
 #include <string>
 #include <vector>
 
 #include "kq/arm.hpp"
 #include "qualify/qualify_arm.hpp"
+#include "record/records.hpp"
 #include "spec/spec.hpp"
 
 namespace kq {

@@ -1,5 +1,6 @@
 #include "timing/time_stage.hpp"
 
+#include "record/records.hpp"
 #include "util/json_lines.hpp"
 #include "worker/protocol.hpp"
 #include "worker/supervise.hpp"
@@ -28,7 +29,7 @@ TimeStageResult time_stage(const std::vector<StageArm>& arms, const TimeStageOpt
   bool done = false;
   WorkerExit ex =
       supervise_worker(argv, opt.log_file, opt.silence_timeout_s, [&](const nlohmann::json& j) {
-        if (j.value("type", "") == "done") {
+        if (rec::is<rec::Done>(j)) {
           done = true;
         } else {
           out.write(j);
@@ -39,7 +40,7 @@ TimeStageResult time_stage(const std::vector<StageArm>& arms, const TimeStageOpt
   res.completed = done && !ex.hung && ex.exit_code == 0;
   if (!res.completed) {
     res.problem = "timing worker " + ex.describe();
-    out.write({{"type", "timing_stopped"}, {"reason", res.problem}});  // for the reports
+    out.write(rec::TimingStopped{res.problem});  // for the reports
   }
   return res;
 }

@@ -49,16 +49,17 @@ bool worker_qualify(const QualifyWorkerArgs& args) {
     plan.quick = args.quick;
     plan.timing_sizes = args.timing_sizes;
     auto verdict = qualify_arm(*arm->arm, arm->identity, spec, plan_cases(spec, plan), emit);
-    if (!args.artifacts_dir.empty() && verdict.value("verdict", "") != "unsupported" &&
-        verdict.value("verdict", "") != "crashed")
+    if (!args.artifacts_dir.empty() && verdict.verdict != rec::Verdict::unsupported &&
+        verdict.verdict != rec::Verdict::crashed)
       write_arm_artifacts(std::filesystem::path(args.artifacts_dir) / name, *arm->arm,
                           arm->identity, arm->plugin_file);
   } catch (const std::exception& e) {
-    emit({{"type", "verdict"},
-          {"arm", name},
-          {"verdict", "crashed"},
-          {"check", "worker_error"},
-          {"detail", std::string("the worker failed: ") + e.what()}});
+    rec::VerdictRecord v;
+    v.arm = name;
+    v.verdict = rec::Verdict::crashed;
+    v.check = "worker_error";
+    v.detail = std::string("the worker failed: ") + e.what();
+    emit(v);
     return false;
   }
   return true;
@@ -95,7 +96,7 @@ void worker_time(const TimeWorkerArgs& args) {
     for (std::size_t i = 0; i < arms.size(); ++i)
       write_arm_artifacts(std::filesystem::path(args.artifacts_dir) / arms[i].identity.name,
                           *loaded[i]->arm, loaded[i]->identity, loaded[i]->plugin_file, "timing-");
-  emit({{"type", "done"}});
+  emit(rec::Done{});
 }
 
 }  // namespace kq

@@ -6,6 +6,7 @@
 #include <functional>
 #include <vector>
 
+#include "fake_arm.hpp"
 #include "kq/contract.hpp"
 #include "plan/plan_cases.hpp"
 #include "qualify/qualify_arm.hpp"
@@ -14,70 +15,8 @@
 
 namespace {
 
-enum class Flaw {
-  none,
-  skip_tail,
-  write_past_end,
-  write_before,
-  mutate_input,
-  no_relu,
-  pointer_cache,
-  ignore_contract,
-  error_status
-};
-
-// relu(x + residual) over contiguous f32 views, with one flaw.
-class FakeArm : public kq::IKernelArm {
- public:
-  explicit FakeArm(Flaw f) : flaw_(f) {}
-  kq::ArmIdentity identity() const override {
-    return {"fake", "test", kq::Device::cpu, "1", {}, "", ""};
-  }
-  kq::Status supports(const kq::OpSpec&) const override { return kq::Status::ok(); }
-  kq::Status prepare(const kq::Problem& p) override {
-    spec_ = p.spec;
-    return kq::Status::ok();
-  }
-  kq::Status run(std::span<const kq::TensorView> in, std::span<const kq::TensorView> out,
-                 void*) override {
-    if (flaw_ == Flaw::error_status) return kq::Status::error("out of cheese");
-    if (flaw_ != Flaw::ignore_contract) {
-      kq::Status s = kq::check_contract(*spec_, in, out, kq::Device::cpu);
-      if (!s.is_ok()) return s;
-    }
-    const std::int64_t n = out[0].numel();
-    auto* x = static_cast<float*>(in[0].data);
-    auto* r = static_cast<const float*>(in[1].data);
-    auto* o = static_cast<float*>(out[0].data);
-    if (flaw_ == Flaw::pointer_cache) {  // replays the first result for the same pointers
-      if (o == last_out_ && x == last_x_) {
-        std::memcpy(o, cache_.data(), cache_.size() * sizeof(float));
-        return kq::Status::ok();
-      }
-      last_out_ = o;
-      last_x_ = x;
-    }
-    std::int64_t end = n;
-    if (flaw_ == Flaw::skip_tail) end = n - n % 4;
-    if (flaw_ == Flaw::write_past_end && n > 0) o[n] = 1.0f;
-    if (flaw_ == Flaw::write_before && n > 0) o[-1] = 1.0f;
-    for (std::int64_t i = 0; i < end; ++i) {
-      float s = x[i] + r[i];
-      float v = flaw_ == Flaw::no_relu ? s : (s > 0 ? s : (std::isnan(s) ? s : 0.0f));
-      o[i] = v;
-    }
-    if (flaw_ == Flaw::mutate_input && n > 1) x[n / 2] = 42.0f;
-    if (flaw_ == Flaw::pointer_cache) cache_.assign(o, o + n);
-    return kq::Status::ok();
-  }
-
- private:
-  Flaw flaw_;
-  const kq::OpSpec* spec_ = nullptr;
-  const void* last_out_ = nullptr;
-  const void* last_x_ = nullptr;
-  std::vector<float> cache_;
-};
+using kq::test::FakeArm;
+using kq::test::Flaw;
 
 kq::Case find(const std::vector<kq::Case>& cases, const std::string& name) {
   for (const auto& c : cases)
@@ -149,11 +88,11 @@ TEST_CASE("qualify_arm turns case outcomes into a verdict") {
   FakeArm good(Flaw::none);
   auto v = kq::qualify_arm(good, good.identity(), spec, few,
                            [&](const nlohmann::json& j) { records.push_back(j); });
-  CHECK(v["verdict"] == "qualified");
-  CHECK(v["counts"]["failed"] == 0);
+  CHECK(v.verdict == kq::rec::Verdict::qualified);
+  CHECK(v.counts->failed == 0);
   CHECK(records.size() == 2 * few.size() + 1);
   FakeArm bad(Flaw::skip_tail);
   v = kq::qualify_arm(bad, bad.identity(), spec, few, [](const nlohmann::json&) {});
-  CHECK(v["verdict"] == "rejected");
-  CHECK(v["check"] == "values");
+  CHECK(v.verdict == kq::rec::Verdict::rejected);
+  CHECK(v.check == "values");
 }

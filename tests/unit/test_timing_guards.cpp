@@ -93,8 +93,8 @@ TEST_CASE("a call that launches nothing, and a graph that holds less than a call
   CHECK(flags[0].message.find("launches no work: CUPTI saw no kernel") == 0);
 
   json one = {{"kernels", 1}, {"memcpys", 0}, {"memsets", 0}};
-  json empty_graph = {{"launches", 20}, {"kernel_nodes", 0}, {"work_nodes", 0}};
-  json full_graph = {{"launches", 20}, {"kernel_nodes", 20}, {"work_nodes", 20}};
+  kq::rec::GraphInfo empty_graph{"arm", 0, 20, 0, 0};
+  kq::rec::GraphInfo full_graph{"arm", 0, 20, 20, 20};
   f.profile = &one;
   f.graph = &full_graph;
   CHECK(kq::plausibility_flags(f).empty());

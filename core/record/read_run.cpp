@@ -1,0 +1,174 @@
+#include <fstream>
+#include <functional>
+
+#include "record/run_data.hpp"
+#include "stats/stats.hpp"
+
+namespace kq {
+namespace {
+
+using nlohmann::json;
+
+// Calls `take(record)` for each line of a JSON-lines file. A line that is not JSON, or a record
+// `take` cannot read, is a problem named by file and line; a torn last line (a killed writer)
+// is not.
+void each_line(const std::filesystem::path& file, std::vector<std::string>& problems,
+               const std::function<void(const json&)>& take) {
+  std::ifstream in(file);
+  std::string line, next;
+  int number = 0;
+  bool more = static_cast<bool>(std::getline(in, line));
+  while (more) {
+    ++number;
+    more = static_cast<bool>(std::getline(in, next));
+    const std::string where = file.filename().string() + " line " + std::to_string(number);
+    if (!line.empty()) {
+      json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+      if (j.is_discarded()) {
+        if (more) problems.push_back(where + ": not JSON");
+      } else {
+        try {
+          take(j);
+        } catch (const std::exception& e) {
+          problems.push_back(where + ": " + e.what());
+        }
+      }
+    }
+    line.swap(next);
+  }
+}
+
+template <class R>
+bool take_as(const json& j, std::vector<R>& into) {
+  if (!rec::is<R>(j)) return false;
+  into.push_back(j.get<R>());
+  return true;
+}
+
+Manifest read_manifest(const std::filesystem::path& file, std::vector<std::string>& problems) {
+  Manifest m;
+  std::ifstream in(file);
+  if (!in) return m;
+  json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) {
+    problems.push_back(file.filename().string() + ": not a JSON object");
+    return m;
+  }
+  try {
+    m.raw = j;
+    m.schema_version = j.value("schema_version", 1);
+    m.op = j.value("op", "");
+    m.spec_sha256 = j.value("spec_sha256", "");
+    m.started = j.value("started", "");
+    m.machine = j.value("machine", json::object());
+    m.kq = j.value("kq", json::object());
+    const json spec = j.value("spec", json::object());
+    m.baseline = spec.value("baseline", "");
+    m.min_speedup = spec.value("min_speedup", 1.03);
+    m.bytes_per_element = spec.value("bytes_per_element", 0.0);
+    for (const auto& a : j.value("arms", json::array()))
+      m.arms.push_back({a.value("name", ""), a.value("family", ""), a.value("device", ""),
+                        a.value("expected_rejection", "")});
+  } catch (const std::exception& e) {
+    problems.push_back(file.filename().string() + ": " + e.what());
+  }
+  return m;
+}
+
+void read_qualification(RunData& run) {
+  each_line(run.dir / "qualification.jsonl", run.problems, [&](const json& j) {
+    if (j.contains("pass")) return;  // a compute-sanitizer pass: its finding is summed up
+    take_as(j, run.cases) || take_as(j, run.verdicts) || take_as(j, run.sanitizer);
+  });
+}
+
+void read_rounds(RunData& run) {
+  each_line(run.dir / "rounds.jsonl", run.problems, [&](const json& j) {
+    run.timing_ran = true;
+    if (rec::is<rec::TimingStopped>(j)) {
+      run.stopped = j.get<rec::TimingStopped>();
+      return;
+    }
+    take_as(j, run.rounds) || take_as(j, run.light_samples) || take_as(j, run.size_starts) ||
+        take_as(j, run.size_ends) || take_as(j, run.skips) || take_as(j, run.notes) ||
+        take_as(j, run.graphs) || take_as(j, run.rejects) || take_as(j, run.rechecks) ||
+        take_as(j, run.profiles) || take_as(j, run.attached);
+  });
+}
+
+LeftOut left_out(const rec::SampleCommon& s, double usual_clock_mhz) {
+  if (usual_clock_mhz > 0 && s.sm_clock_mhz && *s.sm_clock_mhz < 0.75 * usual_clock_mhz)
+    return LeftOut::throttled;
+  if (s.held && !*s.held) return LeftOut::unheld;
+  return LeftOut::counted;
+}
+
+void apply_sample_rules(RunData& run) {
+  std::vector<double> clocks;
+  for (const auto& r : run.rounds)
+    if (r.sm_clock_mhz) clocks.push_back(*r.sm_clock_mhz);
+  for (const auto& l : run.light_samples)
+    if (l.sm_clock_mhz) clocks.push_back(*l.sm_clock_mhz);
+  run.usual_clock_mhz = clocks.empty() ? 0.0 : summarize(clocks).median;
+
+  for (const auto& r : run.rounds) {
+    const LeftOut why = left_out(r, run.usual_clock_mhz);
+    run.round_left_out.push_back(why);
+    KeptSamples& k = run.samples[{r.arm, r.size, r.mode}];
+    if (why != LeftOut::counted) {
+      k.left_out[to_string(why)]++;
+      continue;
+    }
+    k.seconds.push_back(r.seconds);
+    if (r.host_seconds) k.host_seconds.push_back(*r.host_seconds);
+  }
+
+  std::map<std::int64_t, std::vector<double>> bandwidth;
+  for (const auto& l : run.light_samples) {
+    const LeftOut why = left_out(l, run.usual_clock_mhz);
+    run.light_left_out.push_back(why);
+    if (why == LeftOut::counted && l.seconds > 0 && l.bytes > 0)
+      bandwidth[l.size].push_back(l.bytes / l.seconds / 1e9);
+  }
+  for (const auto& [size, v] : bandwidth) {
+    const SampleStats st = summarize(v);
+    run.light[size] = {st.n, st.median, st.max};
+  }
+}
+
+}  // namespace
+
+const ManifestArm* Manifest::arm(const std::string& name) const {
+  for (const auto& a : arms)
+    if (a.name == name) return &a;
+  return nullptr;
+}
+
+const char* to_string(LeftOut why) {
+  switch (why) {
+    case LeftOut::throttled:
+      return "throttled";
+    case LeftOut::unheld:
+      return "unheld";
+    default:
+      return "";
+  }
+}
+
+const rec::VerdictRecord* RunData::verdict_of(const std::string& arm) const {
+  for (auto it = verdicts.rbegin(); it != verdicts.rend(); ++it)
+    if (it->arm == arm) return &*it;
+  return nullptr;
+}
+
+RunData read_run(const std::filesystem::path& dir) {
+  RunData run;
+  run.dir = dir;
+  run.manifest = read_manifest(dir / "manifest.json", run.problems);
+  read_qualification(run);
+  read_rounds(run);
+  apply_sample_rules(run);
+  return run;
+}
+
+}  // namespace kq

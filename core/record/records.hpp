@@ -1,0 +1,230 @@
+// The schema of a run directory's records: every record a stage writes to qualification.jsonl
+// or rounds.jsonl, or a worker sends its parent, is one of these structs. Each has its JSON
+// form (to_json/from_json, "type" naming the struct's kType); writers emit the structs and the
+// reader (record/run_data.hpp) loads them back. Optional fields are written only when present,
+// as std::optional here. manifest.json carries kSchemaVersion; a run written before it did
+// reads as version 1, whose records are the same.
+//
+// qualification.jsonl, per arm (a record of a compute-sanitizer pass carries "pass": the tool):
+//   case_start, waiting   progress only (a case began; it waits for its turn at the big cases)
+//   case                  one case's result
+//   sanitizer             what one compute-sanitizer tool found
+//   verdict               the arm's verdict (the last one without "pass" is final)
+// rounds.jsonl, per timing size, in order:
+//   size_start, arm_skip, arm_note, graph, then light and round samples, timing_reject when a
+//   check fails, size_end, recheck, profile, profiler_attached; timing_stopped when the timing
+//   worker died. The worker ends with done (never written to a file).
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kq::rec {
+
+using nlohmann::json;
+
+// 2: manifest.json carries "schema_version". 1: a run written before (same records).
+inline constexpr int kSchemaVersion = 2;
+
+// An arm's qualification verdict. not_run: no verdict was recorded (the run stopped first).
+enum class Verdict { qualified, rejected, crashed, hung, unsupported, skipped, not_run };
+std::string_view to_string(Verdict v);
+Verdict parse_verdict(std::string_view s);  // throws std::invalid_argument on an unknown word
+// Rejected, crashed or hung: the arm failed a check.
+bool failed(Verdict v);
+// Skipped, unsupported or not run: the arm was never judged.
+bool not_judged(Verdict v);
+
+// ---- qualification.jsonl ----
+
+struct CaseStart {
+  static constexpr std::string_view kType = "case_start";
+  std::string arm, case_name;
+  double budget_s = 0;  // the parent's hang timeout for this case
+  std::optional<std::string> pass;
+};
+
+struct Waiting {
+  static constexpr std::string_view kType = "waiting";
+  std::string arm, case_name;
+  std::optional<std::string> pass;
+};
+
+struct CaseResult {
+  static constexpr std::string_view kType = "case";
+  std::string arm, case_name, group;
+  bool in_contract = true;
+  std::string result;  // passed, refused, failed, skipped
+  double seconds = 0;
+  std::optional<std::string> outside_because;  // out-of-contract cases: why
+  std::optional<std::string> check, message;   // the check that failed it, and what it saw
+  // Value checks: the first bad element (logical index), how many, "value (bits)" of each.
+  std::optional<std::int64_t> index, bad_count;
+  std::optional<std::string> expected, got;
+  std::optional<std::string> pass;
+};
+
+struct CaseCounts {
+  int passed = 0, refused = 0, failed = 0, skipped = 0, total = 0;
+};
+
+struct VerdictRecord {
+  static constexpr std::string_view kType = "verdict";
+  std::string arm;
+  Verdict verdict = Verdict::not_run;
+  std::optional<std::string> check, case_name, detail;
+  std::optional<CaseCounts> counts;
+  std::optional<std::string> pass;
+};
+
+struct SanitizerFinding {
+  static constexpr std::string_view kType = "sanitizer";
+  std::string arm, tool, log;  // log: the file name under logs/
+  long errors = -1;            // negative: the log held no summary
+  std::string first;           // the first error's line
+  std::string verdict_under_tool;
+};
+
+// ---- rounds.jsonl ----
+
+struct SizeStart {
+  static constexpr std::string_view kType = "size_start";
+  std::int64_t size = 0;
+  std::vector<std::string> arms;  // the arms set up for this size
+  std::string l2;                 // the L2 policy
+  std::uint64_t check_seed = 0;   // which samples are checked
+};
+
+struct ArmSkip {  // an arm that could not be set up (or captured, mode graph) at this size
+  static constexpr std::string_view kType = "arm_skip";
+  std::string arm;
+  std::int64_t size = 0;
+  std::string reason;
+  std::optional<std::string> mode;
+};
+
+struct ArmNote {  // what the timing said about how an arm was timed
+  static constexpr std::string_view kType = "arm_note";
+  std::string arm;
+  std::int64_t size = 0;
+  std::string note;
+};
+
+struct GraphInfo {  // the captured graph
+  static constexpr std::string_view kType = "graph";
+  std::string arm;
+  std::int64_t size = 0;
+  int launches = 0, kernel_nodes = 0, work_nodes = 0;
+};
+
+// The fields every sample carries: which round, its time, whether its blocking kernel held
+// (absent: none used) and the SM clock measured after it (absent: not measured).
+struct SampleCommon {
+  std::int64_t size = 0;
+  int round = 0;
+  double seconds = 0;
+  std::optional<bool> held;
+  std::optional<double> sm_clock_mhz;
+};
+
+struct LightSample : SampleCommon {  // the device copy, the speed of light
+  static constexpr std::string_view kType = "light";
+  double bytes = 0;  // read and written by the copy
+};
+
+struct RoundSample : SampleCommon {  // one timed sample of one arm
+  static constexpr std::string_view kType = "round";
+  std::string arm;
+  std::string mode = "single";         // single or graph
+  std::optional<double> host_seconds;  // single CUDA samples: the enqueue alone
+  std::optional<int> launches;         // graph samples: calls per replay
+  bool checked = false;                // its output was compared with the reference
+};
+
+struct TimingReject {  // a timing check failed: the arm is rejected for the rest of the run
+  static constexpr std::string_view kType = "timing_reject";
+  std::string arm;
+  std::int64_t size = 0;
+  std::string mode;
+  int round = -1;     // -1: not a sample (a graph's first replay, the stream check)
+  std::string check;  // timing_output, graph_output or wrong_stream
+  std::string message;
+  std::optional<std::int64_t> index;
+  std::optional<std::string> expected, got;
+};
+
+struct SizeEnd {
+  static constexpr std::string_view kType = "size_end";
+  std::int64_t size = 0;
+  int rounds = 0;
+  std::string stopped_by;
+  double elapsed_s = 0;
+};
+
+struct Recheck {  // a size's output checks, summed up per arm
+  static constexpr std::string_view kType = "recheck";
+  std::string arm;
+  std::int64_t size = 0;
+  bool ok = true;
+  std::optional<int> checked;
+  std::optional<std::string> message;
+};
+
+// One extra call under CUPTI (device/kernel_profile.hpp): what it launched and where.
+struct Profile {
+  static constexpr std::string_view kType = "profile";
+  std::string arm;
+  std::int64_t size = 0;
+  json body;  // kernels, kernel_seconds, memcpys, memsets, list, stream_id, off_stream, ...
+};
+
+struct ProfilerAttached {  // CUPTI could not be detached after this size
+  static constexpr std::string_view kType = "profiler_attached";
+  std::int64_t size = 0;
+  std::string reason;
+};
+
+struct TimingStopped {  // the timing worker stopped before it finished
+  static constexpr std::string_view kType = "timing_stopped";
+  std::string reason;
+};
+
+struct Done {  // worker to parent: the timing worker finished
+  static constexpr std::string_view kType = "done";
+};
+
+// The record's "type", or "" for anything that is not an object with a string "type".
+std::string_view type_of(const json& j);
+template <class R>
+bool is(const json& j) {
+  return type_of(j) == R::kType;
+}
+
+#define KQ_RECORD_JSON(R)            \
+  void to_json(json& j, const R& r); \
+  void from_json(const json& j, R& r);
+KQ_RECORD_JSON(CaseStart)
+KQ_RECORD_JSON(Waiting)
+KQ_RECORD_JSON(CaseResult)
+KQ_RECORD_JSON(CaseCounts)
+KQ_RECORD_JSON(VerdictRecord)
+KQ_RECORD_JSON(SanitizerFinding)
+KQ_RECORD_JSON(SizeStart)
+KQ_RECORD_JSON(ArmSkip)
+KQ_RECORD_JSON(ArmNote)
+KQ_RECORD_JSON(GraphInfo)
+KQ_RECORD_JSON(LightSample)
+KQ_RECORD_JSON(RoundSample)
+KQ_RECORD_JSON(TimingReject)
+KQ_RECORD_JSON(SizeEnd)
+KQ_RECORD_JSON(Recheck)
+KQ_RECORD_JSON(Profile)
+KQ_RECORD_JSON(ProfilerAttached)
+KQ_RECORD_JSON(TimingStopped)
+KQ_RECORD_JSON(Done)
+#undef KQ_RECORD_JSON
+
+}  // namespace kq::rec

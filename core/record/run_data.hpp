@@ -1,0 +1,105 @@
+// A run directory, read once into typed records (record/records.hpp), with the rules for which
+// samples count applied here and nowhere else. The summary, every report and `kq compare` read
+// a run through read_run(), so that they all count the same samples.
+//
+// The sample rules: a round or light sample is left out of the statistics (kept in rounds.jsonl
+// and rounds.csv, counted, and named in the reports) when
+//   - throttled: its SM clock was below 75% of the run's usual clock, the median sm_clock_mhz
+//     of every sample that carries one;
+//   - unheld: its blocking kernel timed out, so the GPU may have waited for the host's enqueue.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "record/records.hpp"
+
+namespace kq {
+
+// An arm as manifest.json lists it.
+struct ManifestArm {
+  std::string name, family, device, expected_rejection;
+};
+
+// What the reports need of manifest.json; `raw` is all of it.
+struct Manifest {
+  int schema_version = 1;  // absent in runs written before record/records.hpp: 1
+  std::string op, spec_sha256, started;
+  nlohmann::json machine = nlohmann::json::object(), kq = nlohmann::json::object();
+  std::string baseline;
+  double min_speedup = 1.03;
+  double bytes_per_element = 0;
+  std::vector<ManifestArm> arms;
+  nlohmann::json raw = nlohmann::json::object();
+  const ManifestArm* arm(const std::string& name) const;  // nullptr when not listed
+};
+
+enum class LeftOut { counted, throttled, unheld };
+const char* to_string(LeftOut why);  // "", "throttled", "unheld"
+
+// (arm, size, mode) of a round sample.
+using SampleKey = std::tuple<std::string, std::int64_t, std::string>;
+
+struct KeptSamples {
+  std::vector<double> seconds;          // the counted samples' times, in recorded order
+  std::vector<double> host_seconds;     // of the counted samples that carry one, in order
+  std::map<std::string, int> left_out;  // samples left out, by reason (to_string(LeftOut))
+};
+
+// The speed of light at one size: the device copy timed among the arms.
+struct Light {
+  int n = 0;             // copies counted at this size
+  double gbps = 0;       // their median bandwidth, GB/s (1e9 bytes per second)
+  double best_gbps = 0;  // the fastest copy
+};
+
+struct RunData {
+  std::filesystem::path dir;
+  Manifest manifest;
+
+  // qualification.jsonl, records of compute-sanitizer passes ("pass") left out
+  std::vector<rec::CaseResult> cases;
+  std::vector<rec::VerdictRecord> verdicts;  // in order; an arm's last one is final
+  std::vector<rec::SanitizerFinding> sanitizer;
+
+  // rounds.jsonl
+  bool timing_ran = false;  // it holds any record
+  std::vector<rec::SizeStart> size_starts;
+  std::vector<rec::SizeEnd> size_ends;
+  std::vector<rec::ArmSkip> skips;
+  std::vector<rec::ArmNote> notes;
+  std::vector<rec::GraphInfo> graphs;
+  std::vector<rec::RoundSample> rounds;
+  std::vector<rec::LightSample> light_samples;
+  std::vector<rec::TimingReject> rejects;
+  std::vector<rec::Recheck> rechecks;
+  std::vector<rec::Profile> profiles;
+  std::vector<rec::ProfilerAttached> attached;
+  std::optional<rec::TimingStopped> stopped;
+
+  // The sample rules, applied once.
+  double usual_clock_mhz = 0;           // 0: no sample carries a clock
+  std::vector<LeftOut> round_left_out;  // one per rounds[i]
+  std::vector<LeftOut> light_left_out;  // one per light_samples[i]
+  // Every (arm, size, mode) with a round sample; one whose samples were all left out is present
+  // with no seconds.
+  std::map<SampleKey, KeptSamples> samples;
+  std::map<std::int64_t, Light> light;  // sizes with a counted copy
+
+  // Lines that could not be read: "rounds.jsonl line 12: <why>" (a torn last line is not one).
+  std::vector<std::string> problems;
+
+  // The arm's final verdict record, or nullptr.
+  const rec::VerdictRecord* verdict_of(const std::string& arm) const;
+};
+
+// Reads manifest.json, qualification.jsonl and rounds.jsonl of `dir`; missing files read as
+// empty (a run killed early). Records of unknown types are ignored.
+RunData read_run(const std::filesystem::path& dir);
+
+}  // namespace kq

@@ -1,0 +1,138 @@
+// The timing stage's steps (set-up, rounds, after the rounds) on fake CPU arms, in process: the
+// records they emit, in order, read back through the schema, and what the summary makes of
+// them.
+#include <doctest/doctest.h>
+
+#include <fstream>
+
+#include "fake_arm.hpp"
+#include "record/run_data.hpp"
+#include "report/summary.hpp"
+#include "spec_fixture.hpp"
+#include "timing/time_arms.hpp"
+
+namespace {
+
+using nlohmann::json;
+
+kq::Spec brief_spec() {
+  kq::Spec spec = kq::test::residual_relu_spec();
+  spec.timing.sizes = {4096, 65537};
+  spec.timing.min_rounds = 10;
+  spec.timing.max_rounds = 24;
+  spec.timing.max_seconds = 5;
+  spec.timing.warmup_ms = 1;
+  return spec;
+}
+
+std::vector<json> time_fakes(std::vector<kq::test::FakeArm*> fakes, const kq::Spec& spec) {
+  std::vector<kq::TimedArm> arms;
+  for (auto* f : fakes) {
+    kq::ArmIdentity id = f->identity();
+    id.name = f->name;
+    arms.push_back({f, id});
+  }
+  std::vector<json> records;
+  kq::time_arms(arms, spec, [&](const json& j) { records.push_back(j); });
+  return records;
+}
+
+template <class R>
+std::vector<R> all(const std::vector<json>& records) {
+  std::vector<R> out;
+  for (const auto& j : records)
+    if (kq::rec::is<R>(j)) out.push_back(j.get<R>());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a good CPU arm: set-up, rounds with checked samples, the size's end and recheck") {
+  kq::test::FakeArm good(kq::test::Flaw::none);
+  good.name = "good";
+  const kq::Spec spec = brief_spec();
+  const auto records = time_fakes({&good}, spec);
+
+  // Each size in order: size_start first, then the samples, size_end, then the recheck.
+  REQUIRE(kq::rec::is<kq::rec::SizeStart>(records.front()));
+  CHECK(kq::rec::is<kq::rec::Recheck>(records.back()));
+  const auto starts = all<kq::rec::SizeStart>(records);
+  REQUIRE(starts.size() == 2);
+  CHECK(starts[0].size == 4096);
+  CHECK(starts[0].arms == std::vector<std::string>{"good"});
+  CHECK(starts[0].check_seed == starts[1].check_seed);  // one seed per run
+
+  const auto ends = all<kq::rec::SizeEnd>(records);
+  REQUIRE(ends.size() == 2);
+  for (const auto& e : ends) {
+    CHECK(e.rounds >= spec.timing.min_rounds + 1);  // the closing round after the rule
+    CHECK(e.rounds <= spec.timing.max_rounds + 1);
+    CHECK(!e.stopped_by.empty());
+  }
+  const auto rounds = all<kq::rec::RoundSample>(records);
+  CHECK(static_cast<int>(rounds.size()) == ends[0].rounds + ends[1].rounds);
+  int checked = 0;
+  for (const auto& r : rounds) {
+    CHECK(r.arm == "good");
+    CHECK(r.mode == "single");
+    CHECK(r.seconds > 0);
+    CHECK(!r.sm_clock_mhz);  // a CPU arm: no SM clock, no hold, no host-only time
+    CHECK(!r.held);
+    CHECK(!r.host_seconds);
+    checked += r.checked;
+  }
+  CHECK(checked >= ends[0].rounds / 8 + 1);  // one per block of eight, and the closing round
+  const auto rechecks = all<kq::rec::Recheck>(records);
+  REQUIRE(rechecks.size() == 2);
+  CHECK(rechecks[0].ok);
+  CHECK(rechecks[0].checked >= 2);
+  CHECK(all<kq::rec::LightSample>(records).empty());  // no device copy without a CUDA arm
+  CHECK(all<kq::rec::Profile>(records).empty());
+}
+
+TEST_CASE("an arm that leaves an output it wrote once is rejected in the rounds, then skipped") {
+  kq::test::FakeArm good(kq::test::Flaw::none), lazy(kq::test::Flaw::reuse_output);
+  good.name = "good";
+  lazy.name = "lazy";
+  const auto records = time_fakes({&good, &lazy}, brief_spec());
+
+  const auto rejects = all<kq::rec::TimingReject>(records);
+  REQUIRE(rejects.size() == 1);
+  CHECK(rejects[0].arm == "lazy");
+  CHECK(rejects[0].size == 4096);
+  CHECK(rejects[0].check == "timing_output");
+  CHECK(rejects[0].round >= 0);
+  CHECK(rejects[0].index.has_value());
+  const auto skips = all<kq::rec::ArmSkip>(records);
+  REQUIRE(skips.size() == 1);
+  CHECK(skips[0].arm == "lazy");
+  CHECK(skips[0].size == 65537);
+  CHECK(skips[0].reason.find("rejected by the timing checks") == 0);
+  for (const auto& r : all<kq::rec::Recheck>(records)) CHECK(r.ok == (r.arm == "good"));
+
+  // Written as a run and read back, the summary rejects it and keeps the good arm's times.
+  const auto dir = std::filesystem::temp_directory_path() / "kq-time-steps";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "manifest.json")
+      << json{{"schema_version", kq::rec::kSchemaVersion},
+              {"arms",
+               {{{"name", "good"}, {"device", "cpu"}}, {{"name", "lazy"}, {"device", "cpu"}}}}}
+             .dump();
+  std::ofstream(dir / "qualification.jsonl")
+      << json(kq::rec::VerdictRecord{"good", kq::rec::Verdict::qualified, {}, {}, {}, {}, {}})
+      << "\n"
+      << json(kq::rec::VerdictRecord{"lazy", kq::rec::Verdict::qualified, {}, {}, {}, {}, {}})
+      << "\n";
+  {
+    std::ofstream out(dir / "rounds.jsonl");
+    for (const auto& r : records) out << r.dump() << "\n";
+  }
+  const json s = kq::summarize_run(dir);
+  CHECK(s["arms"][1]["verdict"] == "rejected");
+  CHECK(s["arms"][1]["check"] == "timing_output");
+  CHECK(s["arms"][1]["case"] == "timing/4096");
+  CHECK(s["arms"][0]["verdict"] == "qualified");
+  CHECK(s["timing"].size() == 2);
+  CHECK(s["timing"][1]["arms"].size() == 1);  // only the good arm at the second size
+}
