@@ -141,7 +141,7 @@ struct RoundSample : SampleCommon {  // one timed sample of one arm
   std::string mode = "single";         // single or graph
   std::optional<double> host_seconds;  // single CUDA samples: the enqueue alone
   std::optional<int> launches;         // graph samples: calls per replay
-  bool checked = false;                // its output was compared with the reference
+  std::optional<bool> checked;         // true: its output was compared with the reference
 };
 
 struct TimingReject {  // a timing check failed: the arm is rejected for the rest of the run
@@ -203,28 +203,18 @@ bool is(const json& j) {
   return type_of(j) == R::kType;
 }
 
+// Every record type, for what is written once per type (the JSON functions below).
+#define KQ_RECORD_TYPES(X)                                                                        \
+  X(CaseStart)                                                                                    \
+  X(Waiting)                                                                                      \
+  X(CaseResult) X(CaseCounts) X(VerdictRecord) X(SanitizerFinding) X(SizeStart) X(ArmSkip)        \
+      X(ArmNote) X(GraphInfo) X(LightSample) X(RoundSample) X(TimingReject) X(SizeEnd) X(Recheck) \
+          X(Profile) X(ProfilerAttached) X(TimingStopped) X(Done)
+
 #define KQ_RECORD_JSON(R)            \
   void to_json(json& j, const R& r); \
   void from_json(const json& j, R& r);
-KQ_RECORD_JSON(CaseStart)
-KQ_RECORD_JSON(Waiting)
-KQ_RECORD_JSON(CaseResult)
-KQ_RECORD_JSON(CaseCounts)
-KQ_RECORD_JSON(VerdictRecord)
-KQ_RECORD_JSON(SanitizerFinding)
-KQ_RECORD_JSON(SizeStart)
-KQ_RECORD_JSON(ArmSkip)
-KQ_RECORD_JSON(ArmNote)
-KQ_RECORD_JSON(GraphInfo)
-KQ_RECORD_JSON(LightSample)
-KQ_RECORD_JSON(RoundSample)
-KQ_RECORD_JSON(TimingReject)
-KQ_RECORD_JSON(SizeEnd)
-KQ_RECORD_JSON(Recheck)
-KQ_RECORD_JSON(Profile)
-KQ_RECORD_JSON(ProfilerAttached)
-KQ_RECORD_JSON(TimingStopped)
-KQ_RECORD_JSON(Done)
+KQ_RECORD_TYPES(KQ_RECORD_JSON)
 #undef KQ_RECORD_JSON
 
 }  // namespace kq::rec

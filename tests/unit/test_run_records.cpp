@@ -73,7 +73,7 @@ TEST_CASE("every record type reads back as it was written") {
   const auto back = j.get<kq::rec::RoundSample>();
   CHECK(back.held == false);
   CHECK(back.host_seconds == 2e-6);
-  CHECK(back.checked);
+  CHECK(back.checked == true);
   CHECK(json(back) == j);
 
   kq::rec::VerdictRecord v;

@@ -79,7 +79,7 @@ TEST_CASE("a good CPU arm: set-up, rounds with checked samples, the size's end a
     CHECK(!r.sm_clock_mhz);  // a CPU arm: no SM clock, no hold, no host-only time
     CHECK(!r.held);
     CHECK(!r.host_seconds);
-    checked += r.checked;
+    checked += r.checked.value_or(false);
   }
   CHECK(checked >= ends[0].rounds / 8 + 1);  // one per block of eight, and the closing round
   const auto rechecks = all<kq::rec::Recheck>(records);
