@@ -8,7 +8,7 @@
 
 #include "decision/decide.hpp"
 #include "record/run_data.hpp"
-#include "report/report.hpp"
+#include "report/columns.hpp"
 #include "stats/stats.hpp"
 
 namespace kq {

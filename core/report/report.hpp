@@ -13,7 +13,4 @@ std::string render_markdown(const nlohmann::json& summary);
 // junit.xml; returns the summary.
 nlohmann::json write_report(const std::filesystem::path& run_dir);
 
-// "738 us", "4.1 ms", "12 ns"
-std::string format_seconds(double s);
-
 }  // namespace kq

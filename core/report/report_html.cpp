@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "report/columns.hpp"
 #include "report/embedded.hpp"
 #include "report/report.hpp"
 #include "util/markup.hpp"
@@ -50,12 +51,6 @@ std::string num(double x, const char* f = "%.2f") {
   char b[48];
   std::snprintf(b, sizeof b, f, x);
   return b;
-}
-
-std::string seconds(double s) {
-  std::string t = format_seconds(s);
-  if (auto p = t.find(" us"); p != std::string::npos) t.replace(p, 3, " µs");
-  return t;
 }
 
 // "1048576 (2<sup>20</sup>)" for a power of two, else the number.
@@ -284,7 +279,7 @@ void profile_table(std::ostringstream& h, const json& row) {
     }
     const int copies = p.value("memcpys", 0), sets = p.value("memsets", 0);
     h << "<td class=\"n\">" << p.value("kernels", 0) << "</td><td class=\"n\">"
-      << seconds(p.value("kernel_seconds", 0.0)) << "</td><td class=\"n"
+      << format_duration(p.value("kernel_seconds", 0.0), Markup::html) << "</td><td class=\"n"
       << (copies + sets > 0 ? " bad" : "") << "\">" << copies << " / " << sets
       << (copies + sets > 0 ? " (should be none)" : "") << "</td>";
     const json list = p.value("list", json::array());
@@ -302,8 +297,28 @@ void profile_table(std::ostringstream& h, const json& row) {
   h << "</table>\n";
 }
 
+// A size's per-arm table: the columns of report/columns.hpp that its rows carry.
+void timing_table(std::ostringstream& h, const json& rows) {
+  std::vector<const Column*> shown;
+  for (const Column& c : timing_columns())
+    if (column_shown(c, rows)) shown.push_back(&c);
+  h << "<table>\n<tr>";
+  for (const Column* c : shown) h << "<th>" << escape_markup(c->title) << "</th>";
+  h << "</tr>\n";
+  for (const auto& r : rows) {
+    h << "<tr>";
+    for (const Column* c : shown) {
+      const Cell cell = format_cell(*c, r, Markup::html);
+      const std::string t = escape_markup(cell.text);
+      h << (cell.numeric ? "<td class=\"n\">" : "<td>")
+        << (cell.bad ? "<span class=\"bad\">" + t + "</span>" : t) << "</td>";
+    }
+    h << "</tr>\n";
+  }
+  h << "</table>\n";
+}
+
 void timing_tables(std::ostringstream& h, const json& s) {
-  const bool light = s.value("light", json::object()).value("measured", false);
   for (const auto& row : s.value("timing", json::array())) {
     h << "<h3 id=\"size-" << row.value("size", std::int64_t{0}) << "\">"
       << size_html(row.value("size", std::int64_t{0})) << " elements";
@@ -321,48 +336,9 @@ void timing_tables(std::ostringstream& h, const json& s) {
         h << "<li>" << escape_markup(note.get<std::string>()) << "</li>\n";
       h << "</ul>\n";
     }
-    bool graph = false, host = false, profile = false;
-    for (const auto& a : row.value("arms", json::array())) {
-      graph |= a.contains("graph_median_s");
-      host |= a.contains("host_median_s");
-      profile |= a.contains("profile");
-    }
-    h << "<table>\n<tr><th>arm</th><th>samples</th><th>median</th><th>min</th><th>IQR</th>"
-         "<th>noise</th><th>GB/s</th>"
-      << (light ? "<th>% of light</th>" : "") << (graph ? "<th>graph replay per call</th>" : "")
-      << (host ? "<th>host enqueue</th>" : "")
-      << "<th>speed-up vs baseline (95% CI)</th><th>loop output</th></tr>\n";
-    for (const auto& a : row.value("arms", json::array())) {
-      h << "<tr><td>" << text(a, "arm") << "</td><td class=\"n\">" << a.value("n", 0)
-        << "</td><td class=\"n\">" << seconds(a.value("median_s", 0.0)) << "</td><td class=\"n\">"
-        << seconds(a.value("min_s", 0.0)) << "</td><td class=\"n\">"
-        << seconds(a.value("q3_s", 0.0) - a.value("q1_s", 0.0)) << "</td><td class=\"n\">"
-        << num(100 * a.value("rel_noise", 0.0), "%.1f%%") << "</td><td class=\"n\">"
-        << (a.contains("gbps") ? num(a["gbps"].get<double>(), "%.1f") : "") << "</td>";
-      if (light)
-        h << "<td class=\"n\">"
-          << (a.contains("pct_light") ? num(a["pct_light"].get<double>(), "%.1f%%") : "")
-          << "</td>";
-      if (graph)
-        h << "<td class=\"n\">"
-          << (a.contains("graph_median_s") ? seconds(a["graph_median_s"].get<double>()) : "")
-          << "</td>";
-      if (host)
-        h << "<td class=\"n\">"
-          << (a.contains("host_median_s") ? seconds(a["host_median_s"].get<double>()) : "")
-          << "</td>";
-      h << "<td class=\"n\">";
-      if (a.contains("speedup"))
-        h << num(a["speedup"].get<double>()) << "&times; (" << num(a["speedup_lo"].get<double>())
-          << "–" << num(a["speedup_hi"].get<double>()) << ")";
-      h << "</td><td>";
-      if (a.contains("recheck_ok"))
-        h << (a["recheck_ok"].get<bool>()
-                  ? std::string("ok")
-                  : "<span class=\"bad\">WRONG: " + text(a, "recheck_message") + "</span>");
-      h << "</td></tr>\n";
-    }
-    h << "</table>\n";
+    timing_table(h, row.value("arms", json::array()));
+    bool profile = false;
+    for (const auto& a : row.value("arms", json::array())) profile |= a.contains("profile");
     if (profile) profile_table(h, row);
   }
   const json skips = s.value("timing_skips", json::array());

@@ -2,6 +2,7 @@
 #include <map>
 #include <sstream>
 
+#include "report/columns.hpp"
 #include "report/junit.hpp"
 #include "report/report.hpp"
 #include "report/report_html.hpp"
@@ -10,19 +11,6 @@
 #include "util/json_lines.hpp"
 
 namespace kq {
-
-std::string format_seconds(double s) {
-  char b[32];
-  if (s >= 1)
-    std::snprintf(b, sizeof b, "%.3g s", s);
-  else if (s >= 1e-3)
-    std::snprintf(b, sizeof b, "%.3g ms", s * 1e3);
-  else if (s >= 1e-6)
-    std::snprintf(b, sizeof b, "%.3g us", s * 1e6);
-  else
-    std::snprintf(b, sizeof b, "%.3g ns", s * 1e9);
-  return b;
-}
 
 namespace {
 
@@ -52,6 +40,29 @@ void by_reason(std::ostringstream& md, const nlohmann::json& s, const std::strin
     for (std::size_t i = 0; i < d["arms"].size(); ++i)
       md << (i ? ", " : "") << d["arms"][i].get<std::string>();
     md << ": " << cell(d, "reason") << "\n";
+  }
+}
+
+// A size's per-arm table: the columns of report/columns.hpp that its rows carry.
+void timing_table(std::ostringstream& md, const nlohmann::json& rows) {
+  std::vector<const Column*> shown;
+  for (const Column& c : timing_columns())
+    if (column_shown(c, rows)) shown.push_back(&c);
+  std::string head = "|", rule = "|";
+  for (const Column* c : shown) {
+    head += std::string(" ") + c->title + " |";
+    rule += c->hint == Hint::text || c->hint == Hint::check ? "---|" : "---:|";
+  }
+  md << head << "\n" << rule << "\n";
+  for (const auto& r : rows) {
+    md << "|";
+    for (const Column* c : shown) {
+      std::string t = format_cell(*c, r, Markup::markdown).text;
+      for (auto& ch : t)
+        if (ch == '|' || ch == '\n') ch = ch == '|' ? '/' : ' ';
+      md << " " << t << " |";
+    }
+    md << "\n";
   }
 }
 
@@ -136,7 +147,6 @@ std::string render_markdown(const nlohmann::json& s) {
   if (!s.value("timing_ran", false)) {
     md << "No timing was recorded (no qualified arm, or the run stopped before timing).\n";
   }
-  const bool light = s.contains("light") && s["light"].value("measured", false);
   for (const auto& row : s["timing"]) {
     md << "### " << row.value("size", 0LL) << " elements";
     if (row.value("bytes", 0.0) > 0)
@@ -149,43 +159,7 @@ std::string render_markdown(const nlohmann::json& s) {
     md << "\n\n";
     for (const auto& note : row.value("notes", nlohmann::json::array()))
       md << "- " << note.get<std::string>() << "\n";
-    bool graph = false, host = false;
-    for (const auto& a : row["arms"]) {
-      graph |= a.contains("graph_median_s");
-      host |= a.contains("host_median_s");
-    }
-    md << "| arm | samples | median | min | IQR | noise | GB/s | " << (light ? "% of light | " : "")
-       << (graph ? "graph replay per call | " : "") << (host ? "host enqueue | " : "")
-       << "speed-up vs baseline (95% CI) | loop output |\n";
-    md << "|---|---:|---:|---:|---:|---:|---:|" << (light ? "---:|" : "") << (graph ? "---:|" : "")
-       << (host ? "---:|" : "") << "---|---|\n";
-    for (const auto& a : row["arms"]) {
-      md << "| " << cell(a, "arm") << " | " << a.value("n", 0) << " | "
-         << format_seconds(a.value("median_s", 0.0)) << " | "
-         << format_seconds(a.value("min_s", 0.0)) << " | "
-         << format_seconds(a.value("q3_s", 0.0) - a.value("q1_s", 0.0)) << " | "
-         << num(100 * a.value("rel_noise", 0.0), "%.1f%%") << " | "
-         << (a.contains("gbps") ? num(a["gbps"].get<double>(), "%.1f") : "") << " | ";
-      if (light)
-        md << (a.contains("pct_light") ? num(a["pct_light"].get<double>(), "%.1f%%") : "") << " | ";
-      if (graph)
-        md << (a.contains("graph_median_s") ? format_seconds(a["graph_median_s"].get<double>())
-                                            : "")
-           << " | ";
-      if (host)
-        md << (a.contains("host_median_s") ? format_seconds(a["host_median_s"].get<double>()) : "")
-           << " | ";
-      if (a.contains("speedup"))
-        md << num(a["speedup"].get<double>()) << "x (" << num(a["speedup_lo"].get<double>()) << "–"
-           << num(a["speedup_hi"].get<double>()) << ")";
-      md << " | "
-         << (a.contains("recheck_ok")
-                 ? (a["recheck_ok"].get<bool>()
-                        ? (a.contains("checked") ? "ok (" + cell(a, "checked") + " checked)" : "ok")
-                        : "WRONG: " + cell(a, "recheck_message"))
-                 : "")
-         << " |\n";
-    }
+    timing_table(md, row["arms"]);
     md << "\n";
     // What each call launched, from one extra call under CUPTI.
     bool any_profile = false;
