@@ -123,17 +123,18 @@ void apply_sample_rules(RunData& run) {
     if (r.host_seconds) k.host_seconds.push_back(*r.host_seconds);
   }
 
-  std::map<std::int64_t, std::vector<double>> bandwidth;
+  std::map<std::int64_t, std::vector<double>> device_gbps, host_gbps;
   for (const auto& l : run.light_samples) {
     const LeftOut why = left_out(l, run.usual_clock_mhz);
     run.light_left_out.push_back(why);
     if (why == LeftOut::counted && l.seconds > 0 && l.bytes > 0)
-      bandwidth[l.size].push_back(l.bytes / l.seconds / 1e9);
+      (l.device == "cpu" ? host_gbps : device_gbps)[l.size].push_back(l.bytes / l.seconds / 1e9);
   }
-  for (const auto& [size, v] : bandwidth) {
-    const SampleStats st = summarize(v);
-    run.light[size] = {st.n, st.median, st.max};
-  }
+  for (auto [from, into] : {std::pair{&device_gbps, &run.light}, {&host_gbps, &run.host_light}})
+    for (const auto& [size, v] : *from) {
+      const SampleStats st = summarize(v);
+      (*into)[size] = {st.n, st.median, st.max};
+    }
 }
 
 }  // namespace

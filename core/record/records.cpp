@@ -136,6 +136,7 @@ void sample_fields(R& r, F&& f) {
 KQ_FIELDS(LightSample) {
   sample_fields(r, f);
   f("bytes", r.bytes);
+  f("device", r.device);
 }
 KQ_FIELDS(RoundSample) {
   f("arm", r.arm);

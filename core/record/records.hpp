@@ -130,9 +130,10 @@ struct SampleCommon {
   std::optional<double> sm_clock_mhz;
 };
 
-struct LightSample : SampleCommon {  // the device copy, the speed of light
+struct LightSample : SampleCommon {  // a copy, the speed of light (timing/light.hpp)
   static constexpr std::string_view kType = "light";
-  double bytes = 0;  // read and written by the copy
+  double bytes = 0;                   // read and written by the copy
+  std::optional<std::string> device;  // "cpu": the host copy; absent: the device copy
 };
 
 struct RoundSample : SampleCommon {  // one timed sample of one arm
@@ -207,9 +208,10 @@ bool is(const json& j) {
 #define KQ_RECORD_TYPES(X)                                                                        \
   X(CaseStart)                                                                                    \
   X(Waiting)                                                                                      \
-  X(CaseResult) X(CaseCounts) X(VerdictRecord) X(SanitizerFinding) X(SizeStart) X(ArmSkip)        \
-      X(ArmNote) X(GraphInfo) X(LightSample) X(RoundSample) X(TimingReject) X(SizeEnd) X(Recheck) \
-          X(Profile) X(ProfilerAttached) X(TimingStopped) X(Done)
+  X(CaseResult)                                                                                   \
+  X(CaseCounts) X(VerdictRecord) X(SanitizerFinding) X(SizeStart) X(ArmSkip) X(ArmNote)           \
+      X(GraphInfo) X(LightSample) X(RoundSample) X(TimingReject) X(SizeEnd) X(Recheck) X(Profile) \
+          X(ProfilerAttached) X(TimingStopped) X(Done)
 
 #define KQ_RECORD_JSON(R)            \
   void to_json(json& j, const R& r); \

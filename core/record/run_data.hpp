@@ -89,7 +89,8 @@ struct RunData {
   // Every (arm, size, mode) with a round sample; one whose samples were all left out is present
   // with no seconds.
   std::map<SampleKey, KeptSamples> samples;
-  std::map<std::int64_t, Light> light;  // sizes with a counted copy
+  std::map<std::int64_t, Light> light;       // the device copy: sizes with one counted
+  std::map<std::int64_t, Light> host_light;  // the host copy (beside CPU arms): the same
 
   // Lines that could not be read: "rounds.jsonl line 12: <why>" (a torn last line is not one).
   std::vector<std::string> problems;

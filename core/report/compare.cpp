@@ -73,24 +73,34 @@ TimingChange compare_timing(const Key& k, const std::vector<double>& va,
   return t;
 }
 
-// A change of a CUDA arm that the same run's device copy shows as much: the machine moved (a
-// launch floor, a memory clock), not the arm. Such a change becomes "same", marked.
+// A change that the copy timed in the same rounds shows as much: the machine moved (a
+// launch floor, a memory clock, load beside the run), not the arm. Such a change becomes
+// "same", marked: when the arm's change relative to the copy's is within the threshold or the
+// noise, or when the copy moved the same way as far or further (load slows a parallel copy and
+// a parallel arm by different amounts, but the same way).
 void weigh_against_copy(TimingChange& t, double copy_ratio, double threshold) {
   t.copy_ratio = copy_ratio;
   if (copy_ratio <= 0 || (t.verdict != "slower" && t.verdict != "faster")) return;
   const double own = std::abs(t.ratio / copy_ratio - 1.0);
-  if (own > threshold && (t.noise < 0 || own > t.noise)) return;
+  const bool within = own <= threshold || (t.noise >= 0 && own <= t.noise);
+  const bool copy_further = t.verdict == "slower" ? copy_ratio >= t.ratio : copy_ratio <= t.ratio;
+  if (!within && !copy_further) return;
   t.verdict = "same";
   t.machine_moved = true;
 }
 
-// The copy's B / A at `size` for a CUDA `arm` ("arm#2" is arm's instance), or 0.
+// The B / A at `size` of the copy timed beside `arm` ("arm#2" is arm's instance): the device
+// copy for a CUDA arm, the host copy for a CPU arm; 0 when either run lacks it.
 double copy_ratio(const RunData& a, const RunData& b, const std::string& arm, std::int64_t size) {
   const std::string base = instance_arm(arm);
   const ManifestArm *ma = a.manifest.arm(base), *mb = b.manifest.arm(base);
-  if (!ma || !mb || ma->device != "cuda" || mb->device != "cuda") return 0;
-  auto la = a.light.find(size), lb = b.light.find(size);
-  if (la == a.light.end() || lb == b.light.end() || la->second.gbps <= 0 || lb->second.gbps <= 0)
+  if (!ma || !mb || ma->device != mb->device) return 0;
+  const bool cpu = ma->device == "cpu";
+  if (!cpu && ma->device != "cuda") return 0;
+  const auto& light_a = cpu ? a.host_light : a.light;
+  const auto& light_b = cpu ? b.host_light : b.light;
+  auto la = light_a.find(size), lb = light_b.find(size);
+  if (la == light_a.end() || lb == light_b.end() || la->second.gbps <= 0 || lb->second.gbps <= 0)
     return 0;
   return la->second.gbps / lb->second.gbps;  // time B / time A
 }
@@ -220,7 +230,7 @@ std::string render_comparison(const RunComparison& c) {
   }
   if (c.machine_moved)
     o << c.machine_moved
-      << " change(s) counted as same: the device copy timed in the same rounds moved as much "
+      << " change(s) counted as same: the copy timed in the same rounds moved as much "
          "(copy B/A), so the machine moved, not the arm\n";
   if (c.without_noise)
     o << "\n"

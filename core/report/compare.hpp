@@ -46,10 +46,11 @@ struct TimingChange {
   // a + b, or twice the one estimated: a
   // fraction of the median; negative when either run has too few rounds for blocks.
   double noise_a = -1, noise_b = -1, noise = -1;
-  // The device copy timed in the same rounds (the speed of light), B / A at this size: 0 when
-  // either run has none or the arm is not a CUDA arm. A change of a CUDA arm that the copy
-  // shows as much (B/A over the copy's B/A within the threshold and the noise) is the
-  // machine's, not the arm's: "same", with machine_moved set.
+  // The copy timed in the same rounds (timing/light.hpp: the device copy beside CUDA arms, the
+  // host copy beside CPU arms), B / A at this size: 0 when either run has none. A change that
+  // the copy shows as much (B/A over the copy's B/A within the threshold or the noise, or the
+  // copy moved the same way as far or further) is the machine's, not the arm's: "same", with
+  // machine_moved set.
   double copy_ratio = 0;
   bool machine_moved = false;
   std::string verdict;  // "faster", "slower", "same", "too few samples"
@@ -69,7 +70,7 @@ struct RunComparison {
   std::map<std::string, int> left_out_a, left_out_b;  // rounds left out of each run, by reason
   int faster = 0, slower = 0, same = 0, too_few = 0;
   int without_noise = 0;  // compared on the threshold alone: too few rounds for a noise estimate
-  int machine_moved = 0;  // changes the device copy showed as much: the machine's, counted same
+  int machine_moved = 0;  // changes the copy showed as much: the machine's, counted same
   // Something changed beyond noise: a timing got faster or slower, or a verdict changed.
   bool changed() const { return faster + slower > 0 || !verdicts_changed.empty(); }
 };

@@ -157,6 +157,8 @@ json size_row(std::int64_t size, const std::map<std::string, std::vector<double>
     row["light_gbps"] = li->second.gbps;
     f.light_gbps = li->second.gbps;
   }
+  if (auto hl = run.host_light.find(size); hl != run.host_light.end())
+    row["host_light_gbps"] = hl->second.gbps;
   // A smaller size's profile left CUPTI attached: this size's host times carry its overhead.
   if (auto la = x.left_attached.begin(); la != x.left_attached.end() && la->first < size)
     row["cupti_attached"] = la->second;

@@ -1,5 +1,8 @@
-// The speed of light of a timed size: a device-to-device copy moving as many bytes as one call
-// of the op (read + written), timed on the size's stream like the arms.
+// The speed of light of a timed size: a copy moving as many bytes as one call of the op (read +
+// written), timed among the arms like one of them. For CUDA arms a device-to-device copy on
+// their stream; for CPU arms a host copy over TBB's threads, as cpu arms use them: each is the
+// control its arms are weighed against (the summary's % of light; kq compare's "the copy moved
+// too").
 #pragma once
 #include <cstddef>
 #include <memory>
@@ -12,13 +15,15 @@
 namespace kq {
 
 struct Light {
+  Device device = Device::cuda;
   DeviceMemory src, dst;
-  std::shared_ptr<Stream> stream;
+  std::shared_ptr<Stream> stream;  // CUDA only
   std::unique_ptr<SampleTimer> timer;
   std::size_t bytes = 0;  // copied; read + written = 2 * bytes
 };
 
-std::unique_ptr<Light> make_light(const Spec& spec, std::int64_t size,
+// stream: the CUDA arms' stream (device cuda), or nullptr (device cpu).
+std::unique_ptr<Light> make_light(const Spec& spec, std::int64_t size, Device device,
                                   const std::shared_ptr<Stream>& stream);
 
 // Seconds one copy took.

@@ -41,10 +41,10 @@ const char* l2_name(TimingPolicy::L2 l2) {
                                           : "warm";
 }
 
-// What one round interleaves: an arm's single call, its graph replay, or the light copy.
+// What one round interleaves: an arm's single call, its graph replay, or a light copy.
 enum class StepKind { single, graph, light };
 struct Step {
-  int slot;  // -1 for the light
+  int slot;  // the arm's slot, or for a light the index of its copy
   StepKind kind;
 };
 
@@ -104,13 +104,16 @@ class SizeRun {
       flusher_ = std::make_unique<L2Flusher>(Device::cuda);
     if (any_cuda) {
       probe_ = std::make_unique<ClockProbe>();
-      light_ = make_light(spec_, size_, cuda_stream_);
+      lights_.push_back(make_light(spec_, size_, Device::cuda, cuda_stream_));
     }
+    if (std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.cuda(); }))
+      lights_.push_back(make_light(spec_, size_, Device::cpu, nullptr));
     for (std::size_t i = 0; i < slots_.size(); ++i) {
       steps_.push_back({static_cast<int>(i), StepKind::single});
       if (slots_[i].graph) steps_.push_back({static_cast<int>(i), StepKind::graph});
     }
-    if (light_) steps_.push_back({-1, StepKind::light});
+    for (std::size_t i = 0; i < lights_.size(); ++i)
+      steps_.push_back({static_cast<int>(i), StepKind::light});
   }
 
   void skip(const TimedArm& a, const std::string& why) {
@@ -173,9 +176,10 @@ class SizeRun {
   void one_round(int round, bool closing) {
     std::shuffle(steps_.begin(), steps_.end(), rng_);
     for (const Step& st : steps_) {
-      if (st.slot >= 0 && !slots_[static_cast<std::size_t>(st.slot)].rejected.empty()) continue;
+      if (st.kind != StepKind::light && !slots_[static_cast<std::size_t>(st.slot)].rejected.empty())
+        continue;
       if (st.kind == StepKind::light)
-        emit_(light_sample(round));
+        emit_(light_sample(*lights_[static_cast<std::size_t>(st.slot)], round));
       else
         emit_(arm_sample(slots_[static_cast<std::size_t>(st.slot)], st.kind, round, closing));
     }
@@ -193,13 +197,15 @@ class SizeRun {
     if (double mhz = probe_->measure_mhz(stream); mhz > 0) r.sm_clock_mhz = mhz;
   }
 
-  rec::LightSample light_sample(int round) {
-    before_sample(light_->stream->handle());
+  rec::LightSample light_sample(Light& l, int round) {
+    void* stream = l.stream ? l.stream->handle() : nullptr;
+    if (stream) before_sample(stream);
     rec::LightSample r;
     r.round = round;
-    r.seconds = time_light(*light_);
-    r.bytes = 2 * light_->bytes;
-    sample_facts(r, *light_->timer, light_->stream->handle());
+    r.seconds = time_light(l);
+    r.bytes = 2 * l.bytes;
+    if (l.device == Device::cpu) r.device = "cpu";
+    sample_facts(r, *l.timer, stream);
     return r;
   }
 
@@ -270,7 +276,7 @@ class SizeRun {
   std::vector<Step> steps_;
   std::unique_ptr<L2Flusher> flusher_;
   std::unique_ptr<ClockProbe> probe_;
-  std::unique_ptr<Light> light_;
+  std::vector<std::unique_ptr<Light>> lights_;  // the device copy, the host copy
   std::vector<unsigned char> want_, scratch_;
 };
 

@@ -40,6 +40,7 @@ struct RunSpec {
   // (a light record) at about this many seconds per 4096 elements, times copy_factor.
   double light_seconds = 0;
   double copy_factor = 1.0;
+  std::string device = "cuda";  // "cpu": the arms are CPU arms and the copy is the host copy
 };
 
 constexpr double kClockMhz = 1980;  // every round's SM clock, but a throttled one's
@@ -48,7 +49,7 @@ std::filesystem::path write_run(const std::filesystem::path& dir, const RunSpec&
   std::filesystem::create_directories(dir);
   json manifest_arms = json::array();
   if (r.light_seconds > 0)
-    for (const auto& a : r.arms) manifest_arms.push_back({{"name", a.arm}, {"device", "cuda"}});
+    for (const auto& a : r.arms) manifest_arms.push_back({{"name", a.arm}, {"device", r.device}});
   std::ofstream(dir / "manifest.json")
       << json{{"op", "residual_relu"},
               {"spec_sha256", "abc123"},
@@ -88,14 +89,15 @@ std::filesystem::path write_run(const std::filesystem::path& dir, const RunSpec&
         if (unheld) rec["held"] = false;
         out << rec.dump() << "\n";
       }
-    for (int k = 0; k < r.rounds && r.light_seconds > 0; ++k)
-      out << json{{"type", "light"},
-                  {"size", size},
-                  {"round", k},
-                  {"bytes", 12.0 * static_cast<double>(size)},
-                  {"seconds", r.light_seconds * scale * r.copy_factor * (1 + noise(rng))}}
-                 .dump()
-          << "\n";
+    for (int k = 0; k < r.rounds && r.light_seconds > 0; ++k) {
+      json light = {{"type", "light"},
+                    {"size", size},
+                    {"round", k},
+                    {"bytes", 12.0 * static_cast<double>(size)},
+                    {"seconds", r.light_seconds * scale * r.copy_factor * (1 + noise(rng))}};
+      if (r.device == "cpu") light["device"] = "cpu";
+      out << light.dump() << "\n";
+    }
   }
   return dir;
 }
@@ -376,6 +378,52 @@ TEST_CASE("a change the same run's device copy shows as much is the machine's: s
   auto slower = kArms;
   for (auto& x : slower) x.factor = 1.05;
   auto d = write_run(dir / "d", {.arms = slower, .seed = 4, .light_seconds = 4e-6});
+  auto e = kq::compare_runs(a, d, 0.02);
+  CHECK(e.slower == 6);
+  CHECK(e.machine_moved == 0);
+}
+
+TEST_CASE("CPU arms are weighed against the host copy timed in the same rounds") {
+  auto dir = kq::test::temp_dir("compare-host-copy");
+  auto loaded = kArms;
+  for (auto& a : loaded) a.factor = 1.15;
+  // Load beside run B slows the CPU arms and the host copy alike: the machine moved.
+  auto a = write_run(dir / "a", {.arms = kArms, .seed = 1, .light_seconds = 4e-6, .device = "cpu"});
+  auto b = write_run(
+      dir / "b",
+      {.arms = loaded, .seed = 2, .light_seconds = 4e-6, .copy_factor = 1.15, .device = "cpu"});
+  auto c = kq::compare_runs(a, b, 0.02);
+  CHECK(c.slower == 0);
+  CHECK(c.machine_moved == 6);
+  for (const auto& t : c.timing) CHECK(t.copy_ratio == doctest::Approx(1.15).epsilon(0.01));
+  // The device copy says nothing of CPU arms: a CPU arm beside a slower device copy is not
+  // excused.
+  auto d =
+      write_run(dir / "d", {.arms = loaded, .seed = 3, .light_seconds = 4e-6, .copy_factor = 1.15});
+  auto e = write_run(dir / "e", {.arms = kArms, .seed = 4, .light_seconds = 4e-6});
+  std::ofstream(d / "manifest.json", std::ios::trunc)
+      << std::ifstream(b / "manifest.json").rdbuf();  // CPU arms, with a device copy beside them
+  std::ofstream(e / "manifest.json", std::ios::trunc) << std::ifstream(a / "manifest.json").rdbuf();
+  auto f = kq::compare_runs(e, d, 0.02);
+  CHECK(f.slower == 6);
+  CHECK(f.machine_moved == 0);
+}
+
+TEST_CASE("a copy that moved the same way further excuses the change; the other way it does not") {
+  auto dir = kq::test::temp_dir("compare-copy-further");
+  auto loaded = kArms;
+  for (auto& a : loaded) a.factor = 1.4;
+  auto a = write_run(dir / "a", {.arms = kArms, .seed = 1, .light_seconds = 4e-6, .device = "cpu"});
+  auto b = write_run(
+      dir / "b",
+      {.arms = loaded, .seed = 2, .light_seconds = 4e-6, .copy_factor = 2.0, .device = "cpu"});
+  auto c = kq::compare_runs(a, b, 0.02);
+  CHECK(c.slower == 0);
+  CHECK(c.machine_moved == 6);
+  // The copy faster while the arms got slower: the arms' own change.
+  auto d = write_run(
+      dir / "d",
+      {.arms = loaded, .seed = 3, .light_seconds = 4e-6, .copy_factor = 0.8, .device = "cpu"});
   auto e = kq::compare_runs(a, d, 0.02);
   CHECK(e.slower == 6);
   CHECK(e.machine_moved == 0);

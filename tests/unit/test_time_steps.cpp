@@ -86,7 +86,14 @@ TEST_CASE("a good CPU arm: set-up, rounds with checked samples, the size's end a
   REQUIRE(rechecks.size() == 2);
   CHECK(rechecks[0].ok);
   CHECK(rechecks[0].checked >= 2);
-  CHECK(all<kq::rec::LightSample>(records).empty());  // no device copy without a CUDA arm
+  // The host copy is timed in the same rounds, the control of CPU arms; no device copy, and no
+  // CUPTI profile, without a CUDA arm.
+  const auto lights = all<kq::rec::LightSample>(records);
+  CHECK(lights.size() == rounds.size());
+  for (const auto& l : lights) {
+    CHECK(l.device == "cpu");
+    CHECK(l.bytes == doctest::Approx(12.0 * static_cast<double>(l.size)).epsilon(0.01));
+  }
   CHECK(all<kq::rec::Profile>(records).empty());
 }
 
