@@ -1,6 +1,7 @@
 // The speed of light of a timed size: a copy moving as many bytes as one call of the op (read +
 // written), timed among the arms like one of them. For CUDA arms a device-to-device copy on
-// their stream; for CPU arms a host copy over TBB's threads, as cpu arms use them: each is the
+// their stream; for CPU arms a host copy over TBB's threads, as cpu arms use them (of at most
+// 64 MiB: a control of the host's speed, not a bound on the arm's): each is the
 // control its arms are weighed against (the summary's % of light; kq compare's "the copy moved
 // too").
 #pragma once
