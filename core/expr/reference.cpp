@@ -5,47 +5,20 @@
 
 #include <algorithm>
 #include <array>
-#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "expr/batch_program.hpp"
 #include "expr/odometer.hpp"
-#include "kq/semantics.hpp"
+#include "kq/expr_checks.hpp"
+#include "kq/expr_eval.hpp"
 
 namespace kq {
 namespace {
 
-// Expressions up to this many nodes are evaluated in a stack array.
-constexpr std::size_t kInlineNodes = 64;
-
 // Elements per TBB task at least: enough to amortise a task's setup (one BatchProgram).
 constexpr std::int64_t kGrain = 16384;
-
-// Node i's value goes to v[i]; operands are already there because the list is post-order.
-double eval_nodes(const Expr& e, std::span<const double> inputs, double* v) {
-  const std::size_t n = e.nodes.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    const ExprNode& node = e.nodes[i];
-    if (node.op == Op::constant) {
-      v[i] = node.value;
-    } else if (node.op == Op::input) {
-      v[i] = inputs[static_cast<std::size_t>(node.input)];
-    } else {
-      ref::visit_op(node.op, [&]<Op o>() {
-        constexpr int k = arity(o);
-        if constexpr (k == 1)
-          v[i] = ref::apply<o>(v[node.args[0]], 0.0, 0.0);
-        else if constexpr (k == 2)
-          v[i] = ref::apply<o>(v[node.args[0]], v[node.args[1]], 0.0);
-        else
-          v[i] = ref::apply<o>(v[node.args[0]], v[node.args[1]], v[node.args[2]]);
-      });
-    }
-  }
-  return v[n - 1];
-}
 
 [[noreturn]] void invalid(const std::string& what) {
   throw std::invalid_argument("eval_reference: " + what);
@@ -57,23 +30,12 @@ std::string shape_text(const TensorView& t) {
   return s + "]";
 }
 
-// The number of inputs the expression reads (its largest input index + 1), after checking
-// that it is well-formed.
-int check_expr(const Expr& e) {
-  if (e.nodes.empty()) invalid("the expression has no nodes");
-  int inputs = 0;
-  for (std::size_t i = 0; i < e.nodes.size(); ++i) {
-    const ExprNode& n = e.nodes[i];
-    if (n.op > Op::clamp) invalid("node " + std::to_string(i) + " has an unknown op");
-    if (n.op == Op::input) {
-      if (n.input < 0) invalid("node " + std::to_string(i) + " has a negative input index");
-      inputs = std::max(inputs, n.input + 1);
-    }
-    for (int a = 0; a < arity(n.op); ++a)
-      if (n.args[a] < 0 || static_cast<std::size_t>(n.args[a]) >= i)
-        invalid("node " + std::to_string(i) + " (" + std::string(to_string(n.op)) +
-                ") has operand " + std::to_string(n.args[a]) + ", which does not come before it");
-  }
+// The number of inputs the expression reads: its largest input index + 1.
+std::size_t inputs_read(const Expr& e) {
+  std::size_t inputs = 0;
+  for (const ExprNode& n : e.nodes)
+    if (n.op == Op::input && n.input >= 0)
+      inputs = std::max(inputs, static_cast<std::size_t>(n.input) + 1);
   return inputs;
 }
 
@@ -92,8 +54,9 @@ void check_view(const TensorView& t, const std::string& name) {
 }
 
 void check_arguments(const Expr& e, std::span<const TensorView> inputs, const TensorView& out) {
-  const int wanted = check_expr(e);
-  if (inputs.size() != static_cast<std::size_t>(wanted))
+  const std::size_t wanted = inputs_read(e);
+  if (std::string why = expr_problem(e, wanted); !why.empty()) invalid(why);
+  if (inputs.size() != wanted)
     invalid("the expression reads " + std::to_string(wanted) + " input(s) but " +
             std::to_string(inputs.size()) + " tensor(s) were given");
   check_view(out, "out");
@@ -194,13 +157,7 @@ void eval_strided(const Expr& e, std::span<const TensorView> inputs, const Tenso
 }  // namespace
 
 double eval_scalar(const Expr& e, std::span<const double> inputs) {
-  if (e.nodes.empty()) return std::numeric_limits<double>::quiet_NaN();
-  if (e.nodes.size() <= kInlineNodes) {
-    double v[kInlineNodes];
-    return eval_nodes(e, inputs, v);
-  }
-  std::vector<double> v(e.nodes.size());
-  return eval_nodes(e, inputs, v.data());
+  return ref::eval_expr(e, inputs);
 }
 
 void eval_reference(const Expr& e, std::span<const TensorView> inputs, const TensorView& out) {

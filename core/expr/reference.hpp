@@ -18,7 +18,8 @@ namespace kq {
 
 // One element: `inputs[i]` is the value of input i. For speed nothing is checked: `e` must be
 // well-formed (as parse_expr makes it) and `inputs` must cover every input index it reads. An
-// empty expression gives NaN. Allocates nothing for expressions of up to 64 nodes.
+// empty expression gives NaN. Allocates nothing for expressions of up to 64 nodes. This is
+// kq::ref::eval_expr (kq/expr_eval.hpp), which the arms fold constants and spot-check with.
 double eval_scalar(const Expr& e, std::span<const double> inputs);
 
 // Every element of `out` (host memory; any strides, rank up to kMaxRank) from `inputs` of the

@@ -76,8 +76,8 @@ inline T gelu(T x) {
   return x * (T(0.5) * std::erfc(-x * kInvSqrt2));
 }
 
-// The scalar definition of every operation; used for constant folding at compile time and as the
-// body of the vectorised loops, so folded and computed values agree bit for bit.
+// The scalar definition of every operation in T: the body of the vectorised loops. (Constants are
+// folded in float64 by the reference's own definitions instead: see program.hpp.)
 // clang-format off
 struct Neg { template <class T> static T f(T x) { return -x; } };
 struct Relu { template <class T> static T f(T x) { return relu(x); } };
@@ -111,8 +111,8 @@ struct Select { template <class T> static T f(T c, T a, T b) { return c != T(0) 
 struct Clamp { template <class T> static T f(T x, T lo, T hi) { return min(max(x, lo), hi); } };
 // clang-format on
 
-// Calls `fn.template operator()<F>()` with the functor type of `op`; returns false for leaves. One
-// switch, shared by constant folding and the kernel table, so the two cannot disagree.
+// Calls `fn.template operator()<F>()` with the functor type of `op`; returns false for leaves. The
+// kernel table's one switch.
 template <class Fn>
 inline bool visit_op(Op op, Fn&& fn) {
   switch (op) {

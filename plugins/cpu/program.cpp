@@ -5,32 +5,12 @@
 #include <sstream>
 #include <tuple>
 
-#include "ops.hpp"
+#include "kq/expr_checks.hpp"
+#include "kq/expr_fold.hpp"
+#include "kq/expr_live.hpp"
 
 namespace kq::cpu {
 namespace {
-
-bool valid_op(Op op) { return static_cast<unsigned>(op) <= static_cast<unsigned>(Op::clamp); }
-
-// Evaluates `op` once on constant operands in T, through the same functors the kernels use.
-template <class T>
-double fold_in(Op op, const double* a) {
-  T r{};
-  ops::visit_op(op, [&]<class F>() {
-    if constexpr (requires(T x) { F::f(x); }) {
-      r = F::f(static_cast<T>(a[0]));
-    } else if constexpr (requires(T x) { F::f(x, x); }) {
-      r = F::f(static_cast<T>(a[0]), static_cast<T>(a[1]));
-    } else {
-      r = F::f(static_cast<T>(a[0]), static_cast<T>(a[1]), static_cast<T>(a[2]));
-    }
-  });
-  return static_cast<double>(r);
-}
-
-double fold(DType t, Op op, const double* a) {
-  return t == DType::f32 ? fold_in<float>(op, a) : fold_in<double>(op, a);
-}
 
 double round_to(DType t, double v) {
   return t == DType::f32 ? static_cast<double>(static_cast<float>(v)) : v;
@@ -40,25 +20,11 @@ double round_to(DType t, double v) {
 
 std::string check_expr(const Expr& e, int num_inputs) {
   const int n = static_cast<int>(e.nodes.size());
-  if (n == 0) return "the expression has no nodes";
   if (n > kMaxNodes) {
     return "the expression has " + std::to_string(n) + " nodes; cpu_tbb compiles at most " +
            std::to_string(kMaxNodes);
   }
-  for (int i = 0; i < n; ++i) {
-    const ExprNode& node = e.nodes[i];
-    const std::string where = "node " + std::to_string(i) + ": ";
-    if (!valid_op(node.op)) return where + "unknown op";
-    if (node.op == Op::input && (node.input < 0 || node.input >= num_inputs)) {
-      return where + "input index " + std::to_string(node.input) + " out of range";
-    }
-    for (int k = 0; k < arity(node.op); ++k) {
-      if (node.args[k] < 0 || node.args[k] >= i) {
-        return where + "operand " + std::to_string(k) + " is not an earlier node";
-      }
-    }
-  }
-  return {};
+  return expr_problem(e, static_cast<std::size_t>(num_inputs));
 }
 
 CompileResult compile(const Expr& e, int num_inputs, DType dtype) {
@@ -69,13 +35,9 @@ CompileResult compile(const Expr& e, int num_inputs, DType dtype) {
   }
   const int n = static_cast<int>(e.nodes.size());
 
-  // Keep what the root depends on: a node list may carry dead nodes.
-  std::vector<char> live(n, 0);
-  live[n - 1] = 1;
-  for (int i = n - 1; i >= 0; --i) {
-    if (!live[i]) continue;
-    for (int k = 0; k < arity(e.nodes[i].op); ++k) live[e.nodes[i].args[k]] = 1;
-  }
+  // Keep what the root depends on; constant-only nodes are the reference's values, rounded once.
+  const std::vector<bool> live = live_nodes(e);
+  const std::vector<std::optional<double>> folded = fold_constants(e);
 
   Program p;
   p.dtype = dtype;
@@ -90,20 +52,13 @@ CompileResult compile(const Expr& e, int num_inputs, DType dtype) {
     const ExprNode& node = e.nodes[i];
     Value v;
     int src[3] = {-1, -1, -1};
-    bool all_const = arity(node.op) > 0;
-    for (int k = 0; k < arity(node.op); ++k) {
-      src[k] = value_of[node.args[k]];
-      all_const = all_const && p.values[src[k]].kind == ValueKind::constant;
-    }
+    for (int k = 0; k < arity(node.op); ++k) src[k] = value_of[node.args[k]];
     if (node.op == Op::input) {
       v.kind = ValueKind::input;
       v.input = node.input;
-    } else if (node.op == Op::constant || all_const) {
-      double args[3] = {0, 0, 0};
-      for (int k = 0; k < arity(node.op); ++k) args[k] = p.values[src[k]].constant;
+    } else if (folded[i]) {
       v.kind = ValueKind::constant;
-      v.constant =
-          node.op == Op::constant ? round_to(dtype, node.value) : fold(dtype, node.op, args);
+      v.constant = round_to(dtype, *folded[i]);
     }
     const Key key{
         v.kind == ValueKind::temp ? static_cast<int>(node.op) : -1 - static_cast<int>(v.kind),

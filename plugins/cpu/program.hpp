@@ -2,9 +2,10 @@
 // independent of tensor shapes, so it is built once in prepare() and reused by every run().
 //
 // Compilation keeps only nodes the root depends on, merges identical nodes (the same input read
-// twice is gathered once per block), folds operations on constants in the program's dtype with the
-// very functions the kernels use, and assigns every value a scratch slot, reusing the slots of
-// temporaries whose last reader has run, so the working set of a block stays small.
+// twice is gathered once per block), folds constant-only subexpressions in float64 as the
+// reference evaluates them (kq/expr_fold.hpp) and rounds each once to the program's dtype, and
+// assigns every value a scratch slot, reusing the slots of temporaries whose last reader has run,
+// so the working set of a block stays small.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -48,8 +49,8 @@ struct Program {
   std::string listing(const std::vector<std::string>& input_names, std::int64_t block) const;
 };
 
-// Empty when `e` is a well-formed post-order node list over `num_inputs` inputs within the limits
-// above; otherwise the first problem found.
+// Empty when `e` is well-formed over `num_inputs` inputs (kq::expr_problem, kq/expr_checks.hpp)
+// and within kMaxNodes; otherwise the first problem found.
 std::string check_expr(const Expr& e, int num_inputs);
 
 struct CompileResult {

@@ -3,7 +3,8 @@
 #include <optional>
 #include <utility>
 
-#include "host_eval.hpp"
+#include "kq/expr_checks.hpp"
+#include "kq/expr_fold.hpp"
 
 namespace kq::cudnn_graph {
 
@@ -68,6 +69,12 @@ std::optional<cudnnPointwiseMode_t> direct_mode(Op op) {
   }
 }
 
+// Leaves, the ops with a direct mode, and relu, select and clamp (lowered by hand).
+bool has_lowering(Op op) {
+  return arity(op) == 0 || op == Op::relu || op == Op::select || op == Op::clamp ||
+         direct_mode(op).has_value();
+}
+
 bool is_commutative(Op op) {
   return op == Op::add || op == Op::mul || op == Op::max || op == Op::min || op == Op::eq ||
          op == Op::ne;
@@ -104,7 +111,6 @@ class Builder {
           BuiltGraph& g)
       : h_(h), e_(spec.semantics), shape_(shape), o_(o), g_(g) {
     std::size_t n = e_.nodes.size();
-    folded_.resize(n);
     value_.assign(n, nullptr);
     mask_.assign(n, nullptr);
     name_.resize(n);
@@ -116,7 +122,7 @@ class Builder {
 
   Status run() {
     if (e_.nodes.empty()) return Status::unsupported("empty expression");
-    fold_constants();
+    folded_ = fold_constants(e_);
     g_.output_uid = kOutputUid;
     Raw root = nullptr;
     Status s = value(e_.root(), root);
@@ -138,28 +144,6 @@ class Builder {
   }
 
  private:
-  void fold_constants() {
-    for (std::size_t i = 0; i < e_.nodes.size(); ++i) {
-      const ExprNode& n = e_.nodes[i];
-      if (n.op == Op::constant) {
-        folded_[i] = n.value;
-        continue;
-      }
-      if (n.op == Op::input) continue;
-      double v[3] = {0, 0, 0};
-      bool all = true;
-      for (int k = 0; k < arity(n.op); ++k) {
-        const auto& f = folded_[static_cast<std::size_t>(n.args[k])];
-        if (!f) {
-          all = false;
-          break;
-        }
-        v[k] = *f;
-      }
-      if (all) folded_[i] = eval_op(n.op, v[0], v[1], v[2]);
-    }
-  }
-
   Status tensor(std::int64_t uid, cudnnDataType_t dt, bool is_virtual, bool by_value, Raw& out) {
     Desc t;
     Status s = Desc::create(CUDNN_BACKEND_TENSOR_DESCRIPTOR, t);
@@ -490,31 +474,13 @@ class Builder {
 }  // namespace
 
 Status check_expression(const Expr& e, std::size_t input_count) {
-  if (e.nodes.empty()) return Status::unsupported("empty semantics expression");
-  for (std::size_t i = 0; i < e.nodes.size(); ++i) {
-    const ExprNode& n = e.nodes[i];
-    switch (n.op) {
-      case Op::constant:
-        continue;
-      case Op::input:
-        if (n.input < 0 || static_cast<std::size_t>(n.input) >= input_count)
-          return Status::unsupported("node " + std::to_string(i) + " reads input " +
-                                     std::to_string(n.input) + ", which the spec does not have");
-        continue;
-      case Op::relu:
-      case Op::select:
-      case Op::clamp:
-        break;
-      default:
-        if (!direct_mode(n.op))
-          return Status::unsupported("no cuDNN pointwise mode for " + std::string(to_string(n.op)) +
-                                     " (op " + std::to_string(static_cast<int>(n.op)) + ", node " +
-                                     std::to_string(i) + ")");
-    }
-    for (int k = 0; k < arity(n.op); ++k)
-      if (n.args[k] < 0 || static_cast<std::size_t>(n.args[k]) >= i)
-        return Status::unsupported("node " + std::to_string(i) + " is not in post-order");
-  }
+  if (std::string why = expr_problem(e, input_count); !why.empty())
+    return Status::unsupported("semantics: " + why);
+  for (std::size_t i = 0; i < e.nodes.size(); ++i)
+    if (!has_lowering(e.nodes[i].op))
+      return Status::unsupported("no cuDNN pointwise mode for " +
+                                 std::string(to_string(e.nodes[i].op)) + " (node " +
+                                 std::to_string(i) + ")");
   return Status::ok();
 }
 

@@ -2,7 +2,7 @@
 // operations. Inputs and the output are real tensors laid out by a Shaping (the same contiguous
 // elements seen as, say, NHWC {N/32, 32, 1, 1}); intermediates are virtual tensors; constants are
 // pass-by-value scalar tensors broadcast against the others. Sub-expressions made of constants only
-// are folded on the host first.
+// are folded on the host first (kq/expr_fold.hpp).
 #pragma once
 #include <cudnn.h>
 
@@ -55,8 +55,9 @@ inline bool is_comparison(Op op) {
          op == Op::ne;
 }
 
-// ok when every node of the expression has a cuDNN pointwise lowering; otherwise unsupported,
-// naming the first node that has none.
+// ok when the expression is well-formed over `input_count` inputs (kq::expr_problem,
+// kq/expr_checks.hpp) and every node has a cuDNN pointwise lowering; otherwise unsupported, with
+// the reason.
 Status check_expression(const Expr& e, std::size_t input_count);
 
 // Builds and finalizes the graph of `spec.semantics` on `shape`. Errors carry cuDNN's message.

@@ -9,7 +9,8 @@
 #include <sstream>
 #include <utility>
 
-#include "host_eval.hpp"
+#include "kq/expr_eval.hpp"
+#include "spot_check.hpp"
 
 namespace kq::cudnn_graph {
 
@@ -223,7 +224,7 @@ std::string check_output(const OpSpec& spec, const Probe& p,
     // Inputs are unspecified at prepare(): elements with NaN or infinite inputs are left to the
     // qualification, whose cases are chosen.
     if (!finite) continue;
-    auto want = static_cast<float>(eval_expr(spec.semantics, x));
+    auto want = static_cast<float>(ref::eval_expr(spec.semantics, x));
     if (!close_enough(got[k], want, scale)) {
       char buf[160];
       std::snprintf(buf, sizeof buf, "element %lld: got %.9g, expected %.9g",

@@ -6,10 +6,13 @@
 #include <cstring>
 #include <limits>
 #include <numbers>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
-#include "kq/semantics.hpp"
+#include "kq/expr_checks.hpp"
+#include "kq/expr_fold.hpp"
+#include "kq/expr_live.hpp"
 
 namespace kq::nvrtc {
 namespace {
@@ -53,11 +56,6 @@ Kind kind_of(Op op) {
   }
   return Kind::leaf;
 }
-
-bool known_op(Op op) { return static_cast<unsigned>(op) <= static_cast<unsigned>(Op::clamp); }
-
-// Constant-only subexpressions are folded on the host exactly as the reference evaluates them.
-double fold(Op op, double a, double b, double c) { return ref::apply(op, a, b, c); }
 
 // Exact, locale-independent literals: hex floats for finite values, bit casts for inf and NaN.
 std::string literal(double v, bool as_float) {
@@ -221,31 +219,14 @@ class Writer {
   void analyse() {
     const auto& nodes = spec_.semantics.nodes;
     const int n = static_cast<int>(nodes.size());
+    // Live nodes, and constant-only subexpressions folded with the reference's float64 formulas.
+    const std::vector<bool> live = live_nodes(spec_.semantics);
+    const std::vector<std::optional<double>> folded = fold_constants(spec_.semantics);
     info_.assign(static_cast<std::size_t>(n), Node{});
-    info_[static_cast<std::size_t>(n - 1)].live = true;
-    for (int i = n - 1; i >= 0; --i) {
-      if (!info_[i].live) continue;
-      for (int k = 0; k < arity(nodes[i].op); ++k) info_[nodes[i].args[k]].live = true;
-    }
-    // Fold constant-only subexpressions with the reference's float64 formulas.
     for (int i = 0; i < n; ++i) {
-      const ExprNode& e = nodes[i];
-      if (e.op == Op::constant) {
-        info_[i].folded = true;
-        info_[i].value = e.value;
-        continue;
-      }
-      if (e.op == Op::input) continue;
-      bool all = true;
-      double v[3] = {0, 0, 0};
-      for (int k = 0; k < arity(e.op); ++k) {
-        all = all && info_[e.args[k]].folded;
-        v[k] = info_[e.args[k]].value;
-      }
-      if (all) {
-        info_[i].folded = true;
-        info_[i].value = fold(e.op, v[0], v[1], v[2]);
-      }
+      info_[i].live = live[i];
+      info_[i].folded = folded[i].has_value();
+      info_[i].value = folded[i].value_or(0.0);
     }
     // Uses that need the exact double value: arithmetic, comparisons, select's condition.
     // Consumers come after their operands, so walking backwards finalises each consumer first.
@@ -548,22 +529,11 @@ class Writer {
 }  // namespace
 
 std::string check_expr(const Expr& e, std::size_t num_inputs) {
-  if (e.nodes.empty()) return "empty expression";
   if (num_inputs == 0) return "no inputs";
   if (num_inputs > static_cast<std::size_t>(kMaxInputs))
     return std::to_string(num_inputs) + " inputs, at most " + std::to_string(kMaxInputs) +
            " are supported";
-  for (std::size_t i = 0; i < e.nodes.size(); ++i) {
-    const ExprNode& n = e.nodes[i];
-    const std::string at = "node " + std::to_string(i) + ": ";
-    if (!known_op(n.op)) return at + "unknown op " + std::to_string(static_cast<unsigned>(n.op));
-    if (n.op == Op::input && (n.input < 0 || static_cast<std::size_t>(n.input) >= num_inputs))
-      return at + "input index " + std::to_string(n.input) + " out of range";
-    for (int k = 0; k < arity(n.op); ++k)
-      if (n.args[k] < 0 || static_cast<std::size_t>(n.args[k]) >= i)
-        return at + "operand " + std::to_string(k) + " is not an earlier node";
-  }
-  return {};
+  return expr_problem(e, num_inputs);
 }
 
 Generated generate(const OpSpec& spec, const CodegenOptions& options) {

@@ -31,8 +31,9 @@
 //     Transcendentals (exp, log, tanh, erf, sigmoid, silu, gelu) are computed in float32 by the
 //     CUDA math library (a few ulp), on their argument rounded to float: float speed where it
 //     matters; their results, overflow included, are float32's.
-//   - Constant-only subexpressions are folded on the host in float64 with the reference's
-//     formulas, then kept exact (double) or as a float when the value is exactly one.
+//   - Constant-only subexpressions are folded on the host in float64 by the reference's own
+//     evaluation (kq/expr_fold.hpp), then kept exact (double) or as a float when the value is
+//     exactly one.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -75,8 +76,8 @@ struct Generated {
   std::string plan;  // how each node is computed (float or double), one line per node
 };
 
-// Empty when `e` is a well-formed post-order list over `num_inputs` inputs using only known ops
-// (and at most kMaxInputs inputs); otherwise the reason.
+// Empty when there are 1 to kMaxInputs inputs and `e` is well-formed over them
+// (kq::expr_problem, kq/expr_checks.hpp); otherwise the reason.
 std::string check_expr(const Expr& e, std::size_t num_inputs);
 
 // The module for `spec` (dtype f32 or f64). Throws std::invalid_argument when check_expr fails

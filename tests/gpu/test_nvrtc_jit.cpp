@@ -1,6 +1,6 @@
 // GPU tests of the nvrtc_jit plugin (arms nvrtc_jit and nvrtc_jit_scalar): residual_relu in f32
 // and f64 over awkward sizes and pointer offsets, bit for bit against the float64 reference
-// (plugin-api/include/kq/semantics.hpp) rounded once, NaN/inf/-0/subnormals included, guard zones
+// (plugin-api/include/kq/expr_eval.hpp) rounded once, NaN/inf/-0/subnormals included, guard zones
 // checked; every non-transcendental op in one expression, bit for bit, in f32 and f64; each
 // transcendental within a few ulps; strided, broadcast, reversed and in-place views; refusals;
 // artifacts; and, with KQ_TEST_HUGE=1, 2^31 + 5 elements (64-bit indexing). Without a usable
@@ -25,14 +25,13 @@ TEST_CASE("nvrtc_jit arms") { MESSAGE("skipped: no CUDA device (kq was built wit
 #include <vector>
 
 #include "expr_nodes.hpp"
+#include "kq/expr_eval.hpp"
 #include "kq/plugin_api.hpp"
-#include "kq/semantics.hpp"
 #include "plugin_arms.hpp"
 
 namespace {
 
 using kq::DType;
-using kq::ExprNode;
 using kq::Op;
 using kq::OpSpec;
 using kq::TensorView;
@@ -71,24 +70,6 @@ OpSpec residual_relu(DType t, bool contiguous_only = true) {
   int r = b.in(1);
   b.op(Op::relu, b.op(Op::add, x, r));
   return spec_of(b.e, {"x", "residual"}, t, "relu(x + residual)", contiguous_only);
-}
-
-// The reference: every node a double (plugin-api/include/kq/semantics.hpp), rounded once to T at
-// the end.
-double reference(const kq::Expr& e, const double* in) {
-  std::vector<double> v(e.nodes.size());
-  for (std::size_t i = 0; i < e.nodes.size(); ++i) {
-    const ExprNode& n = e.nodes[i];
-    if (n.op == Op::constant)
-      v[i] = n.value;
-    else if (n.op == Op::input)
-      v[i] = in[n.input];
-    else
-      v[i] =
-          kq::ref::apply(n.op, n.args[0] >= 0 ? v[n.args[0]] : 0.0,
-                         n.args[1] >= 0 ? v[n.args[1]] : 0.0, n.args[2] >= 0 ? v[n.args[2]] : 0.0);
-  }
-  return v.back();
 }
 
 // How results are compared: bitwise (NaN as a mask), or within ulps * eps * |want| + abs.
@@ -255,7 +236,8 @@ void check_case(const char* arm_name, const OpSpec& spec, const Layout& lay, con
   std::vector<double> ev(static_cast<std::size_t>(ni));
   for (std::int64_t j = 0; j < n && bad < 5; ++j) {
     for (int k = 0; k < ni; ++k) ev[k] = in[k][j];
-    const T want = static_cast<T>(reference(spec.semantics, ev.data()));
+    // The reference: every node a double, rounded once to T at the end.
+    const T want = static_cast<T>(kq::ref::eval_expr(spec.semantics, ev));
     const T got = at(obase + offset_of(views[ni], j) * static_cast<std::int64_t>(sizeof(T)));
     if (!matches(want, got, tol)) {
       ++bad;

@@ -784,6 +784,25 @@ TEST_CASE(
                 .is_ok());
     check_all(out.data(), n, [&](std::size_t) { return std::sqrt(2.0f); });
   }
+  SUBCASE("constants fold in float64, as the reference computes them, rounded once") {
+    // x * ((1e8 + 1) - 1e8): in float32, 1e8 + 1 rounds back to 1e8 and the factor would be 0.
+    ExprBuilder b;
+    const int xi = b.in(0);
+    const int big = b.c(1e8);
+    const int sum = b.op(Op::add, big, b.c(1.0));
+    b.op(Op::mul, xi, b.op(Op::sub, sum, big));
+    REQUIRE(prepare_run(*arm, make_spec(b.done("x * ((1e8 + 1) - 1e8)"), {"x"}),
+                        {view1(x.data(), n)}, view1(out.data(), n))
+                .is_ok());
+    check_all(out.data(), n, [&](std::size_t i) { return xs[i]; });
+    // silu(2) is 1.76159415595...: the float nearest to it, not float32 arithmetic's 1 ulp below.
+    ExprBuilder s;
+    s.op(Op::silu, s.c(2.0));
+    REQUIRE(prepare_run(*arm, make_spec(s.done("silu(2)"), {"x"}), {view1(x.data(), n)},
+                        view1(out.data(), n))
+                .is_ok());
+    check_all(out.data(), n, [&](std::size_t) { return 2.0 * (1.0 / (1.0 + std::exp(-2.0))); });
+  }
   SUBCASE("rank-0 tensors and extents of 1 with arbitrary strides") {
     REQUIRE(prepare_run(*arm, make_spec(relu_add(), {"x", "residual"}),
                         {view<float>(x.data(), {}), view<float>(r.data(), {})},

@@ -1,0 +1,17 @@
+#include "spot_check.hpp"
+
+#include <cmath>
+
+namespace kq::cudnn_graph {
+
+bool close_enough(float got, float want, double scale) {
+  if (std::isnan(want)) return std::isnan(got);
+  if (std::isinf(want)) return got == want;
+  if (!std::isfinite(got)) return false;
+  // Generous: cuDNN's transcendental functions need not be correctly rounded, and this check
+  // only has to tell a working plan from a broken one.
+  double tol = 1e-4 * std::fmax(std::fabs(static_cast<double>(want)), scale) + 1e-30;
+  return std::fabs(static_cast<double>(got) - static_cast<double>(want)) <= tol;
+}
+
+}  // namespace kq::cudnn_graph

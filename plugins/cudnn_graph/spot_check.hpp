@@ -1,0 +1,13 @@
+// The quick check of a few output elements of every candidate plan during the search, against
+// the reference's own evaluation of the expression (kq::ref::eval_expr, kq/expr_eval.hpp). The
+// real qualification is the host's; this only catches a plan that computes garbage.
+#pragma once
+
+namespace kq::cudnn_graph {
+
+// Whether `got` (what the plan wrote) is close enough to `want` (the reference's value rounded
+// to float) for the search's sanity check; `scale` is the largest magnitude among the element's
+// inputs.
+bool close_enough(float got, float want, double scale);
+
+}  // namespace kq::cudnn_graph
