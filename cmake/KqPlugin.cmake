@@ -3,6 +3,7 @@
 # plugin-api/ only (plus LIBS); everything but the exported aliases is hidden. The SHA-256 of
 # every source (and HASH_EXTRA file) is embedded at build time through kq::build::source_files().
 set(KQ_HASH_SCRIPT "${CMAKE_CURRENT_LIST_DIR}/KqHashSources.cmake")
+set(KQ_HASH_SCRIPT_HELPERS "${CMAKE_CURRENT_LIST_DIR}/KqWriteIfChanged.cmake")
 
 function(kq_add_plugin target)
   cmake_parse_arguments(P "" "" "SOURCES;LIBS;HASH_EXTRA" ${ARGN})
@@ -24,7 +25,7 @@ function(kq_add_plugin target)
     COMMAND ${CMAKE_COMMAND} "-DOUT=${gen}" "-DROOT=${PROJECT_SOURCE_DIR}" "-DFILES=${abs_sources}"
             "-DFLAGS=${flags} $<JOIN:$<TARGET_PROPERTY:${target},COMPILE_OPTIONS>, >"
             -P "${KQ_HASH_SCRIPT}"
-    DEPENDS ${abs_sources} "${KQ_HASH_SCRIPT}"
+    DEPENDS ${abs_sources} "${KQ_HASH_SCRIPT}" ${KQ_HASH_SCRIPT_HELPERS}
     COMMENT "Hashing sources of ${target}"
     VERBATIM)
   add_library(${target} MODULE ${P_SOURCES} "${gen}")
