@@ -21,6 +21,9 @@
 # plugin-api header or these scripts change; the .cpp is rewritten only when its bytes change.
 set(KQ_NVCC_ARTIFACTS_SCRIPT "${CMAKE_CURRENT_LIST_DIR}/KqNvccArtifacts.cmake")
 set(KQ_EMBED_ARTIFACTS_SCRIPT "${CMAKE_CURRENT_LIST_DIR}/KqEmbedArtifacts.cmake")
+# What the embedding script includes: a change to them rewrites the embedded artifacts too.
+set(KQ_EMBED_ARTIFACTS_HELPERS "${CMAKE_CURRENT_LIST_DIR}/KqByteArray.cmake"
+                               "${CMAKE_CURRENT_LIST_DIR}/KqWriteIfChanged.cmake")
 
 # The first architecture as a number ("90" from "90", "90-real", "90a-virtual"): -ptx and -cubin
 # each take exactly one target.
@@ -33,6 +36,23 @@ function(kq_cuda_artifacts_arch out_var)
     set(arch 90)
   endif()
   set(${out_var} "${arch}" PARENT_SCOPE)
+endfunction()
+
+# Appends to the list list_var each item of a target property (include directories, compile
+# definitions) that is no generator expression, with a prefix ("-I", "-D"): those cannot be
+# evaluated outside a compile.
+function(kq_cuda_artifacts_append_plain list_var target property prefix)
+  get_target_property(items ${target} ${property})
+  if(NOT items)
+    return()
+  endif()
+  set(appended "${${list_var}}")
+  foreach(item IN LISTS items)
+    if(NOT item MATCHES "\\$<")
+      list(APPEND appended "${prefix}${item}")
+    endif()
+  endforeach()
+  set(${list_var} "${appended}" PARENT_SCOPE)
 endfunction()
 
 # The target's CUDA compile options as plain nvcc arguments. The property holds a list, so
@@ -64,22 +84,8 @@ function(kq_cuda_artifacts_options target out_var)
       endif()
     endforeach()
   endif()
-  get_target_property(incs ${target} INCLUDE_DIRECTORIES)
-  if(incs)
-    foreach(i IN LISTS incs)
-      if(NOT i MATCHES "\\$<")
-        list(APPEND result "-I${i}")
-      endif()
-    endforeach()
-  endif()
-  get_target_property(defs ${target} COMPILE_DEFINITIONS)
-  if(defs)
-    foreach(d IN LISTS defs)
-      if(NOT d MATCHES "\\$<")
-        list(APPEND result "-D${d}")
-      endif()
-    endforeach()
-  endif()
+  kq_cuda_artifacts_append_plain(result ${target} INCLUDE_DIRECTORIES "-I")
+  kq_cuda_artifacts_append_plain(result ${target} COMPILE_DEFINITIONS "-D")
   set(${out_var} "${result}" PARENT_SCOPE)
 endfunction()
 
@@ -139,7 +145,7 @@ function(kq_cuda_artifacts target)
     OUTPUT "${gen}"
     COMMAND ${CMAKE_COMMAND} "-DOUT=${gen}" "-DENTRIES=${entries}"
             -P "${KQ_EMBED_ARTIFACTS_SCRIPT}"
-    DEPENDS ${all_outputs} "${KQ_EMBED_ARTIFACTS_SCRIPT}"
+    DEPENDS ${all_outputs} "${KQ_EMBED_ARTIFACTS_SCRIPT}" ${KQ_EMBED_ARTIFACTS_HELPERS}
     COMMENT "Embedding the nvcc artifacts of ${target}"
     VERBATIM)
   target_sources(${target} PRIVATE "${gen}")

@@ -63,6 +63,29 @@ __device__ __forceinline__ float apply1(const Fn& f, const FlatArgs& a, std::int
 template <int U, int T>
 inline constexpr int kMinBlocks = U == 1 ? 2048 / T : 1;
 
+// One thread's share of a chunk of float4: vectors base + k * T for k < U, all U of each input
+// loaded (into xv and yv; yv is xv again for a one-input op) before the first is used. Bounded
+// (the last, partial chunk): only those below nvec. xv and yv are the kernel's, declared in its
+// loop: so vector_kernel compiles to the PTX it had when it wrote both loops out itself.
+template <int T, Load L, Store S, bool Bounded, class Fn, int U>
+__device__ __forceinline__ void vector_chunk(const Fn& f, const float4* x4, const float4* y4,
+                                             float4* o4, std::int64_t base, std::int64_t nvec,
+                                             float4 (&xv)[U], float4 (&yv)[U]) {
+#pragma unroll
+  for (int k = 0; k < U; ++k) {
+    if (!Bounded || base + k * T < nvec) {
+      xv[k] = load<L>(x4 + base + k * T);
+      if constexpr (Fn::kInputs == 2)
+        yv[k] = load<L>(y4 + base + k * T);
+      else
+        yv[k] = xv[k];
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < U; ++k)
+    if (!Bounded || base + k * T < nvec) store<S>(o4 + base + k * T, apply4(f, xv[k], yv[k]));
+}
+
 template <class Fn, int U, int T, Load L, Store S>
 __global__ void __launch_bounds__(T, (kMinBlocks<U, T>)) vector_kernel(FlatArgs a) {
   const Fn f{};
@@ -77,32 +100,10 @@ __global__ void __launch_bounds__(T, (kMinBlocks<U, T>)) vector_kernel(FlatArgs 
   const std::int64_t stride = kChunk * gridDim.x;
   for (std::int64_t base = blockIdx.x * kChunk + threadIdx.x; base < nvec; base += stride) {
     float4 xv[U], yv[U];
-    if (base - threadIdx.x + kChunk <= nvec) {
-#pragma unroll
-      for (int k = 0; k < U; ++k) {
-        xv[k] = load<L>(x4 + base + k * T);
-        if constexpr (Fn::kInputs == 2)
-          yv[k] = load<L>(y4 + base + k * T);
-        else
-          yv[k] = xv[k];
-      }
-#pragma unroll
-      for (int k = 0; k < U; ++k) store<S>(o4 + base + k * T, apply4(f, xv[k], yv[k]));
-    } else {
-#pragma unroll
-      for (int k = 0; k < U; ++k) {
-        if (base + k * T < nvec) {
-          xv[k] = load<L>(x4 + base + k * T);
-          if constexpr (Fn::kInputs == 2)
-            yv[k] = load<L>(y4 + base + k * T);
-          else
-            yv[k] = xv[k];
-        }
-      }
-#pragma unroll
-      for (int k = 0; k < U; ++k)
-        if (base + k * T < nvec) store<S>(o4 + base + k * T, apply4(f, xv[k], yv[k]));
-    }
+    if (base - threadIdx.x + kChunk <= nvec)  // a full chunk: no bounds checks
+      vector_chunk<T, L, S, false>(f, x4, y4, o4, base, nvec, xv, yv);
+    else
+      vector_chunk<T, L, S, true>(f, x4, y4, o4, base, nvec, xv, yv);
   }
 
   const std::int64_t tail = a.head + nvec * 4;  // the last (n - head) % 4 elements

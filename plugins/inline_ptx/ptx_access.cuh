@@ -12,13 +12,14 @@
 // that the output does not overlap the inputs. Every asm is volatile: a non-volatile asm counts
 // as free of side effects, and the compiler could then run a load ahead of the bounds check
 // that guards it. Loads have no memory clobber (the kernels issue all of a thread's loads
-// before its first store anyway); stores have one, so nothing moves across them.
+// before its first store anyway); stores have one, so nothing moves across them. Each access has
+// a float and a float4 overload.
 #pragma once
 #include <cuda_runtime.h>
 
 namespace kq::ptx {
 
-__device__ __forceinline__ float4 ld_stream_v4(const float4* p) {
+__device__ __forceinline__ float4 ld_stream(const float4* p) {
   float4 v;
   asm volatile("ld.global.nc.L2::256B.v4.f32 {%0, %1, %2, %3}, [%4];"
                : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
@@ -32,7 +33,7 @@ __device__ __forceinline__ float ld_stream(const float* p) {
   return v;
 }
 
-__device__ __forceinline__ void st_stream_v4(float4* p, float4 v) {
+__device__ __forceinline__ void st_stream(float4* p, float4 v) {
   asm volatile("st.global.cs.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v.x), "f"(v.y), "f"(v.z),
                "f"(v.w)
                : "memory");

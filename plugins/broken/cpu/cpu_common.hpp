@@ -43,6 +43,14 @@ void for_each_element(const std::array<TensorView, K>& views, F&& f) {
   }
 }
 
+// leaky_relu over a strided output and input of one shape, element by element in row-major order.
+inline void leaky_strided(const TensorView& out, const TensorView& x) {
+  auto* o = static_cast<float*>(out.data);
+  const auto* xs = static_cast<const float*>(x.data);
+  for_each_element(std::array<TensorView, 2>{out, x},
+                   [&](const std::array<std::int64_t, 2>& off) { o[off[0]] = leaky(xs[off[1]]); });
+}
+
 // Views of one input and one output: the same rank and shape, else an error.
 inline Status same_shape(std::span<const TensorView> in, std::span<const TensorView> out) {
   for (const TensorView& v : in) {

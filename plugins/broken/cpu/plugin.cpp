@@ -8,19 +8,9 @@
 
 namespace kq::broken::cpu {
 
-#define KQ_BROKEN_FLAW(flaw) std::unique_ptr<IKernelArm> make_##flaw();
-#include "../common/flaws.def"
-#undef KQ_BROKEN_FLAW
+#define KQ_BROKEN_FAMILY_FLAWS "common/flaws.def"
+#include "common/make_arms.inc"
 
-namespace {
-
-void make_arms(ArmList& out) {
-#define KQ_BROKEN_FLAW(flaw) out.push_back(make_##flaw());
-#include "../common/flaws.def"
-#undef KQ_BROKEN_FLAW
-}
-
-}  // namespace
 }  // namespace kq::broken::cpu
 
 KQ_EXPORT_ARMS(kq::broken::cpu::make_arms)

@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/last_call.hpp"
 #include "cpu_common.hpp"
 
 namespace kq::broken::cpu {
@@ -16,37 +17,29 @@ class PointerCache final : public CpuArm {
 
  protected:
   Status on_prepare(const Problem& p) override {
-    valid_ = false;
+    last_.forget();
     const std::int64_t n = p.outputs[0].numel();
     cache_.assign(n <= kMaxCached ? static_cast<std::size_t>(n) : 0, 0.0f);
     return Status::ok();
   }
 
   Status compute(std::span<const TensorView> in, std::span<const TensorView> out, void*) override {
-    auto [x, r, o, n] = dense2(in, out);
-    const Key key{x, r, o, n};
-    if (valid_ && key == key_) {
-      std::memcpy(o, cache_.data(), static_cast<std::size_t>(n) * sizeof(float));
+    const Dense2 d = dense2(in, out);
+    const std::size_t bytes = static_cast<std::size_t>(d.n) * sizeof(float);
+    if (last_.same(d)) {  // the flaw: the pointers are the same, the data need not be
+      std::memcpy(d.out, cache_.data(), bytes);
       return Status::ok();
     }
-    for (std::int64_t i = 0; i < n; ++i) o[i] = relu(x[i] + r[i]);
-    if (static_cast<std::int64_t>(cache_.size()) == n) {
-      std::memcpy(cache_.data(), o, static_cast<std::size_t>(n) * sizeof(float));
-      key_ = key;
-      valid_ = true;
+    for (std::int64_t i = 0; i < d.n; ++i) d.out[i] = relu(d.x[i] + d.r[i]);
+    if (static_cast<std::int64_t>(cache_.size()) == d.n) {
+      std::memcpy(cache_.data(), d.out, bytes);
+      last_.remember(d);
     }
     return Status::ok();
   }
 
  private:
-  static constexpr std::int64_t kMaxCached = std::int64_t{1} << 22;
-  struct Key {
-    const void *x, *r, *out;
-    std::int64_t n;
-    bool operator==(const Key&) const = default;
-  };
-  Key key_{};
-  bool valid_ = false;
+  LastCall last_;
   std::vector<float> cache_;
 };
 

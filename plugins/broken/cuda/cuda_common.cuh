@@ -69,24 +69,32 @@ struct ReluOfFtzSum {
   }
 };
 
-// A non-blocking stream of the arm's own, created once by create() (in on_prepare) and
-// destroyed with the arm: the stream of the candidates whose flaw is not using the caller's.
-class OwnStream {
+// The base of the candidates whose flaw is working on a stream of their own instead of the
+// caller's: a non-blocking stream, created once (in prepare()) and destroyed with the arm, which
+// compute_on() gets where compute() got the caller's.
+class OwnStreamArm : public CudaArm {
  public:
-  OwnStream() = default;
-  OwnStream(const OwnStream&) = delete;
-  OwnStream& operator=(const OwnStream&) = delete;
-  ~OwnStream() {
-    if (s_) cudaStreamDestroy(s_);  // errors here have nobody to go to
+  using CudaArm::CudaArm;
+  OwnStreamArm(const OwnStreamArm&) = delete;
+  OwnStreamArm& operator=(const OwnStreamArm&) = delete;
+  ~OwnStreamArm() override {
+    if (own_) cudaStreamDestroy(own_);  // errors here have nobody to go to
   }
-  Status create() {
-    if (s_) return Status::ok();
-    return checked(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), "cudaStreamCreate");
+
+ protected:
+  Status on_prepare(const Problem&) override {
+    if (own_) return Status::ok();
+    return checked(cudaStreamCreateWithFlags(&own_, cudaStreamNonBlocking), "cudaStreamCreate");
   }
-  cudaStream_t get() const { return s_; }
+  Status compute(std::span<const TensorView> in, std::span<const TensorView> out,
+                 void*) final {  // the flaw: the caller's stream is not used
+    return compute_on(in, out, own_);
+  }
+  virtual Status compute_on(std::span<const TensorView> in, std::span<const TensorView> out,
+                            cudaStream_t own) = 0;
 
  private:
-  cudaStream_t s_ = nullptr;
+  cudaStream_t own_ = nullptr;
 };
 
 template <class F>

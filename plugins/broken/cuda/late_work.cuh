@@ -26,22 +26,19 @@ __global__ void busy_for(std::uint64_t ns) {
   while (global_ns() - t0 < ns) __nanosleep(10000);
 }
 
-class Arm final : public CudaArm {
+class Arm final : public OwnStreamArm {
  public:
-  Arm() : CudaArm("late_work", "values|repeat_differs|wrong_stream") {}
+  Arm() : OwnStreamArm("late_work", "values|repeat_differs|wrong_stream") {}
 
  protected:
-  Status on_prepare(const Problem&) override { return own_.create(); }
-
-  Status compute(std::span<const TensorView> in, std::span<const TensorView> out,
-                 void*) override {  // the flaw: the caller's stream is not used
-    busy_for<<<1, 1, 0, own_.get()>>>(50'000'000);
+  // The rest of the flaw: it returns with its work still queued, and nothing makes the caller's
+  // stream wait for it.
+  Status compute_on(std::span<const TensorView> in, std::span<const TensorView> out,
+                    cudaStream_t own) override {
+    busy_for<<<1, 1, 0, own>>>(50'000'000);
     if (Status s = launched("late_work (busy kernel)"); !s.is_ok()) return s;
-    return launch_map2(dense2(in, out), own_.get(), Relu{}, "late_work");
+    return launch_map2(dense2(in, out), own, Relu{}, "late_work");
   }
-
- private:
-  OwnStream own_;
 };
 
 }  // namespace late_work

@@ -14,22 +14,16 @@
 namespace kq::broken::cuda {
 namespace own_stream {
 
-class Arm final : public CudaArm {
+class Arm final : public OwnStreamArm {
  public:
-  Arm() : CudaArm("own_stream", "wrong_stream") {}
+  Arm() : OwnStreamArm("own_stream", "wrong_stream") {}
 
  protected:
-  Status on_prepare(const Problem&) override { return own_.create(); }
-
-  Status compute(std::span<const TensorView> in, std::span<const TensorView> out,
-                 void*) override {  // the flaw: the caller's stream is not used
-    if (Status s = launch_map2(dense2(in, out), own_.get(), Relu{}, "own_stream"); !s.is_ok())
-      return s;
-    return checked(cudaStreamSynchronize(own_.get()), "cudaStreamSynchronize");
+  Status compute_on(std::span<const TensorView> in, std::span<const TensorView> out,
+                    cudaStream_t own) override {
+    if (Status s = launch_map2(dense2(in, out), own, Relu{}, "own_stream"); !s.is_ok()) return s;
+    return checked(cudaStreamSynchronize(own), "cudaStreamSynchronize");
   }
-
- private:
-  OwnStream own_;
 };
 
 }  // namespace own_stream

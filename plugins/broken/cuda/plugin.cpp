@@ -9,21 +9,9 @@
 
 namespace kq::broken::cuda {
 
-#define KQ_BROKEN_FLAW(flaw) std::unique_ptr<IKernelArm> make_##flaw();
-#include "../common/flaws.def"
-#include "../common/flaws_cuda.def"
-#undef KQ_BROKEN_FLAW
+#define KQ_BROKEN_FAMILY_FLAWS "cuda/all_flaws.def"
+#include "common/make_arms.inc"
 
-namespace {
-
-void make_arms(ArmList& out) {
-#define KQ_BROKEN_FLAW(flaw) out.push_back(make_##flaw());
-#include "../common/flaws.def"
-#include "../common/flaws_cuda.def"
-#undef KQ_BROKEN_FLAW
-}
-
-}  // namespace
 }  // namespace kq::broken::cuda
 
 KQ_EXPORT_ARMS(kq::broken::cuda::make_arms)

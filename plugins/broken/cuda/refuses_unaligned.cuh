@@ -1,21 +1,13 @@
 // Flaw: refuses pointers that are not 16-byte aligned (a float4 kernel without its scalar
 // fallback), though the spec admits 4-byte alignment. Caught by: refused_in_contract
 // (offset/x+4...).
-#include <cstdint>
 #include <memory>
 
+#include "common/aligned_16.hpp"
 #include "cuda_common.cuh"
 
 namespace kq::broken::cuda {
 namespace refuses_unaligned {
-
-Status aligned_16(std::span<const TensorView> a, std::span<const TensorView> b) {
-  for (std::span<const TensorView> views : {a, b})
-    for (const TensorView& v : views)
-      if (reinterpret_cast<std::uintptr_t>(v.data) % 16 != 0)
-        return Status::unsupported("needs 16-byte aligned pointers");
-  return Status::ok();
-}
 
 class Arm final : public CudaArm {
  public:
