@@ -89,10 +89,10 @@ void read_rounds(RunData& run) {
       run.stopped = j.get<rec::TimingStopped>();
       return;
     }
-    take_as(j, run.rounds) || take_as(j, run.light_samples) || take_as(j, run.size_starts) ||
-        take_as(j, run.size_ends) || take_as(j, run.skips) || take_as(j, run.notes) ||
-        take_as(j, run.graphs) || take_as(j, run.rejects) || take_as(j, run.rechecks) ||
-        take_as(j, run.profiles) || take_as(j, run.attached);
+    take_as(j, run.rounds) || take_as(j, run.light_samples) || take_as(j, run.floor_samples) ||
+        take_as(j, run.size_starts) || take_as(j, run.size_ends) || take_as(j, run.skips) ||
+        take_as(j, run.notes) || take_as(j, run.graphs) || take_as(j, run.rejects) ||
+        take_as(j, run.rechecks) || take_as(j, run.profiles) || take_as(j, run.attached);
   });
 }
 
@@ -108,6 +108,8 @@ void apply_sample_rules(RunData& run) {
   for (const auto& r : run.rounds)
     if (r.sm_clock_mhz) clocks.push_back(*r.sm_clock_mhz);
   for (const auto& l : run.light_samples)
+    if (l.sm_clock_mhz) clocks.push_back(*l.sm_clock_mhz);
+  for (const auto& l : run.floor_samples)
     if (l.sm_clock_mhz) clocks.push_back(*l.sm_clock_mhz);
   run.usual_clock_mhz = clocks.empty() ? 0.0 : summarize(clocks).median;
 
@@ -130,6 +132,13 @@ void apply_sample_rules(RunData& run) {
     if (why == LeftOut::counted && l.seconds > 0 && l.bytes > 0)
       (l.device == "cpu" ? host_gbps : device_gbps)[l.size].push_back(l.bytes / l.seconds / 1e9);
   }
+  std::map<std::int64_t, std::vector<double>> floor;
+  for (const auto& l : run.floor_samples) {
+    const LeftOut why = left_out(l, run.usual_clock_mhz);
+    run.floor_left_out.push_back(why);
+    if (why == LeftOut::counted) floor[l.size].push_back(l.seconds);
+  }
+  for (const auto& [size, v] : floor) run.floor_s[size] = summarize(v).median;
   for (auto [from, into] : {std::pair{&device_gbps, &run.light}, {&host_gbps, &run.host_light}})
     for (const auto& [size, v] : *from) {
       const SampleStats st = summarize(v);

@@ -138,6 +138,7 @@ KQ_FIELDS(LightSample) {
   f("bytes", r.bytes);
   f("device", r.device);
 }
+KQ_FIELDS(FloorSample) { sample_fields(r, f); }
 KQ_FIELDS(RoundSample) {
   f("arm", r.arm);
   f("mode", r.mode);

@@ -11,8 +11,8 @@
 //   sanitizer             what one compute-sanitizer tool found
 //   verdict               the arm's verdict (the last one without "pass" is final)
 // rounds.jsonl, per timing size, in order:
-//   size_start, arm_skip, arm_note, graph, then light and round samples, timing_reject when a
-//   check fails, size_end, recheck, profile, profiler_attached; timing_stopped when the timing
+//   size_start, arm_skip, arm_note, graph, then light, floor and round samples, timing_reject when
+//   a check fails, size_end, recheck, profile, profiler_attached; timing_stopped when the timing
 //   worker died. The worker ends with done (never written to a file).
 #pragma once
 #include <cstdint>
@@ -136,6 +136,10 @@ struct LightSample : SampleCommon {  // a copy, the speed of light (timing/light
   std::optional<std::string> device;  // "cpu": the host copy; absent: the device copy
 };
 
+struct FloorSample : SampleCommon {  // the launch floor: an empty kernel (timing/light.hpp)
+  static constexpr std::string_view kType = "floor";
+};
+
 struct RoundSample : SampleCommon {  // one timed sample of one arm
   static constexpr std::string_view kType = "round";
   std::string arm;
@@ -205,13 +209,14 @@ bool is(const json& j) {
 }
 
 // Every record type, for what is written once per type (the JSON functions below).
-#define KQ_RECORD_TYPES(X)                                                                        \
-  X(CaseStart)                                                                                    \
-  X(Waiting)                                                                                      \
-  X(CaseResult)                                                                                   \
-  X(CaseCounts) X(VerdictRecord) X(SanitizerFinding) X(SizeStart) X(ArmSkip) X(ArmNote)           \
-      X(GraphInfo) X(LightSample) X(RoundSample) X(TimingReject) X(SizeEnd) X(Recheck) X(Profile) \
-          X(ProfilerAttached) X(TimingStopped) X(Done)
+#define KQ_RECORD_TYPES(X)                                                               \
+  X(CaseStart)                                                                           \
+  X(Waiting)                                                                             \
+  X(CaseResult)                                                                          \
+  X(CaseCounts)                                                                          \
+  X(VerdictRecord) X(SanitizerFinding) X(SizeStart) X(ArmSkip) X(ArmNote) X(GraphInfo)   \
+      X(LightSample) X(FloorSample) X(RoundSample) X(TimingReject) X(SizeEnd) X(Recheck) \
+          X(Profile) X(ProfilerAttached) X(TimingStopped) X(Done)
 
 #define KQ_RECORD_JSON(R)            \
   void to_json(json& j, const R& r); \

@@ -76,6 +76,7 @@ struct RunData {
   std::vector<rec::GraphInfo> graphs;
   std::vector<rec::RoundSample> rounds;
   std::vector<rec::LightSample> light_samples;
+  std::vector<rec::FloorSample> floor_samples;
   std::vector<rec::TimingReject> rejects;
   std::vector<rec::Recheck> rechecks;
   std::vector<rec::Profile> profiles;
@@ -86,11 +87,13 @@ struct RunData {
   double usual_clock_mhz = 0;           // 0: no sample carries a clock
   std::vector<LeftOut> round_left_out;  // one per rounds[i]
   std::vector<LeftOut> light_left_out;  // one per light_samples[i]
+  std::vector<LeftOut> floor_left_out;  // one per floor_samples[i]
   // Every (arm, size, mode) with a round sample; one whose samples were all left out is present
   // with no seconds.
   std::map<SampleKey, KeptSamples> samples;
   std::map<std::int64_t, Light> light;       // the device copy: sizes with one counted
   std::map<std::int64_t, Light> host_light;  // the host copy (beside CPU arms): the same
+  std::map<std::int64_t, double> floor_s;    // the launch floor's median seconds, per size
 
   // Lines that could not be read: "rounds.jsonl line 12: <why>" (a torn last line is not one).
   std::vector<std::string> problems;

@@ -89,6 +89,29 @@ void weigh_against_copy(TimingChange& t, double copy_ratio, double threshold) {
   t.machine_moved = true;
 }
 
+// A CUDA arm's single launches slower or faster by what the launch floor moved: the launch
+// path changed (an empty kernel shows it), not the arm. Its shift is subtracted, not divided:
+// a floor adds to every call.
+void weigh_against_floor(TimingChange& t, std::optional<double> shift, double threshold) {
+  t.floor_shift_s = shift;
+  if (!shift || t.median_a <= 0 || (t.verdict != "slower" && t.verdict != "faster")) return;
+  const double own = std::abs((t.median_b - *shift) / t.median_a - 1.0);
+  if (own > threshold && (t.noise < 0 || own > t.noise)) return;
+  t.verdict = "same";
+  t.floor_moved = t.machine_moved = true;
+}
+
+// The launch floor's B - A at `size` beside a CUDA `arm`'s single launches, or nullopt.
+std::optional<double> floor_shift(const RunData& a, const RunData& b, const TimingKey& k) {
+  const ManifestArm *ma = a.manifest.arm(instance_arm(k.arm)),
+                    *mb = b.manifest.arm(instance_arm(k.arm));
+  if (!ma || !mb || ma->device != "cuda" || mb->device != "cuda" || k.mode != "single")
+    return std::nullopt;
+  auto fa = a.floor_s.find(k.size), fb = b.floor_s.find(k.size);
+  if (fa == a.floor_s.end() || fb == b.floor_s.end()) return std::nullopt;
+  return fb->second - fa->second;
+}
+
 // The B / A at `size` of the copy timed beside `arm` ("arm#2" is arm's instance): the device
 // copy for a CUDA arm, the host copy for a CPU arm; 0 when either run lacks it.
 double copy_ratio(const RunData& a, const RunData& b, const std::string& arm, std::int64_t size) {
@@ -117,6 +140,9 @@ std::string fmt(const char* f, double x) {
   std::snprintf(b, sizeof b, f, x);
   return b;
 }
+
+// "+120 ns", "-1.5 us"
+std::string signed_seconds(double s) { return (s < 0 ? "-" : "+") + format_seconds(std::abs(s)); }
 
 std::string run_line(const char* name, const json& r) {
   std::string s = std::string("  ") + name + ": " + r.value("dir", "");
@@ -158,6 +184,7 @@ RunComparison compare_runs(const std::filesystem::path& run_a, const std::filesy
     }
     TimingChange t = compare_timing(k, ka.seconds, it->second.seconds, threshold);
     weigh_against_copy(t, copy_ratio(a, b, t.key.arm, t.key.size), threshold);
+    weigh_against_floor(t, floor_shift(a, b, t.key), threshold);
     c.machine_moved += t.machine_moved;
     (t.verdict == "too few samples" ? c.too_few
      : t.verdict == "same"          ? c.same
@@ -201,7 +228,7 @@ std::string render_comparison(const RunComparison& c) {
   if (!c.timing.empty()) {
     std::vector<std::vector<std::string>> rows = {{"arm", "size", "mode", "n A", "n B", "median A",
                                                    "median B", "B/A", "95% interval", "noise",
-                                                   "copy B/A", "verdict"}};
+                                                   "copy B/A", "floor B-A", "verdict"}};
     for (const auto& t : c.timing) {
       const bool est = t.verdict != "too few samples";
       rows.push_back({t.key.arm, std::to_string(t.key.size), t.key.mode, std::to_string(t.n_a),
@@ -210,13 +237,16 @@ std::string render_comparison(const RunComparison& c) {
                       est ? fmt("%.3f", t.lo) + " - " + fmt("%.3f", t.hi) : std::string("-"),
                       t.noise >= 0 ? fmt("%.1f%%", 100 * t.noise) : std::string("-"),
                       t.copy_ratio > 0 ? fmt("%.3f", t.copy_ratio) : std::string("-"),
-                      t.machine_moved ? "same (the copy moved too)" : t.verdict});
+                      t.floor_shift_s ? signed_seconds(*t.floor_shift_s) : std::string("-"),
+                      t.floor_moved     ? "same (the launch floor moved)"
+                      : t.machine_moved ? "same (the copy moved too)"
+                                        : t.verdict});
     }
     std::vector<std::size_t> width(rows[0].size(), 0);
     for (const auto& r : rows)
       for (std::size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
-    const std::vector<bool> right = {false, true, false, true, true, true,
-                                     true,  true, false, true, true, false};
+    const std::vector<bool> right = {false, true,  false, true, true, true, true,
+                                     true,  false, true,  true, true, false};
     for (const auto& r : rows) {
       std::string line;
       for (std::size_t i = 0; i < r.size(); ++i) {
@@ -231,7 +261,8 @@ std::string render_comparison(const RunComparison& c) {
   if (c.machine_moved)
     o << c.machine_moved
       << " change(s) counted as same: the copy timed in the same rounds moved as much "
-         "(copy B/A), so the machine moved, not the arm\n";
+         "(copy B/A), or the launch floor (an empty kernel timed as a single launch) moved by "
+         "what the arm did (floor B-A), so the machine moved, not the arm\n";
   if (c.without_noise)
     o << "\n"
       << c.without_noise << " compared on the threshold alone: under "

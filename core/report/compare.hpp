@@ -26,6 +26,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,12 @@ struct TimingChange {
   // copy moved the same way as far or further) is the machine's, not the arm's: "same", with
   // machine_moved set.
   double copy_ratio = 0;
+  // The launch floor (an empty kernel timed as a single sample, beside CUDA arms) B minus A, in
+  // seconds, for single launches of a CUDA arm; nullopt when either run has none. A change that
+  // the floor's shift explains (B less the shift, over A, within the threshold or the noise) is
+  // the machine's: "same", with floor_moved (and machine_moved) set.
+  std::optional<double> floor_shift_s;
+  bool floor_moved = false;
   bool machine_moved = false;
   std::string verdict;  // "faster", "slower", "same", "too few samples"
 };
@@ -70,7 +77,7 @@ struct RunComparison {
   std::map<std::string, int> left_out_a, left_out_b;  // rounds left out of each run, by reason
   int faster = 0, slower = 0, same = 0, too_few = 0;
   int without_noise = 0;  // compared on the threshold alone: too few rounds for a noise estimate
-  int machine_moved = 0;  // changes the copy showed as much: the machine's, counted same
+  int machine_moved = 0;  // changes the copy or the launch floor explains: counted same
   // Something changed beyond noise: a timing got faster or slower, or a verdict changed.
   bool changed() const { return faster + slower > 0 || !verdicts_changed.empty(); }
 };

@@ -329,6 +329,9 @@ void timing_tables(std::ostringstream& h, const json& s) {
     if (row.contains("light_gbps"))
       h << ", speed of light (device-to-device copy): "
         << num(row["light_gbps"].get<double>(), "%.1f") << " GB/s";
+    if (row.contains("floor_s"))
+      h << ", launch floor (an empty kernel, same run): "
+        << format_duration(row["floor_s"].get<double>(), Markup::html);
     if (row.contains("host_light_gbps"))
       h << ", host copy beside the CPU arms: " << num(row["host_light_gbps"].get<double>(), "%.1f")
         << " GB/s";

@@ -156,6 +156,9 @@ std::string render_markdown(const nlohmann::json& s) {
     if (row.contains("light_gbps"))
       md << ", speed of light (device-to-device copy, same run): "
          << num(row["light_gbps"].get<double>(), "%.1f") << " GB/s";
+    if (row.contains("floor_s"))
+      md << ", launch floor (an empty kernel, same run): "
+         << format_duration(row["floor_s"].get<double>(), Markup::markdown);
     if (row.contains("host_light_gbps"))
       md << ", host copy beside the CPU arms: " << num(row["host_light_gbps"].get<double>(), "%.1f")
          << " GB/s";

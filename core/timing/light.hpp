@@ -3,7 +3,9 @@
 // their stream; for CPU arms a host copy over TBB's threads, as cpu arms use them (of at most
 // 64 MiB: a control of the host's speed, not a bound on the arm's): each is the
 // control its arms are weighed against (the summary's % of light; kq compare's "the copy moved
-// too").
+// too"). Beside CUDA arms also the launch floor: an empty kernel launched and timed as a single
+// sample is (the L2 flush and the blocking kernel's hold included), the part of a small call's
+// time that is the launch's, not the arm's (kq compare's "the launch floor moved").
 #pragma once
 #include <cstddef>
 #include <memory>
@@ -17,6 +19,7 @@ namespace kq {
 
 struct Light {
   Device device = Device::cuda;
+  bool floor = false;  // the launch floor: an empty kernel, no bytes
   DeviceMemory src, dst;
   std::shared_ptr<Stream> stream;  // CUDA only
   std::unique_ptr<SampleTimer> timer;
@@ -27,7 +30,13 @@ struct Light {
 std::unique_ptr<Light> make_light(const Spec& spec, std::int64_t size, Device device,
                                   const std::shared_ptr<Stream>& stream);
 
-// Seconds one copy took.
+// The launch floor on the CUDA arms' stream.
+std::unique_ptr<Light> make_floor(const Spec& spec, const std::shared_ptr<Stream>& stream);
+
+// Enqueues a kernel that does nothing on `stream` (a CUDA stream).
+void launch_empty_kernel(void* stream);
+
+// Seconds one copy (or empty kernel) took.
 double time_light(Light& l);
 
 }  // namespace kq

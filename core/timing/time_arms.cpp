@@ -105,6 +105,7 @@ class SizeRun {
     if (any_cuda) {
       probe_ = std::make_unique<ClockProbe>();
       lights_.push_back(make_light(spec_, size_, Device::cuda, cuda_stream_));
+      lights_.push_back(make_floor(spec_, cuda_stream_));
     }
     if (std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.cuda(); }))
       lights_.push_back(make_light(spec_, size_, Device::cpu, nullptr));
@@ -179,7 +180,7 @@ class SizeRun {
       if (st.kind != StepKind::light && !slots_[static_cast<std::size_t>(st.slot)].rejected.empty())
         continue;
       if (st.kind == StepKind::light)
-        emit_(light_sample(*lights_[static_cast<std::size_t>(st.slot)], round));
+        light_step(*lights_[static_cast<std::size_t>(st.slot)], round);
       else
         emit_(arm_sample(slots_[static_cast<std::size_t>(st.slot)], st.kind, round, closing));
     }
@@ -197,16 +198,26 @@ class SizeRun {
     if (double mhz = probe_->measure_mhz(stream); mhz > 0) r.sm_clock_mhz = mhz;
   }
 
-  rec::LightSample light_sample(Light& l, int round) {
+  // A control's sample: a copy (a light record) or the launch floor (a floor record).
+  void light_step(Light& l, int round) {
     void* stream = l.stream ? l.stream->handle() : nullptr;
     if (stream) before_sample(stream);
+    const double seconds = time_light(l);
+    if (l.floor) {
+      rec::FloorSample r;
+      r.round = round;
+      r.seconds = seconds;
+      sample_facts(r, *l.timer, stream);
+      emit_(r);
+      return;
+    }
     rec::LightSample r;
     r.round = round;
-    r.seconds = time_light(l);
+    r.seconds = seconds;
     r.bytes = 2 * l.bytes;
     if (l.device == Device::cpu) r.device = "cpu";
     sample_facts(r, *l.timer, stream);
-    return r;
+    emit_(r);
   }
 
   rec::RoundSample arm_sample(Slot& s, StepKind kind, int round, bool closing) {
@@ -276,7 +287,7 @@ class SizeRun {
   std::vector<Step> steps_;
   std::unique_ptr<L2Flusher> flusher_;
   std::unique_ptr<ClockProbe> probe_;
-  std::vector<std::unique_ptr<Light>> lights_;  // the device copy, the host copy
+  std::vector<std::unique_ptr<Light>> lights_;  // the controls: copies, the launch floor
   std::vector<unsigned char> want_, scratch_;
 };
 

@@ -41,6 +41,8 @@ struct RunSpec {
   double light_seconds = 0;
   double copy_factor = 1.0;
   std::string device = "cuda";  // "cpu": the arms are CPU arms and the copy is the host copy
+  double floor_s = 0;           // > 0: every round also times the launch floor at this many seconds
+  double arm_add_s = 0;         // added to every arm's samples (a launch path slower by this much)
 };
 
 constexpr double kClockMhz = 1980;  // every round's SM clock, but a throttled one's
@@ -78,17 +80,25 @@ std::filesystem::path write_run(const std::filesystem::path& dir, const RunSpec&
         const double drift = k < r.rounds && !r.drift.empty()
                                  ? r.drift[static_cast<std::size_t>(k) * r.drift.size() / r.rounds]
                                  : 1.0;
-        json rec = {{"type", "round"},
-                    {"arm", a.arm},
-                    {"size", size},
-                    {"mode", "single"},
-                    {"round", k},
-                    {"seconds", a.seconds * scale * a.factor * drift * (1 + noise(rng)) *
-                                    (throttled || unheld ? 3 : 1)},
-                    {"sm_clock_mhz", throttled ? kClockMhz / 2 : kClockMhz}};
+        json rec = {
+            {"type", "round"},
+            {"arm", a.arm},
+            {"size", size},
+            {"mode", "single"},
+            {"round", k},
+            {"seconds", (a.seconds * scale * a.factor * drift * (1 + noise(rng)) + r.arm_add_s) *
+                            (throttled || unheld ? 3 : 1)},
+            {"sm_clock_mhz", throttled ? kClockMhz / 2 : kClockMhz}};
         if (unheld) rec["held"] = false;
         out << rec.dump() << "\n";
       }
+    for (int k = 0; k < r.rounds && r.floor_s > 0; ++k)
+      out << json{{"type", "floor"},
+                  {"size", size},
+                  {"round", k},
+                  {"seconds", r.floor_s * (1 + noise(rng))}}
+                 .dump()
+          << "\n";
     for (int k = 0; k < r.rounds && r.light_seconds > 0; ++k) {
       json light = {{"type", "light"},
                     {"size", size},
@@ -427,4 +437,46 @@ TEST_CASE("a copy that moved the same way further excuses the change; the other 
   auto e = kq::compare_runs(a, d, 0.02);
   CHECK(e.slower == 6);
   CHECK(e.machine_moved == 0);
+}
+
+TEST_CASE("a CUDA arm's single launches slower by what the launch floor moved: the machine's") {
+  auto dir = kq::test::temp_dir("compare-floor");
+  const std::vector<ArmTiming> arms = {{"fused", 5e-6}};
+  const std::vector<std::int64_t> sizes = {4096};
+  auto a = write_run(dir / "a", {.arms = arms,
+                                 .sizes = sizes,
+                                 .rounds = 40,
+                                 .noise = 0.002,
+                                 .seed = 1,
+                                 .light_seconds = 4e-6,
+                                 .floor_s = 3e-6});
+  // The launch path 0.25 us slower in B, for the arm and the empty kernel alike.
+  auto b = write_run(dir / "b", {.arms = arms,
+                                 .sizes = sizes,
+                                 .rounds = 40,
+                                 .noise = 0.002,
+                                 .seed = 2,
+                                 .light_seconds = 4e-6,
+                                 .floor_s = 3.25e-6,
+                                 .arm_add_s = 0.25e-6});
+  auto c = kq::compare_runs(a, b, 0.02);
+  REQUIRE(c.timing.size() == 1);
+  CHECK(c.timing[0].ratio == doctest::Approx(1.05).epsilon(0.01));
+  CHECK(c.timing[0].verdict == "same");
+  CHECK(c.timing[0].floor_moved);
+  CHECK(*c.timing[0].floor_shift_s == doctest::Approx(0.25e-6).epsilon(0.05));
+  CHECK(kq::render_comparison(c).find("same (the launch floor moved)") != std::string::npos);
+  // The arm 0.25 us slower while the floor stayed: the arm's change.
+  auto d = write_run(dir / "d", {.arms = arms,
+                                 .sizes = sizes,
+                                 .rounds = 40,
+                                 .noise = 0.002,
+                                 .seed = 3,
+                                 .light_seconds = 4e-6,
+                                 .floor_s = 3e-6,
+                                 .arm_add_s = 0.25e-6});
+  auto e = kq::compare_runs(a, d, 0.02);
+  REQUIRE(e.timing.size() == 1);
+  CHECK(e.timing[0].verdict == "slower");
+  CHECK(!e.timing[0].floor_moved);
 }
