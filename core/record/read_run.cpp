@@ -139,10 +139,11 @@ void apply_sample_rules(RunData& run) {
     if (why == LeftOut::counted) floor[l.size].push_back(l.seconds);
   }
   for (const auto& [size, v] : floor) run.floor_s[size] = summarize(v).median;
+  run.floor_samples_s = floor;
   for (auto [from, into] : {std::pair{&device_gbps, &run.light}, {&host_gbps, &run.host_light}})
     for (const auto& [size, v] : *from) {
       const SampleStats st = summarize(v);
-      (*into)[size] = {st.n, st.median, st.max};
+      (*into)[size] = {st.n, st.median, st.max, v};
     }
 }
 

@@ -53,9 +53,10 @@ struct KeptSamples {
 
 // The speed of light at one size: the device copy timed among the arms.
 struct Light {
-  int n = 0;             // copies counted at this size
-  double gbps = 0;       // their median bandwidth, GB/s (1e9 bytes per second)
-  double best_gbps = 0;  // the fastest copy
+  int n = 0;                    // copies counted at this size
+  double gbps = 0;              // their median bandwidth, GB/s (1e9 bytes per second)
+  double best_gbps = 0;         // the fastest copy
+  std::vector<double> samples;  // each counted copy's GB/s, in recorded order
 };
 
 struct RunData {
@@ -94,6 +95,7 @@ struct RunData {
   std::map<std::int64_t, Light> light;       // the device copy: sizes with one counted
   std::map<std::int64_t, Light> host_light;  // the host copy (beside CPU arms): the same
   std::map<std::int64_t, double> floor_s;    // the launch floor's median seconds, per size
+  std::map<std::int64_t, std::vector<double>> floor_samples_s;  // its counted samples, in order
 
   // Lines that could not be read: "rounds.jsonl line 12: <why>" (a torn last line is not one).
   std::vector<std::string> problems;

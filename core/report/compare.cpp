@@ -101,19 +101,32 @@ void weigh_against_floor(TimingChange& t, std::optional<double> shift, double th
   t.floor_moved = t.machine_moved = true;
 }
 
-// The launch floor's B - A at `size` beside a CUDA `arm`'s single launches, or nullopt.
+// Whether a control (a copy's GB/s, the floor's seconds) moved between the runs beyond its own
+// run-to-run noise: one that did not cannot explain an arm's change (a host copy of 48 KB moves
+// 5% by chance). Too few samples for blocks: it cannot either.
+bool control_moved(const std::vector<double>& a, const std::vector<double>& b) {
+  const auto na = block_noise(a), nb = block_noise(b);
+  if (!na || !nb || a.empty() || b.empty()) return false;
+  const double ma = summarize(a).median, mb = summarize(b).median;
+  return ma > 0 && std::abs(mb / ma - 1.0) > *na + *nb;
+}
+
+// The launch floor's B - A at `size` beside a CUDA `arm`'s single launches, or nullopt when
+// either run lacks it or it did not move beyond its noise.
 std::optional<double> floor_shift(const RunData& a, const RunData& b, const TimingKey& k) {
   const ManifestArm *ma = a.manifest.arm(instance_arm(k.arm)),
                     *mb = b.manifest.arm(instance_arm(k.arm));
   if (!ma || !mb || ma->device != "cuda" || mb->device != "cuda" || k.mode != "single")
     return std::nullopt;
-  auto fa = a.floor_s.find(k.size), fb = b.floor_s.find(k.size);
-  if (fa == a.floor_s.end() || fb == b.floor_s.end()) return std::nullopt;
-  return fb->second - fa->second;
+  auto fa = a.floor_samples_s.find(k.size), fb = b.floor_samples_s.find(k.size);
+  if (fa == a.floor_samples_s.end() || fb == b.floor_samples_s.end()) return std::nullopt;
+  if (!control_moved(fa->second, fb->second)) return 0.0;
+  return summarize(fb->second).median - summarize(fa->second).median;
 }
 
 // The B / A at `size` of the copy timed beside `arm` ("arm#2" is arm's instance): the device
-// copy for a CUDA arm, the host copy for a CPU arm; 0 when either run lacks it.
+// copy for a CUDA arm, the host copy for a CPU arm; 0 when either run lacks it, 1 when it did
+// not move beyond its own noise.
 double copy_ratio(const RunData& a, const RunData& b, const std::string& arm, std::int64_t size) {
   const std::string base = instance_arm(arm);
   const ManifestArm *ma = a.manifest.arm(base), *mb = b.manifest.arm(base);
@@ -125,7 +138,8 @@ double copy_ratio(const RunData& a, const RunData& b, const std::string& arm, st
   auto la = light_a.find(size), lb = light_b.find(size);
   if (la == light_a.end() || lb == light_b.end() || la->second.gbps <= 0 || lb->second.gbps <= 0)
     return 0;
-  return la->second.gbps / lb->second.gbps;  // time B / time A
+  if (!control_moved(la->second.samples, lb->second.samples)) return 1.0;  // it did not move
+  return la->second.gbps / lb->second.gbps;                                // time B / time A
 }
 
 // Each arm's final qualification verdict (its last verdict record; sanitizer passes ignored).

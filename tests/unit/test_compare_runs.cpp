@@ -13,6 +13,7 @@
 #include "report/summary.hpp"
 #include "stats/stats.hpp"
 #include "test_support.hpp"
+#include "util/json_lines.hpp"
 
 namespace {
 
@@ -372,9 +373,10 @@ TEST_CASE("a change the same run's device copy shows as much is the machine's: s
   auto shifted = kArms;
   for (auto& a : shifted) a.factor = 1.04;
   // Every CUDA arm and the copy 4% slower in B (a launch floor that moved): no change.
-  auto a = write_run(dir / "a", {.arms = kArms, .seed = 1, .light_seconds = 4e-6});
-  auto b = write_run(dir / "b",
-                     {.arms = shifted, .seed = 2, .light_seconds = 4e-6, .copy_factor = 1.04});
+  auto a = write_run(dir / "a", {.arms = kArms, .noise = 0.002, .seed = 1, .light_seconds = 4e-6});
+  auto b = write_run(
+      dir / "b",
+      {.arms = shifted, .noise = 0.002, .seed = 2, .light_seconds = 4e-6, .copy_factor = 1.04});
   auto c = kq::compare_runs(a, b, 0.02);
   CHECK(c.slower == 0);
   CHECK(c.faster == 0);
@@ -479,4 +481,41 @@ TEST_CASE("a CUDA arm's single launches slower by what the launch floor moved: t
   REQUIRE(e.timing.size() == 1);
   CHECK(e.timing[0].verdict == "slower");
   CHECK(!e.timing[0].floor_moved);
+}
+
+TEST_CASE("a copy that moved within its own noise excuses nothing") {
+  auto dir = kq::test::temp_dir("compare-copy-noisy");
+  const std::vector<ArmTiming> arm = {{"slow", 10e-6}};
+  auto slower = arm;
+  slower[0].factor = 1.05;
+  // The arm 5% slower with little noise; the copy beside it noisy (10% a sample) and 5% slower
+  // by chance: its move is within its own noise, so the arm's change stands.
+  auto a = write_run(dir / "a", {.arms = arm,
+                                 .rounds = 40,
+                                 .noise = 0.002,
+                                 .seed = 1,
+                                 .light_seconds = 4e-6,
+                                 .device = "cpu"});
+  auto b = write_run(dir / "b", {.arms = slower,
+                                 .rounds = 40,
+                                 .noise = 0.002,
+                                 .seed = 2,
+                                 .light_seconds = 4e-6,
+                                 .copy_factor = 1.05,
+                                 .device = "cpu"});
+  // Rewrite both runs' copies with 10% noise a sample.
+  for (const auto& d : {a, b}) {
+    std::vector<json> rec = kq::read_json_lines(d / "rounds.jsonl");
+    std::mt19937_64 rng(d == a ? 7 : 8);
+    std::normal_distribution<double> noise(0.0, 0.10);
+    std::ofstream out(d / "rounds.jsonl", std::ios::trunc);
+    for (auto& r : rec) {
+      if (r["type"] == "light") r["seconds"] = r["seconds"].get<double>() * (1 + noise(rng));
+      out << r.dump() << "\n";
+    }
+  }
+  auto c = kq::compare_runs(a, b, 0.02);
+  CHECK(c.slower == 2);
+  CHECK(c.machine_moved == 0);
+  for (const auto& t : c.timing) CHECK(t.copy_ratio == 1.0);
 }

@@ -1,9 +1,9 @@
 // Flaw: skips the work when nothing seems to have changed. It fingerprints the call (the
-// pointers, n and a few sampled input elements, common/fingerprint.hpp) and, when the same
-// fingerprint was seen on the two calls before, returns ok without computing or writing
-// anything, assuming the output still holds its result: the trick that fooled evaluators which
-// time the same call on the same buffers and check only the first output.
-// Caught by: timing_output (the timing loop re-poisons the output before each sample and
+// pointers, n and a few sampled input elements, common/fingerprint.hpp) and, when two of the
+// recent calls had the same fingerprint (a caller may take a few buffer sets in turn), returns
+// ok without computing or writing anything, assuming the output still holds its result: the trick
+// that fooled evaluators which time the same call on the same buffers and check only the first
+// output. Caught by: timing_output (the timing loop re-poisons the output before each sample and
 // checks it). Qualification alone does not catch it: a case makes at most two calls with one
 // fingerprint (first and second run), then changes the inputs.
 #include <algorithm>
@@ -22,18 +22,14 @@ class ReuseUnchanged final : public CpuArm {
 
  protected:
   Status on_prepare(const Problem&) override {
-    seen_ = 0;
-    last_ = Fingerprint{};
+    forget(recent_);
     return Status::ok();
   }
 
   Status compute(std::span<const TensorView> in, std::span<const TensorView> out, void*) override {
     auto [x, r, o, n] = dense2(in, out);
-    const Fingerprint fp = fingerprint(x, r, o, n);
-    // The earlier calls in a row with this fingerprint (counted up to 2, all that matters).
-    seen_ = same(fp, last_) ? std::min(seen_ + 1, 2) : 0;
-    last_ = fp;
-    if (seen_ >= 2) return Status::ok();  // the flaw: "unchanged", so the output must be right
+    // The flaw: "unchanged" twice before, so the output must still be right.
+    if (remember(recent_, fingerprint(x, r, o, n)) >= 2) return Status::ok();
     for (std::int64_t i = 0; i < n; ++i) o[i] = relu(x[i] + r[i]);
     return Status::ok();
   }
@@ -50,8 +46,7 @@ class ReuseUnchanged final : public CpuArm {
     return fp;
   }
 
-  Fingerprint last_;
-  int seen_ = 0;
+  RecentCalls recent_{};
 };
 
 }  // namespace

@@ -1,16 +1,15 @@
 // Flaw: skips the work when nothing seems to have changed. A one-thread kernel fingerprints the
 // call on the device (the pointers, n and a few sampled input elements, common/fingerprint.hpp),
-// compares it with the last call's, kept in device memory, counts the calls in a row that had
-// it, and sets a skip flag from the third on; the main kernel returns at once when the flag is
-// set, leaving whatever the output holds: the trick that fooled evaluators which time the same
-// call on the same buffers and check only the first output. Everything runs on the caller's
-// stream, with no host synchronisation. Under graph capture it computes plainly, so that a
-// captured graph replays right: a cheat that knows graphs are checked.
-// Caught by: timing_output (the timing loop re-poisons the output after each sample and
-// checks a random subset); graph_output and values are declared in case a replay or a value
-// check meets the skip first.
-// Qualification's value checks alone do not catch it: a case makes at most two calls with one
-// fingerprint (first and second run), then changes the inputs.
+// looks it up among the recent calls' fingerprints, kept in device memory (a caller may take a few
+// buffer sets in turn), and sets a skip flag when two of them had it; the main kernel returns at
+// once when the flag is set, leaving whatever the output holds: the trick that fooled evaluators
+// which time the same call on the same buffers and check only the first output. Everything runs on
+// the caller's stream, with no host synchronisation. Under graph capture it computes plainly, so
+// that a captured graph replays right: a cheat that knows graphs are checked. Caught by:
+// timing_output (the timing loop re-poisons the output after each sample and checks a random
+// subset); graph_output and values are declared in case a replay or a value check meets the skip
+// first. Qualification's value checks alone do not catch it: a case makes at most two calls with
+// one fingerprint (first and second run), then changes the inputs.
 #include <memory>
 
 #include "common/fingerprint.hpp"
@@ -20,8 +19,7 @@ namespace kq::broken::cuda {
 namespace reuse_unchanged {
 
 struct State {
-  Fingerprint last;
-  int seen;  // the calls in a row before this one with the same fingerprint, up to 2
+  RecentCalls recent;
   int skip;
 };
 
@@ -33,9 +31,8 @@ __global__ void fingerprint_step(const float* x, const float* r, const float* ou
     fp.bits[0][k] = __float_as_uint(x[s.at[k]]);
     fp.bits[1][k] = __float_as_uint(r[s.at[k]]);
   }
-  st->seen = !reset && same(fp, st->last) ? min(st->seen + 1, 2) : 0;
-  st->last = fp;
-  st->skip = st->seen >= 2;  // the flaw: "unchanged", so the output must still be right
+  if (reset) forget(st->recent);
+  st->skip = remember(st->recent, fp) >= 2;  // the flaw: "unchanged", so the output is right
 }
 
 __global__ void relu_unless_skipped(const float* __restrict__ x, const float* __restrict__ r,
@@ -64,13 +61,13 @@ class Arm final : public CudaArm {
                  void* stream) override {
     const Dense2 d = dense2(in, out);
     cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
-    if (Status s = checked(cudaStreamIsCapturing(stream_of(stream), &capturing),
-                           "cudaStreamIsCapturing");
+    if (Status s =
+            checked(cudaStreamIsCapturing(stream_of(stream), &capturing), "cudaStreamIsCapturing");
         !s.is_ok())
       return s;
     if (capturing != cudaStreamCaptureStatusNone) {  // a graph: do the work, every replay
-      relu_unless_skipped<<<blocks_for(d.n), kThreads, 0, stream_of(stream)>>>(d.x, d.r, d.out,
-                                                                               d.n, nullptr);
+      relu_unless_skipped<<<blocks_for(d.n), kThreads, 0, stream_of(stream)>>>(d.x, d.r, d.out, d.n,
+                                                                               nullptr);
       return launched("reuse_unchanged (captured)");
     }
     const int reset = fresh_ ? 1 : 0;
