@@ -12,6 +12,10 @@ dest=${2:?usage: tools/bundle.sh BUILD_DIR DEST}
 rm -rf "$dest"
 cmake --install "$build" --prefix "$dest" --strip >/dev/null
 mkdir -p "$dest/lib"
+# The python plugin embeds the Python it was built against (3.11 here); the GPU host's is
+# another (3.12): the plugin must be built there, against the host's Python (issue 12), so the
+# one built here stays out of the bundle. Its shipped arms travel, for the plugin built there.
+rm -f "$dest/bin/plugins/libkq_python.so"
 # Libraries a GPU host may lack; everything else (glibc, libstdc++, CUDA) is the host's.
 keep='libboost_|libyaml-cpp|libtbb|libtbbmalloc|libcrypto|libssl'
 for f in "$dest/bin/kq" "$dest"/bin/plugins/*.so; do

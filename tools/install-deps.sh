@@ -6,9 +6,12 @@
 #   tools/install-deps.sh --test    and what the tests need as well (`make test` passes it)
 set -euo pipefail
 # libjs-chart.js: Chart.js, compiled into kq so that report.html draws its plots offline.
+# python3-dev, pybind11-dev, python3-numpy: plugins/python, arms written in Python (the shipped
+# one uses numpy); libdlpack-dev: the DLPack header those arms' tensors will use.
 packages=(cmake ninja-build g++ make git pkg-config
           libboost-dev libboost-program-options-dev libyaml-cpp-dev libtbb-dev
-          doctest-dev nlohmann-json3-dev libssl-dev libjs-chart.js)
+          doctest-dev nlohmann-json3-dev libssl-dev libjs-chart.js
+          python3-dev pybind11-dev python3-numpy libdlpack-dev)
 # chromium: the report test renders report.html in headless Chromium and checks the plots.
 # clang, libclang-rt-dev (libFuzzer and the sanitizer runtimes; clang alone does not bring
 # them): the fuzz test builds tests/fuzz with -fsanitize=fuzzer,address,undefined.

@@ -1,0 +1,144 @@
+// The python plugin's arms: every kq.Arm subclass defined in a .py file of the shipped folder
+// (python-arms/ beside this plugin once installed, else plugins/python/arms/ in the source tree),
+// then of each folder in KQ_PYTHON_ARMS (separated by ':'), files in name order. A file that
+// cannot be imported is named with its line and exception on stderr; the other files' arms load.
+#include <dlfcn.h>
+#include <openssl/evp.h>
+
+#include <pybind11/embed.h>
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "interpreter.hpp"
+#include "kq/build_info.hpp"
+#include "kq/export.hpp"
+#include "kq_module.hpp"
+#include "python_arm.hpp"
+
+namespace py = pybind11;
+namespace fs = std::filesystem;
+
+namespace kq::python {
+namespace {
+
+std::string sha256_of(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  const std::string s = bytes.str();
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(s.data(), s.size(), md, &len, EVP_sha256(), nullptr);
+  std::string hex;
+  char b[3];
+  for (unsigned int i = 0; i < len; ++i) {
+    std::snprintf(b, sizeof b, "%02x", md[i]);
+    hex += b;
+  }
+  return hex;
+}
+
+// The shipped arms' folder: python-arms/ beside this plugin once installed, else the source's.
+fs::path shipped_folder() {
+  Dl_info info{};
+  fs::path installed;
+  if (dladdr(reinterpret_cast<void*>(&sha256_of), &info) && info.dli_fname)
+    installed = fs::path(info.dli_fname).parent_path() / "python-arms";
+  return fs::is_directory(installed) ? installed : fs::path(KQ_PYTHON_SOURCE_ARMS);
+}
+
+std::vector<fs::path> arm_folders() {
+  std::vector<fs::path> dirs = {shipped_folder()};
+  if (const char* extra = std::getenv("KQ_PYTHON_ARMS")) {
+    std::stringstream list(extra);
+    std::string d;
+    while (std::getline(list, d, ':'))
+      if (!d.empty()) dirs.emplace_back(d);
+  }
+  return dirs;
+}
+
+// "file:line: Type: message" of the exception an import raised.
+std::string import_failure(py::error_already_set& e, const fs::path& file) {
+  std::string line;
+  if (e.matches(PyExc_SyntaxError)) {
+    line = ":" + std::string(py::str(e.value().attr("lineno")));
+  } else if (py::object tb = e.trace(); !tb.is_none()) {
+    for (py::handle t = tb; !t.is_none(); t = t.attr("tb_next"))
+      if (std::string(py::str(t.attr("tb_frame").attr("f_code").attr("co_filename"))) ==
+          file.string())
+        line = ":" + std::string(py::str(t.attr("tb_lineno")));
+  }
+  return file.string() + line + ": " + std::string(py::str(e.type().attr("__name__"))) + ": " +
+         std::string(py::str(e.value()));
+}
+
+ArmIdentity identity_of(const py::object& arm, const fs::path& file, const std::string& sha) {
+  const std::string name = py::str(arm.attr("name")), device = py::str(arm.attr("device"));
+  if (device != "cpu" && device != "cuda")
+    throw std::runtime_error(file.string() + ": " + name + ".device must be \"cpu\" or \"cuda\"");
+  // The plugin's own sources, then the arm's file.
+  ArmIdentity id =
+      build::identity(name, py::str(arm.attr("family")),
+                      device == "cuda" ? Device::cuda : Device::cpu, py::str(arm.attr("version")));
+  // A shipped arm's file as the repository names it; another by its full path.
+  const bool shipped = file.parent_path() == shipped_folder();
+  id.sources.push_back(
+      {shipped ? "plugins/python/arms/" + file.filename().string() : file.string(), sha});
+  id.compile_flags +=
+      " | Python " + std::string(py::str(py::module_::import("sys").attr("version")));
+  return id;
+}
+
+// The arms one file defines (kq.Arm subclasses whose module is the file's).
+void load_file(const fs::path& file, ArmList& out) {
+  const std::string module = "kq_arm_" + file.stem().string();
+  py::module_ util = py::module_::import("importlib.util");
+  py::object spec = util.attr("spec_from_file_location")(module, file.string());
+  py::object mod = util.attr("module_from_spec")(spec);
+  spec.attr("loader").attr("exec_module")(mod);
+  py::object base = kq_module().attr("Arm");
+  const std::string sha = sha256_of(file);
+  for (auto item : py::dict(mod.attr("__dict__"))) {
+    py::handle cls = item.second;
+    if (!PyType_Check(cls.ptr()) || cls.is(base) || !PyObject_IsSubclass(cls.ptr(), base.ptr()) ||
+        std::string(py::str(cls.attr("__module__"))) != module)
+      continue;
+    py::object arm = cls();
+    if (arm.attr("name").is_none())
+      throw std::runtime_error(file.string() + ": " + std::string(py::str(cls.attr("__name__"))) +
+                               " has no name");
+    out.push_back(std::make_unique<PythonArm>(arm, identity_of(arm, file, sha)));
+  }
+}
+
+void make_arms(ArmList& out) {
+  ensure_interpreter();
+  py::gil_scoped_acquire gil;
+  for (const fs::path& dir : arm_folders()) {
+    if (!fs::is_directory(dir)) continue;
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.path().extension() == ".py") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const fs::path& f : files) {
+      try {
+        load_file(f, out);
+      } catch (py::error_already_set& e) {
+        std::fprintf(stderr, "kq python: cannot import %s\n", import_failure(e, f).c_str());
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "kq python: cannot load %s: %s\n", f.string().c_str(), e.what());
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kq::python
+
+KQ_EXPORT_ARMS(kq::python::make_arms)
