@@ -31,7 +31,7 @@ struct Manifest {
   int schema_version = 1;  // absent in runs written before record/records.hpp: 1
   std::string op, spec_sha256, started;
   nlohmann::json machine = nlohmann::json::object(), kq = nlohmann::json::object();
-  std::string baseline;
+  std::vector<std::string> baselines;  // in order of preference (spec.baselines, or [baseline])
   double min_speedup = 1.03;
   double bytes_per_element = 0;
   std::vector<ManifestArm> arms;

@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "decision/plausibility.hpp"
 #include "report/summary_parts.hpp"
 #include "stats/stats.hpp"
@@ -138,8 +140,55 @@ json size_notes(const json& row, const json& cells, const RunData& run, std::int
   return notes;
 }
 
+// The run's baseline: the first of the spec's baselines that qualified and was timed, and why
+// each one before it was passed over: {"list", "used" ("" for none), "passed_over":[{arm, why}]}.
+json choose_baseline(const RunData& run, const TimingIndex& x,
+                     const std::map<std::string, std::string>& rejected_while_timed) {
+  json choice = {{"list", run.manifest.baselines}, {"used", ""}, {"passed_over", json::array()}};
+  for (const auto& b : run.manifest.baselines) {
+    std::string why;
+    const rec::VerdictRecord* v = run.verdict_of(b);
+    if (!run.manifest.arm(b))
+      why = "not among this run's arms";
+    else if (!v || v->verdict != rec::Verdict::qualified)
+      why = "not qualified (" +
+            std::string(rec::to_string(v ? v->verdict : rec::Verdict::not_run)) + ")";
+    else if (rejected_while_timed.count(b))
+      why = "rejected while timed";
+    else if (std::none_of(x.single.begin(), x.single.end(),
+                          [&](const auto& size) { return size.second.count(b) > 0; }))
+      why = "not timed";
+    if (why.empty()) {
+      choice["used"] = b;
+      break;
+    }
+    choice["passed_over"].push_back({{"arm", b}, {"why", why}});
+  }
+  return choice;
+}
+
+// The decision's sentence with what it must say about the choice of baseline: nothing when
+// the first was used; which was used and why the ones before it were not; or, none timed, why
+// none of them was.
+std::string with_baseline_choice(const std::string& sentence, const json& choice,
+                                 const std::string& used) {
+  if (choice["passed_over"].empty()) return sentence;
+  std::string over;
+  for (const auto& p : choice["passed_over"])
+    over += (over.empty() ? "" : "; ") + p["arm"].get<std::string>() + " " +
+            p["why"].get<std::string>();
+  if (!choice["used"].get<std::string>().empty())
+    return sentence + " The baseline is " + used + ", the first of the spec's that was timed (" +
+           over + ").";
+  if (choice["list"].size() < 2) return sentence;
+  const std::string one = "No decision: the baseline arm " + used + " was not timed in this run.";
+  const std::string none = "No decision: none of the spec's baselines was timed (" + over + ").";
+  return sentence.rfind(one, 0) == 0 ? none + sentence.substr(one.size()) : sentence + " " + none;
+}
+
 json size_row(std::int64_t size, const std::map<std::string, std::vector<double>>& per_arm,
-              const RunData& run, const TimingIndex& x, ArmContext& context, json& flags) {
+              const RunData& run, const TimingIndex& x, ArmContext& context, json& flags,
+              const std::string& baseline) {
   SizeFacts f;
   f.size = size;
   f.bytes = run.manifest.bytes_per_element * static_cast<double>(size);
@@ -165,7 +214,7 @@ json size_row(std::int64_t size, const std::map<std::string, std::vector<double>
     row["cupti_attached"] = la->second;
   json cells = json::array();
   for (const auto& [arm, v] : per_arm)
-    cells.push_back(arm_cell(arm, v, f, x, run.manifest.baseline, context, flags));
+    cells.push_back(arm_cell(arm, v, f, x, baseline, context, flags));
   row["arms"] = cells;
   row["notes"] = size_notes(row, cells, run, size);
   return row;
@@ -183,9 +232,16 @@ void summarize_timing(const RunData& run, const std::map<std::string, std::strin
   ArmContext context;
   for (const auto& a : run.manifest.arms) context.devices[a.name] = a.device;
   context.not_adopted = not_adopted;
+  const json choice = choose_baseline(run, x, not_adopted);
+  s["baseline_choice"] = choice;
+  // With none of them timed, the first is named (the decision says it was not timed).
+  const std::string baseline =
+      !choice["used"].get<std::string>().empty()
+          ? choice["used"].get<std::string>()
+          : (run.manifest.baselines.empty() ? std::string() : run.manifest.baselines[0]);
   json flags = json::array(), timing = json::array();
   for (const auto& [size, per_arm] : x.single)
-    timing.push_back(size_row(size, per_arm, run, x, context, flags));
+    timing.push_back(size_row(size, per_arm, run, x, context, flags, baseline));
   s["timing"] = timing;
   // The speed of light: a device-to-device copy timed in the same run (absent: not measured).
   json light_rows = json::array();
@@ -208,8 +264,8 @@ void summarize_timing(const RunData& run, const std::map<std::string, std::strin
     if (!r->ok) decision_samples[key.first].erase(key.second);
   for (const auto& [size, per_arm] : x.host)
     for (const auto& [arm, v] : per_arm) context.host_median_s[size][arm] = summarize(v).median;
-  s["decision"] =
-      decide(decision_samples, run.manifest.baseline, run.manifest.min_speedup, context);
+  s["decision"] = decide(decision_samples, baseline, run.manifest.min_speedup, context);
+  s["decision"]["sentence"] = with_baseline_choice(s["decision"]["sentence"], choice, baseline);
   if (run.stopped)
     s["decision"]["sentence"] = s["decision"]["sentence"].get<std::string>() +
                                 " The timing stage stopped early (" + run.stopped->reason +

@@ -1,4 +1,5 @@
-// decision: the baseline arm and the speed-up that counts as a win.
+// decision: the baseline arms, in order of preference, and the speed-up that counts as a win.
+#include <algorithm>
 #include <cmath>
 
 #include "spec/map_fields.hpp"
@@ -10,9 +11,20 @@ Decision read_decision(const Field& f) {
   Decision d;
   MapFields m(f, {"baseline", "min_speedup"});
   const Field baseline = m.require("baseline");
-  d.baseline = read_string(baseline);
-  if (d.baseline.find_first_not_of(" \t") == std::string::npos) {
-    baseline.fail("the baseline arm name is empty");
+  std::vector<Field> names;
+  if (baseline.node().IsSequence()) {
+    names = read_list(baseline);
+    if (names.empty()) baseline.fail("at least one baseline arm is required");
+  } else {
+    names = {baseline};
+  }
+  for (const Field& n : names) {
+    std::string name = read_string(n);
+    if (name.find_first_not_of(" \t") == std::string::npos)
+      n.fail("the baseline arm name is empty");
+    if (std::find(d.baselines.begin(), d.baselines.end(), name) != d.baselines.end())
+      n.fail("'" + name + "' is listed twice");
+    d.baselines.push_back(std::move(name));
   }
   if (auto v = m.get("min_speedup")) {
     d.min_speedup = read_number(*v);

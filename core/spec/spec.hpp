@@ -45,9 +45,18 @@ struct TimingPolicy {
 };
 
 struct Decision {
-  std::string baseline;       // arm name
+  // The arms to compare against, in order of preference (`baseline: a` or `baseline: [a, b]`):
+  // the first that qualified and was timed is the run's baseline.
+  std::vector<std::string> baselines;
   double min_speedup = 1.03;  // a win smaller than this, or inside the noise, is no win
 };
+
+// "nvrtc_jit", or "torch_compile, else nvrtc_jit".
+inline std::string baseline_text(const Decision& d) {
+  std::string t;
+  for (const auto& b : d.baselines) t += (t.empty() ? "" : ", else ") + b;
+  return t;
+}
 
 struct Spec {
   OpSpec op;

@@ -7,10 +7,13 @@ namespace {
 
 bool sharp(const std::map<std::string, std::vector<double>>& samples, const Spec& spec) {
   const double width = spec.decision.min_speedup - 1.0;
-  auto base = samples.find(spec.decision.baseline);
+  // The first baseline being timed.
+  auto base = samples.end();
+  for (const auto& b : spec.decision.baselines)
+    if (base == samples.end()) base = samples.find(b);
   if (base != samples.end() && samples.size() > 1) {
     for (const auto& [arm, s] : samples) {
-      if (arm == spec.decision.baseline) continue;
+      if (arm == base->first) continue;
       SpeedupEstimate e = bootstrap_speedup(base->second, s, 400, 7);
       if (e.hi - e.lo > width) return false;
     }

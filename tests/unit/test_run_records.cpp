@@ -113,15 +113,16 @@ TEST_CASE("the committed runs read, written before the schema version: version 1
 
 TEST_CASE("the reference run's summary is the one computed before the schema change") {
   // tests/data/h200-reference-summary.json: `kq report` of runs/reference/h200-residual_relu by
-  // kq a38fe8b, before record/ existed. Only the schema version and the directory may differ.
+  // kq a38fe8b, before record/ existed. Only the schema version and the directory may differ,
+  // and what later features add: the baseline choice (an ordered list of baselines, issue 12).
   json before =
       read_json(kq::test::source_dir() / "tests" / "data" / "h200-reference-summary.json");
   json now = kq::summarize_run(kReference);
   CHECK(now["schema_version"] == kq::rec::kSchemaVersion);
-  for (json* s : {&before, &now}) {
-    s->erase("schema_version");
-    s->erase("run_dir");
-  }
+  CHECK(now["baseline_choice"] ==
+        json{{"list", {"nvrtc_jit"}}, {"used", "nvrtc_jit"}, {"passed_over", json::array()}});
+  for (json* s : {&before, &now})
+    for (const char* added : {"schema_version", "run_dir", "baseline_choice"}) s->erase(added);
   CHECK(now == before);
 }
 
@@ -224,4 +225,33 @@ TEST_CASE("junit of the committed H200 run: one suite per arm, every good arm pa
   CHECK(suites == 22);
   CHECK(xml.find(R"(tests="781" failures="0" errors="0" skipped="11")") != std::string::npos);
   CHECK(xml.find("<failure") == std::string::npos);
+}
+
+TEST_CASE("the baseline is the first of the spec's list that qualified and was timed") {
+  std::string rounds;
+  for (int i = 0; i < 12; ++i)
+    rounds += round_line("base", i, 1e-5, 1980) + round_line("fast", i, 5e-6, 1980);
+  const std::string qualification =
+      R"({"type":"verdict","arm":"compiled","verdict":"rejected","check":"values"})"
+      "\n"
+      R"({"type":"verdict","arm":"base","verdict":"qualified"})"
+      "\n"
+      R"({"type":"verdict","arm":"fast","verdict":"qualified"})"
+      "\n";
+  const fs::path dir =
+      write_run("baselines", {"compiled:cuda", "base:cuda", "fast:cuda"}, qualification, rounds);
+  json m = read_json(dir / "manifest.json");
+  m["spec"]["baselines"] = {"torch_compile", "compiled", "base"};
+  std::ofstream(dir / "manifest.json") << m.dump();
+  const json s = kq::summarize_run(dir);
+  CHECK(s["baseline_choice"]["used"] == "base");
+  REQUIRE(s["baseline_choice"]["passed_over"].size() == 2);
+  CHECK(s["baseline_choice"]["passed_over"][0]["why"] == "not among this run's arms");
+  CHECK(s["baseline_choice"]["passed_over"][1]["why"] == "not qualified (rejected)");
+  CHECK(s["decision"]["baseline"] == "base");
+  CHECK(s["timing"][0]["arms"][1]["speedup"].get<double>() == doctest::Approx(2.0).epsilon(0.02));
+  const std::string sentence = s["decision"]["sentence"];
+  CHECK(sentence.find("The baseline is base, the first of the spec's that was timed "
+                      "(torch_compile not among this run's arms; compiled not qualified "
+                      "(rejected)).") != std::string::npos);
 }

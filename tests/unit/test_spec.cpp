@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "spec/spec.hpp"
+#include "spec_fixture.hpp"
 #include "spec/suggest.hpp"
 #include "util/sha256.hpp"
 
@@ -119,7 +120,7 @@ TEST_CASE("residual_relu.yaml has the values it states") {
   CHECK(s.timing.max_rounds == 200);
   CHECK(s.timing.max_seconds == 30.0);
   CHECK(s.timing.warmup_ms == 50.0);
-  CHECK(s.decision.baseline == "nvrtc_jit");
+  CHECK(s.decision.baselines == std::vector<std::string>{"torch_compile", "nvrtc_jit"});
   CHECK(s.decision.min_speedup == doctest::Approx(1.03));
   CHECK(s.sha256.size() == 64);
 }
@@ -178,7 +179,7 @@ TEST_CASE("absent optional fields take their defaults") {
   CHECK(s.timing.max_rounds == t.max_rounds);
   CHECK(s.timing.max_seconds == t.max_seconds);
   CHECK(s.timing.warmup_ms == t.warmup_ms);
-  CHECK(s.decision.baseline == "nvrtc_jit");
+  CHECK(s.decision.baselines == std::vector<std::string>{"nvrtc_jit"});
   CHECK(s.decision.min_speedup == doctest::Approx(1.03));
 }
 
@@ -333,4 +334,21 @@ TEST_CASE("closest_match suggests near misses only") {
   CHECK(kq::edit_distance("abc", "acb") == 1);
   CHECK(kq::edit_distance("", "abc") == 3);
   CHECK(kq::join_names({"a", "b", "c"}) == "a, b, c");
+}
+
+TEST_CASE("decision.baseline: one arm, or an ordered list of arms") {
+  const std::string head = kq::test::residual_relu_yaml();
+  auto with = [&](const std::string& baseline) {
+    std::string y = head;
+    y.replace(y.find("  baseline: nvrtc_jit"), std::string("  baseline: nvrtc_jit").size(),
+              "  baseline: " + baseline);
+    return y;
+  };
+  CHECK(kq::parse_spec(with("[torch_compile, nvrtc_jit]"), "t.yaml").decision.baselines ==
+        std::vector<std::string>{"torch_compile", "nvrtc_jit"});
+  CHECK_THROWS_WITH_AS(kq::parse_spec(with("[]"), "t.yaml"),
+                       doctest::Contains("at least one baseline arm is required"), kq::SpecError);
+  CHECK_THROWS_WITH_AS(kq::parse_spec(with("[a, a]"), "t.yaml"),
+                       doctest::Contains("decision.baseline[1]: 'a' is listed twice"),
+                       kq::SpecError);
 }
