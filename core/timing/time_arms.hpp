@@ -11,9 +11,8 @@
 //
 // Records (record/records.hpp), per size: size_start, arm_skip and arm_note (an arm set up
 // differently or not at all), graph, the samples (round; the controls light and floor, in the
-// same shuffled rounds: timing/light.hpp), timing_reject (a failed
-// check: timing_output, graph_output or wrong_stream), size_end, recheck, profile and
-// profiler_attached.
+// same shuffled rounds: timing/light.hpp), timing_reject (a failed check: timing_output,
+// graph_output or wrong_stream), size_end, recheck, profile and profiler_attached.
 #pragma once
 #include <string>
 #include <vector>
