@@ -42,6 +42,14 @@ void load_one(const Candidate& candidate, PluginSet& set, ArmRegistry& registry)
     // Arms it made before throwing are dropped: the plugin is in an unknown state.
     return fail("kq_create_arms " + thrown);
   }
+  // What the plugin could not load of its own, each listed as a file that failed to load.
+  LoadProblems problems;
+  if (library.load_problems) {
+    if (std::string thrown = guarded_call([&] { library.load_problems(problems); });
+        !thrown.empty())
+      set.errors.push_back({candidate.file, one_line("kq_load_problems " + thrown)});
+    for (const LoadProblem& p : problems) set.errors.push_back({p.file, one_line(p.message)});
+  }
   if (arms.empty()) return fail("exports no arms");
   registry.take(candidate.file, library.handle, arms);
 }

@@ -14,6 +14,7 @@ namespace dll = boost::dll;
 
 constexpr const char* kAbiAlias = "kq_abi_version";
 constexpr const char* kCreateAlias = "kq_create_arms";
+constexpr const char* kProblemsAlias = "kq_load_problems";
 
 // Boost 1.74 reports a failed dlopen as a system_error whose text embeds the loader's own:
 //   "boost::dll::shared_library::load() failed (dlerror system message: <text>): <errno text>"
@@ -57,6 +58,8 @@ OpenedPlugin open_plugin_library(const std::filesystem::path& file) {
   // An alias is an exported pointer variable; get_alias reads the pointer it holds.
   out.library.abi_version = &lib->get_alias<std::uint32_t()>(kAbiAlias);
   out.library.create_arms = &lib->get_alias<void(ArmList&)>(kCreateAlias);
+  if (lib->has(kProblemsAlias))
+    out.library.load_problems = &lib->get_alias<void(LoadProblems&)>(kProblemsAlias);
   out.library.handle = std::move(lib);
   return out;
 }

@@ -7,14 +7,16 @@
 #include <string>
 
 #include "kq/arm.hpp"
+#include "kq/export.hpp"
 
 namespace kq {
 
 struct PluginLibrary {
   // Owns the boost::dll::shared_library; the library is unloaded when the last copy goes.
   std::shared_ptr<void> handle;
-  std::uint32_t (*abi_version)() = nullptr;  // the kq_abi_version alias
-  void (*create_arms)(ArmList&) = nullptr;   // the kq_create_arms alias
+  std::uint32_t (*abi_version)() = nullptr;        // the kq_abi_version alias
+  void (*create_arms)(ArmList&) = nullptr;         // the kq_create_arms alias
+  void (*load_problems)(LoadProblems&) = nullptr;  // the optional kq_load_problems alias
 };
 
 struct OpenedPlugin {

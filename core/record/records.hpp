@@ -209,16 +209,16 @@ bool is(const json& j) {
 }
 
 // Every record type, for what is written once per type (the JSON functions below).
-#define KQ_RECORD_TYPES(X)                                                                     \
-  X(CaseStart)                                                                                 \
-  X(Waiting)                                                                                   \
-  X(CaseResult)                                                                                \
-  X(CaseCounts)                                                                                \
-  X(VerdictRecord)                                                                             \
-  X(SanitizerFinding)                                                                          \
-  X(SizeStart) X(ArmSkip) X(ArmNote) X(GraphInfo) X(LightSample) X(FloorSample) X(RoundSample) \
-      X(TimingReject) X(SizeEnd) X(Recheck) X(Profile) X(ProfilerAttached) X(TimingStopped)    \
-          X(Done)
+#define KQ_RECORD_TYPES(X)                                                                        \
+  X(CaseStart)                                                                                    \
+  X(Waiting)                                                                                      \
+  X(CaseResult)                                                                                   \
+  X(CaseCounts)                                                                                   \
+  X(VerdictRecord)                                                                                \
+  X(SanitizerFinding)                                                                             \
+  X(SizeStart)                                                                                    \
+  X(ArmSkip) X(ArmNote) X(GraphInfo) X(LightSample) X(FloorSample) X(RoundSample) X(TimingReject) \
+      X(SizeEnd) X(Recheck) X(Profile) X(ProfilerAttached) X(TimingStopped) X(Done)
 
 #define KQ_RECORD_JSON(R)            \
   void to_json(json& j, const R& r); \

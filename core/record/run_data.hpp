@@ -35,6 +35,7 @@ struct Manifest {
   double min_speedup = 1.03;
   double bytes_per_element = 0;
   std::vector<ManifestArm> arms;
+  nlohmann::json load_errors = nlohmann::json::array();  // [{file, message}]: what did not load
   nlohmann::json raw = nlohmann::json::object();
   const ManifestArm* arm(const std::string& name) const;  // nullptr when not listed
 };

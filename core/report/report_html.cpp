@@ -151,6 +151,12 @@ void qualification(std::ostringstream& h, const json& s) {
   h << "</table>\n";
   by_reason(h, s, "declined", "Not offered for this spec (unsupported)");
   by_reason(h, s, "skipped", "Skipped on this machine");
+  if (const json errors = s.value("load_errors", json::array()); !errors.empty()) {
+    h << "<p>Did not load:</p>\n<ul>\n";
+    for (const auto& e : errors)
+      h << "<li>" << text(e, "file") << ": " << text(e, "message") << "</li>\n";
+    h << "</ul>\n";
+  }
 
   bool any_sanitizer = false, any_artifacts = false;
   for (const auto& a : s.value("arms", json::array())) {

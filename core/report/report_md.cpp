@@ -112,6 +112,11 @@ std::string render_markdown(const nlohmann::json& s) {
   }
   by_reason(md, s, "declined", "Not offered for this spec (unsupported)");
   by_reason(md, s, "skipped", "Skipped on this machine");
+  if (const auto errors = s.value("load_errors", nlohmann::json::array()); !errors.empty()) {
+    md << "\nDid not load:\n\n";
+    for (const auto& e : errors)
+      md << "- " << cell(e, "file") << ": " << cell(e, "message") << "\n";
+  }
 
   bool any_sanitizer = false, any_artifacts = false;
   for (const auto& a : s["arms"]) {

@@ -15,6 +15,8 @@ nlohmann::json summarize(const RunData& run) {
   s["kq"] = m.kq;
   s["started"] = m.started;
   if (!run.problems.empty()) s["problems"] = run.problems;
+  // Plugins, and files of arms, that did not load: named in the reports below the verdicts.
+  if (!m.load_errors.empty()) s["load_errors"] = m.load_errors;
   summarize_timing(run, summarize_arms(run, s), s);
   return s;
 }

@@ -1,7 +1,8 @@
 // The python plugin's arms: every kq.Arm subclass defined in a .py file of the shipped folder
 // (python-arms/ beside this plugin once installed, else plugins/python/arms/ in the source tree),
 // then of each folder in KQ_PYTHON_ARMS (separated by ':'), files in name order. A file that
-// cannot be imported is named with its line and exception on stderr; the other files' arms load.
+// cannot be imported is a load problem (kq_load_problems: kq list and the run's report name it,
+// with its line and exception); the other files' arms load.
 #include <dlfcn.h>
 #include <openssl/evp.h>
 
@@ -63,7 +64,13 @@ std::vector<fs::path> arm_folders() {
   return dirs;
 }
 
-// "file:line: Type: message" of the exception an import raised.
+// What could not be loaded, for kq_load_problems: each file that failed, line and exception.
+LoadProblems& problems() {
+  static LoadProblems p;
+  return p;
+}
+
+// "line N: Type: message" of the exception an import raised (no line when none is known).
 std::string import_failure(py::error_already_set& e, const fs::path& file) {
   std::string line;
   if (e.matches(PyExc_SyntaxError)) {
@@ -74,8 +81,8 @@ std::string import_failure(py::error_already_set& e, const fs::path& file) {
           file.string())
         line = ":" + std::string(py::str(t.attr("tb_lineno")));
   }
-  return file.string() + line + ": " + std::string(py::str(e.type().attr("__name__"))) + ": " +
-         std::string(py::str(e.value()));
+  return (line.empty() ? "" : "line " + line.substr(1) + ": ") +
+         std::string(py::str(e.type().attr("__name__"))) + ": " + std::string(py::str(e.value()));
 }
 
 ArmIdentity identity_of(const py::object& arm, const fs::path& file, const std::string& sha) {
@@ -118,6 +125,7 @@ void load_file(const fs::path& file, ArmList& out) {
 }
 
 void make_arms(ArmList& out) {
+  problems().clear();
   ensure_interpreter();
   py::gil_scoped_acquire gil;
   for (const fs::path& dir : arm_folders()) {
@@ -130,9 +138,9 @@ void make_arms(ArmList& out) {
       try {
         load_file(f, out);
       } catch (py::error_already_set& e) {
-        std::fprintf(stderr, "kq python: cannot import %s\n", import_failure(e, f).c_str());
+        problems().push_back({f.string(), "cannot import: " + import_failure(e, f)});
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "kq python: cannot load %s: %s\n", f.string().c_str(), e.what());
+        problems().push_back({f.string(), std::string("cannot load: ") + e.what()});
       }
     }
   }
@@ -142,3 +150,4 @@ void make_arms(ArmList& out) {
 }  // namespace kq::python
 
 KQ_EXPORT_ARMS(kq::python::make_arms)
+KQ_EXPORT_LOAD_PROBLEMS([](kq::LoadProblems& out) { out = kq::python::problems(); })

@@ -65,8 +65,10 @@ TEST_CASE("KQ_PYTHON_ARMS: unimportable files are named, the others load, an exc
   setenv("KQ_PYTHON_ARMS", arms.c_str(), 1);
   auto r = run_kq("list");
   INFO(r.out);
-  CHECK(r.out.find("bad_syntax.py:3: SyntaxError") != std::string::npos);
-  CHECK(r.out.find("missing_module.py:1: ModuleNotFoundError") != std::string::npos);
+  CHECK(r.out.find("load errors:") != std::string::npos);
+  CHECK(r.out.find("bad_syntax.py: cannot import: line 3: SyntaxError") != std::string::npos);
+  CHECK(r.out.find("missing_module.py: cannot import: line 1: ModuleNotFoundError") !=
+        std::string::npos);
   CHECK(r.out.find("py_raises") != std::string::npos);
   CHECK(r.out.find("numpy_residual_relu") != std::string::npos);
 
@@ -78,6 +80,10 @@ TEST_CASE("KQ_PYTHON_ARMS: unimportable files are named, the others load, an exc
   const auto summary = read_json(dir / "run" / "summary.json");
   CHECK(summary["arms"][0]["verdict"] == "rejected");
   CHECK(summary["arms"][0]["check"] == "arm_error");
+  // The files that did not import are named in the run's report, as plugins that fail to load.
+  const std::string md = kq::test::read_file(dir / "run" / "report.md");
+  CHECK(md.find("Did not load:") != std::string::npos);
+  CHECK(md.find("bad_syntax.py: cannot import: line 3: SyntaxError") != std::string::npos);
   const std::string log = kq::test::read_file(dir / "run" / "logs" / "qualify-py_raises.log");
   CHECK(log.find("ValueError: out of cheese") != std::string::npos);
   CHECK(log.find("raises.py\", line 6") != std::string::npos);

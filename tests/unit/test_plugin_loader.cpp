@@ -144,6 +144,17 @@ TEST_CASE("the good plugin gives its two arms with their identities") {
   CHECK(set.arms[0].library == set.arms[1].library);
 }
 
+TEST_CASE("what a plugin could not load of its own is listed with the load errors, arms kept") {
+  const fs::path file = kPluginDir / "problems" / "libkq_test_load_problems.so";
+  const PluginSet set = load_files({file});
+  CHECK(arm_names(set) == std::vector<std::string>{"test_triple"});
+  REQUIRE(set.errors.size() == 2);
+  CHECK(set.errors[0].file == "arms/first.py");
+  CHECK(set.errors[0].message == "cannot import: line 3: SyntaxError: expected ':'");
+  CHECK(set.errors[1].file == "arms/second.py");
+  CHECK(set.errors[1].message.find('\n') == std::string::npos);  // one line
+}
+
 TEST_CASE("a loaded arm can be called: supports, prepare, run") {
   const PluginSet set = load_files({kGood});
   REQUIRE(arm_names(set) == std::vector<std::string>{"test_copy", "test_negate"});

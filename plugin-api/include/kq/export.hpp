@@ -8,11 +8,27 @@
 //   kq_abi_version -> std::uint32_t (*)()      returns kq::kAbiVersion as this plugin saw it
 //   kq_create_arms -> void (*)(kq::ArmList&)   appends this plugin's arms
 // The host reads them with boost::dll::shared_library::get_alias.
+//
+// Optionally, what the plugin could not load of its own (a file of arms that does not import),
+// read by the host after kq_create_arms and listed with the plugins that failed to load:
+//   static void problems(kq::LoadProblems& out) { out.push_back({file, "line 3: ..."}); }
+//   KQ_EXPORT_LOAD_PROBLEMS(problems)
+// emits kq_load_problems -> void (*)(kq::LoadProblems&). A plugin without it has none.
 #pragma once
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "kq/abi.hpp"
 #include "kq/arm.hpp"
+
+namespace kq {
+struct LoadProblem {
+  std::string file;     // what could not be loaded
+  std::string message;  // one line: where and why
+};
+using LoadProblems = std::vector<LoadProblem>;
+}  // namespace kq
 
 namespace kq::detail {
 inline std::uint32_t plugin_abi_version() { return kAbiVersion; }
@@ -31,3 +47,9 @@ inline std::uint32_t plugin_abi_version() { return kAbiVersion; }
   }                                                                  \
   KQ_PLUGIN_ALIAS_(::kq::detail::plugin_abi_version, kq_abi_version) \
   KQ_PLUGIN_ALIAS_(kq_create_arms_impl_, kq_create_arms)
+
+#define KQ_EXPORT_LOAD_PROBLEMS(problems_fn)                                 \
+  namespace {                                                                \
+  void kq_load_problems_impl_(::kq::LoadProblems& out) { problems_fn(out); } \
+  }                                                                          \
+  KQ_PLUGIN_ALIAS_(kq_load_problems_impl_, kq_load_problems)
