@@ -72,16 +72,16 @@ LoadProblems& problems() {
 
 // "line N: Type: message" of the exception an import raised (no line when none is known).
 std::string import_failure(py::error_already_set& e, const fs::path& file) {
-  std::string line;
+  std::string line;  // a syntax error's line, else the file's deepest frame in the traceback
   if (e.matches(PyExc_SyntaxError)) {
-    line = ":" + std::string(py::str(e.value().attr("lineno")));
+    line = py::str(e.value().attr("lineno"));
   } else if (py::object tb = e.trace(); !tb.is_none()) {
     for (py::handle t = tb; !t.is_none(); t = t.attr("tb_next"))
       if (std::string(py::str(t.attr("tb_frame").attr("f_code").attr("co_filename"))) ==
           file.string())
-        line = ":" + std::string(py::str(t.attr("tb_lineno")));
+        line = py::str(t.attr("tb_lineno"));
   }
-  return (line.empty() ? "" : "line " + line.substr(1) + ": ") +
+  return (line.empty() ? "" : "line " + line + ": ") +
          std::string(py::str(e.type().attr("__name__"))) + ": " + std::string(py::str(e.value()));
 }
 
