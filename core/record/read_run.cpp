@@ -141,8 +141,7 @@ void apply_sample_rules(RunData& run) {
     run.floor_left_out.push_back(why);
     if (why == LeftOut::counted) floor[l.size].push_back(l.seconds);
   }
-  for (const auto& [size, v] : floor) run.floor_s[size] = summarize(v).median;
-  run.floor_samples_s = floor;
+  run.floor_samples_s = std::move(floor);
   for (auto [from, into] : {std::pair{&device_gbps, &run.light}, {&host_gbps, &run.host_light}})
     for (const auto& [size, v] : *from) {
       const SampleStats st = summarize(v);

@@ -95,8 +95,8 @@ struct RunData {
   std::map<SampleKey, KeptSamples> samples;
   std::map<std::int64_t, Light> light;       // the device copy: sizes with one counted
   std::map<std::int64_t, Light> host_light;  // the host copy (beside CPU arms): the same
-  std::map<std::int64_t, double> floor_s;    // the launch floor's median seconds, per size
-  std::map<std::int64_t, std::vector<double>> floor_samples_s;  // its counted samples, in order
+  std::map<std::int64_t, std::vector<double>>
+      floor_samples_s;  // the launch floor's counted samples, in order
 
   // Lines that could not be read: "rounds.jsonl line 12: <why>" (a torn last line is not one).
   std::vector<std::string> problems;

@@ -206,7 +206,8 @@ json size_row(std::int64_t size, const std::map<std::string, std::vector<double>
     row["light_gbps"] = li->second.gbps;
     f.light_gbps = li->second.gbps;
   }
-  if (auto fl = run.floor_s.find(size); fl != run.floor_s.end()) row["floor_s"] = fl->second;
+  if (auto fl = run.floor_samples_s.find(size); fl != run.floor_samples_s.end())
+    row["floor_s"] = summarize(fl->second).median;
   if (auto hl = run.host_light.find(size); hl != run.host_light.end())
     row["host_light_gbps"] = hl->second.gbps;
   // A smaller size's profile left CUPTI attached: this size's host times carry its overhead.

@@ -85,7 +85,9 @@ std::string import_failure(py::error_already_set& e, const fs::path& file) {
          std::string(py::str(e.type().attr("__name__"))) + ": " + std::string(py::str(e.value()));
 }
 
-ArmIdentity identity_of(const py::object& arm, const fs::path& file, const std::string& sha) {
+// `shipped`: the file is one of plugins/python/arms/, named as the repository names it.
+ArmIdentity identity_of(const py::object& arm, const fs::path& file, const std::string& sha,
+                        bool shipped) {
   const std::string name = py::str(arm.attr("name")), device = py::str(arm.attr("device"));
   if (device != "cpu" && device != "cuda")
     throw std::runtime_error(file.string() + ": " + name + ".device must be \"cpu\" or \"cuda\"");
@@ -94,7 +96,6 @@ ArmIdentity identity_of(const py::object& arm, const fs::path& file, const std::
       build::identity(name, py::str(arm.attr("family")),
                       device == "cuda" ? Device::cuda : Device::cpu, py::str(arm.attr("version")));
   // A shipped arm's file as the repository names it; another by its full path.
-  const bool shipped = file.parent_path() == shipped_folder();
   id.sources.push_back(
       {shipped ? "plugins/python/arms/" + file.filename().string() : file.string(), sha});
   id.compile_flags +=
@@ -103,7 +104,7 @@ ArmIdentity identity_of(const py::object& arm, const fs::path& file, const std::
 }
 
 // The arms one file defines (kq.Arm subclasses whose module is the file's).
-void load_file(const fs::path& file, ArmList& out) {
+void load_file(const fs::path& file, bool shipped, ArmList& out) {
   const std::string module = "kq_arm_" + file.stem().string();
   py::module_ util = py::module_::import("importlib.util");
   py::object spec = util.attr("spec_from_file_location")(module, file.string());
@@ -120,7 +121,7 @@ void load_file(const fs::path& file, ArmList& out) {
     if (arm.attr("name").is_none())
       throw std::runtime_error(file.string() + ": " + std::string(py::str(cls.attr("__name__"))) +
                                " has no name");
-    out.push_back(std::make_unique<PythonArm>(arm, identity_of(arm, file, sha)));
+    out.push_back(std::make_unique<PythonArm>(arm, identity_of(arm, file, sha, shipped)));
   }
 }
 
@@ -128,7 +129,8 @@ void make_arms(ArmList& out) {
   problems().clear();
   ensure_interpreter();
   py::gil_scoped_acquire gil;
-  for (const fs::path& dir : arm_folders()) {
+  const std::vector<fs::path> folders = arm_folders();  // the shipped one first
+  for (const fs::path& dir : folders) {
     if (!fs::is_directory(dir)) continue;
     std::vector<fs::path> files;
     for (const auto& e : fs::directory_iterator(dir))
@@ -136,7 +138,7 @@ void make_arms(ArmList& out) {
     std::sort(files.begin(), files.end());
     for (const fs::path& f : files) {
       try {
-        load_file(f, out);
+        load_file(f, dir == folders.front(), out);
       } catch (py::error_already_set& e) {
         problems().push_back({f.string(), "cannot import: " + import_failure(e, f)});
       } catch (const std::exception& e) {
