@@ -9,9 +9,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "sha256.hpp"
+#include "../plugin_common/sha256.hpp"
 
 namespace kq::nvrtc {
+
+using plugin::sha256_hex;
 namespace {
 
 constexpr const char* kMagic = "KQNVRTC1";  // bump when the layout changes

@@ -7,10 +7,12 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "../plugin_common/sha256.hpp"
 #include "cache_store.hpp"
-#include "sha256.hpp"
 
 namespace kq::nvrtc {
+
+using plugin::Sha256;
 namespace {
 
 constexpr const char* kKeySalt = "kq nvrtc_jit cache v1";

@@ -4,7 +4,6 @@
 // cannot be imported is a load problem (kq_load_problems: kq list and the run's report name it,
 // with its line and exception); the other files' arms load.
 #include <dlfcn.h>
-#include <openssl/evp.h>
 
 #include <pybind11/embed.h>
 #include <algorithm>
@@ -15,6 +14,7 @@
 #include <sstream>
 #include <vector>
 
+#include "../plugin_common/sha256.hpp"
 #include "interpreter.hpp"
 #include "kq/build_info.hpp"
 #include "kq/export.hpp"
@@ -31,17 +31,7 @@ std::string sha256_of(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   std::stringstream bytes;
   bytes << in.rdbuf();
-  const std::string s = bytes.str();
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(s.data(), s.size(), md, &len, EVP_sha256(), nullptr);
-  std::string hex;
-  char b[3];
-  for (unsigned int i = 0; i < len; ++i) {
-    std::snprintf(b, sizeof b, "%02x", md[i]);
-    hex += b;
-  }
-  return hex;
+  return plugin::sha256_hex(bytes.str());
 }
 
 // The shipped arms' folder: python-arms/ beside this plugin once installed, else the source's.

@@ -19,7 +19,7 @@
 #include "../../plugins/nvrtc_jit/cache_store.cpp"
 #include "../../plugins/nvrtc_jit/codegen.cpp"
 #include "../../plugins/nvrtc_jit/launch_plan.cpp"
-#include "../../plugins/nvrtc_jit/sha256.cpp"
+#include "../../plugins/plugin_common/sha256.cpp"
 
 #include "expr_nodes.hpp"
 
@@ -379,12 +379,13 @@ TEST_CASE("launch plan: vector, scalar and strided paths") {
 // ---- compile cache -------------------------------------------------------------------------
 
 TEST_CASE("sha256: FIPS 180-4 test vectors") {
-  CHECK(nv::sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  CHECK(nv::sha256_hex("abc") ==
+  CHECK(kq::plugin::sha256_hex("") ==
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  CHECK(kq::plugin::sha256_hex("abc") ==
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  CHECK(nv::sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
+  CHECK(kq::plugin::sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-  nv::Sha256 h;  // fed in uneven pieces
+  kq::plugin::Sha256 h;  // fed in uneven pieces
   const std::string a(1000000, 'a');
   for (std::size_t i = 0; i < a.size(); i += 777) h.update(std::string_view(a).substr(i, 777));
   CHECK(h.hex() == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");

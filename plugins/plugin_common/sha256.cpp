@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-namespace kq::nvrtc {
+namespace kq::plugin {
 
 struct Sha256::Ctx {
   EVP_MD_CTX* md = nullptr;
@@ -42,4 +42,4 @@ std::string sha256_hex(std::string_view bytes) {
   return h.hex();
 }
 
-}  // namespace kq::nvrtc
+}  // namespace kq::plugin

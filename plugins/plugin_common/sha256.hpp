@@ -1,11 +1,12 @@
-// SHA-256 for the compile cache key, through OpenSSL's EVP interface (a cache keyed by a weak
-// hash could hand back another program's cubin).
+// SHA-256 through OpenSSL's EVP interface, for the plugins (they see plugin-api only, so this is
+// theirs, beside core's): nvrtc_jit keys its compile cache on it (a cache keyed by a weak hash
+// could hand back another program's cubin), python hashes its arm files.
 #pragma once
 #include <memory>
 #include <string>
 #include <string_view>
 
-namespace kq::nvrtc {
+namespace kq::plugin {
 
 // An incremental digest: update() any number of times, then hex() once.
 class Sha256 {
@@ -24,4 +25,4 @@ class Sha256 {
 
 std::string sha256_hex(std::string_view bytes);
 
-}  // namespace kq::nvrtc
+}  // namespace kq::plugin
