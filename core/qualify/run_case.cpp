@@ -64,7 +64,7 @@ class CaseRunner {
   CaseOutcome run() {
     tensors_.load_inputs(case_, 0);
     tensors_.poison_output(0);
-    Problem problem{&spec_.op, tensors_.input_views(), tensors_.output_views()};
+    Problem problem{&spec_.op, tensors_.input_views(), tensors_.output_views(), stream_.handle()};
     Status st = arm_.prepare(problem);
     if (st.is_ok()) st = call_run();
     if (!case_.in_contract) return out_of_contract(st);

@@ -88,7 +88,7 @@ Slot make_slot(const TimedArm& a, const Spec& spec, const Case& c, bool graph_mo
                                            spec.op.dtype, a.identity.device);
     t->load_inputs(c, 0);
     t->poison_output(0);
-    Problem p{&spec.op, t->input_views(), t->output_views()};
+    Problem p{&spec.op, t->input_views(), t->output_views(), s.stream->handle()};
     throw_unless_ok(a.arm->prepare(p), "prepare()");
     s.sets.push_back(std::move(t));
   }

@@ -14,7 +14,6 @@
 #include <sstream>
 #include <vector>
 
-#include "../plugin_common/sha256.hpp"
 #include "interpreter.hpp"
 #include "kq/build_info.hpp"
 #include "kq/export.hpp"
@@ -27,11 +26,10 @@ namespace fs = std::filesystem;
 namespace kq::python {
 namespace {
 
+// The file's SHA-256, by Python's hashlib (the GIL is held): the plugin needs no crypto library.
 std::string sha256_of(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  return plugin::sha256_hex(bytes.str());
+  py::object data = py::module_::import("pathlib").attr("Path")(file.string()).attr("read_bytes")();
+  return py::str(py::module_::import("hashlib").attr("sha256")(data).attr("hexdigest")());
 }
 
 // The shipped arms' folder: python-arms/ beside this plugin once installed, else the source's.
@@ -90,10 +88,12 @@ ArmIdentity identity_of(const py::object& arm, const fs::path& file, const std::
       {shipped ? "plugins/python/arms/" + file.filename().string() : file.string(), sha});
   id.compile_flags +=
       " | Python " + std::string(py::str(py::module_::import("sys").attr("version")));
+  id.expected_rejection = py::str(arm.attr("expected_rejection"));
   return id;
 }
 
-// The arms one file defines (kq.Arm subclasses whose module is the file's).
+// The arms one file defines: kq.Arm subclasses whose module is the file's and that have a name
+// (one without is a base of the others).
 void load_file(const fs::path& file, bool shipped, ArmList& out) {
   const std::string module = "kq_arm_" + file.stem().string();
   py::module_ util = py::module_::import("importlib.util");
@@ -107,10 +107,8 @@ void load_file(const fs::path& file, bool shipped, ArmList& out) {
     if (!PyType_Check(cls.ptr()) || cls.is(base) || !PyObject_IsSubclass(cls.ptr(), base.ptr()) ||
         std::string(py::str(cls.attr("__module__"))) != module)
       continue;
+    if (cls.attr("name").is_none()) continue;  // a base class of the file's arms
     py::object arm = cls();
-    if (arm.attr("name").is_none())
-      throw std::runtime_error(file.string() + ": " + std::string(py::str(cls.attr("__name__"))) +
-                               " has no name");
     out.push_back(std::make_unique<PythonArm>(arm, identity_of(arm, file, sha, shipped)));
   }
 }

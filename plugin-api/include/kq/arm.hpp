@@ -29,11 +29,14 @@ struct ArmIdentity {
 };
 
 // A problem an arm prepares for: the operation and the tensors it will run on. The views'
-// pointers are those the arm will see in run(); their contents are unspecified at prepare().
+// pointers are those the arm will see in run(); their contents are unspecified at prepare(), and
+// prepare() must not write them (an output may alias an input). `stream` is the one run() will
+// get (a cudaStream_t for CUDA arms, nullptr for CPU arms): work prepare() enqueues goes there.
 struct Problem {
   const OpSpec* spec = nullptr;
   std::vector<TensorView> inputs;
   std::vector<TensorView> outputs;
+  void* stream = nullptr;
 };
 
 struct Artifact {

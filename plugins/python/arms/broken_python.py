@@ -1,0 +1,192 @@
+"""Known-broken candidates written in Python: relu(x + residual) with one flaw each, as they
+happen in Triton and PyTorch code. Each declares the qualification check that must reject it
+(`expected_rejection`); kq's selftest counts them. They run only the spec where their flaw can
+show: one that drops NaN needs NaN in the domain.
+
+Triton (CUDA):
+  broken_triton_unmasked_tail  loads and stores the last block without a mask: it writes past
+                               the output's end (output_guard), or faults (cuda_error);
+  broken_triton_nan_max        relu as tl.maximum(s, 0), which returns 0 for NaN (values);
+  broken_triton_result_cache   keeps the result it computed for these pointers and copies it
+                               back on the next call: new inputs under the same pointers get the
+                               old result (new_values).
+PyTorch (CPU and CUDA, named _cpu and _cuda):
+  broken_torch_nan_where       relu as where(s > 0, s, 0), which returns 0 for NaN (values);
+  broken_torch_result_cache    the result cache above, in torch (new_values);
+  broken_torch_mutates_input   adds the residual into x in place, then relu into out
+                               (input_modified).
+"""
+import kq
+
+_RESIDUAL_RELU = ["input", "input", "add", "relu"]
+_jit = {}
+
+
+def kernels():
+    """The flawed Triton kernels, made at the first use (Triton is imported then)."""
+    if _jit:
+        return _jit
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def unmasked_tail(x_ptr, r_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+        s = tl.load(x_ptr + offs) + tl.load(r_ptr + offs)  # the flaw: no mask
+        tl.store(out_ptr + offs, tl.where(s <= 0.0, 0.0, s))
+
+    @triton.jit
+    def nan_max(x_ptr, r_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        s = tl.load(x_ptr + offs, mask=mask) + tl.load(r_ptr + offs, mask=mask)
+        tl.store(out_ptr + offs, tl.maximum(s, 0.0), mask=mask)  # the flaw: NaN gives 0
+
+    @triton.jit
+    def residual_relu(x_ptr, r_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        s = tl.load(x_ptr + offs, mask=mask) + tl.load(r_ptr + offs, mask=mask)
+        tl.store(out_ptr + offs, tl.where(s <= 0.0, 0.0, s), mask=mask)
+
+    _jit.update(unmasked_tail=unmasked_tail, nan_max=nan_max, residual_relu=residual_relu,
+                cdiv=triton.cdiv)
+    return _jit
+
+
+class _Broken(kq.Arm):
+    """relu(x + residual), f32, with a flaw; `needs_nan`: runs only specs whose domain has NaN."""
+
+    family = "broken"
+    version = "1"
+    tensors = "torch"
+    needs = ("torch",)
+    needs_nan = False
+
+    def supports(self, spec):
+        why = kq.missing(*self.needs)
+        if why:
+            return why
+        if not kq.matches(spec, _RESIDUAL_RELU) or spec.dtype != "f32":
+            return "computes relu(x + residual) in f32 only"
+        if self.needs_nan and spec.domain != "ieee":
+            return "its flaw shows with NaN only, outside this spec's domain"
+        if self.device == "cuda":
+            import torch
+
+            if not torch.cuda.is_available():
+                return "PyTorch sees no CUDA device"
+        return None
+
+
+class _Triton(_Broken):
+    needs = ("torch", "triton")
+    device = "cuda"
+    kernel = None
+
+    def run(self, inputs, outputs):
+        x, r = inputs
+        out = outputs[0]
+        n = out.numel()
+        k = kernels()
+        k[self.kernel][(k["cdiv"](n, 1024),)](x, r, out, n, BLOCK=1024)
+
+
+class BrokenTritonUnmaskedTail(_Triton):
+    name, kernel = "broken_triton_unmasked_tail", "unmasked_tail"
+    expected_rejection = "output_guard|cuda_error"
+
+
+class BrokenTritonNanMax(_Triton):
+    name, kernel, needs_nan = "broken_triton_nan_max", "nan_max", True
+    expected_rejection = "values"
+
+
+class _ResultCache(_Broken):
+    """Computes once per (pointers, length) and replays the kept result afterwards."""
+
+    expected_rejection = "new_values"
+
+    def compute(self, x, r, out):
+        raise NotImplementedError
+
+    def run(self, inputs, outputs):
+        x, r = inputs
+        out = outputs[0]
+        self._kept = getattr(self, "_kept", {})
+        key = (x.data_ptr(), r.data_ptr(), out.data_ptr(), out.numel())
+        if key in self._kept:
+            out.copy_(self._kept[key])  # the flaw: the inputs may have changed
+            return
+        self.compute(x, r, out)
+        if len(self._kept) > 8:
+            self._kept.clear()
+        self._kept[key] = out.clone()
+
+
+class BrokenTritonResultCache(_ResultCache):
+    name, device = "broken_triton_result_cache", "cuda"
+    needs = ("torch", "triton")
+
+    def compute(self, x, r, out):
+        n = out.numel()
+        k = kernels()
+        k["residual_relu"][(k["cdiv"](n, 1024),)](x, r, out, n, BLOCK=1024)
+
+
+def _torch_relu_into(s, out):
+    import torch
+
+    torch.threshold(s, 0.0, 0.0, out=out)
+
+
+class _TorchResultCache(_ResultCache):
+    def compute(self, x, r, out):
+        import torch
+
+        torch.add(x, r, out=out)
+        _torch_relu_into(out, out)
+
+
+class _TorchNanWhere(_Broken):
+    needs_nan = True
+    expected_rejection = "values"
+
+    def run(self, inputs, outputs):
+        import torch
+
+        s = inputs[0] + inputs[1]
+        torch.where(s > 0, s, torch.zeros_like(s), out=outputs[0])  # the flaw: NaN > 0 is false
+
+
+class _TorchMutatesInput(_Broken):
+    expected_rejection = "input_modified"
+
+    def run(self, inputs, outputs):
+        x, r = inputs
+        x.add_(r)  # the flaw: the caller's x now holds x + residual
+        _torch_relu_into(x, outputs[0])
+
+
+class BrokenTorchResultCacheCpu(_TorchResultCache):
+    name, device = "broken_torch_result_cache_cpu", "cpu"
+
+
+class BrokenTorchResultCacheCuda(_TorchResultCache):
+    name, device = "broken_torch_result_cache_cuda", "cuda"
+
+
+class BrokenTorchNanWhereCpu(_TorchNanWhere):
+    name, device = "broken_torch_nan_where_cpu", "cpu"
+
+
+class BrokenTorchNanWhereCuda(_TorchNanWhere):
+    name, device = "broken_torch_nan_where_cuda", "cuda"
+
+
+class BrokenTorchMutatesInputCpu(_TorchMutatesInput):
+    name, device = "broken_torch_mutates_input_cpu", "cpu"
+
+
+class BrokenTorchMutatesInputCuda(_TorchMutatesInput):
+    name, device = "broken_torch_mutates_input_cuda", "cuda"

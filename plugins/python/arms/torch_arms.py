@@ -1,0 +1,354 @@
+"""PyTorch arms for any spec, generated from its expression as nvrtc_jit generates CUDA:
+
+  torch_eager         the expression as a user writes it in PyTorch, one operation at a time,
+                      into the caller's output with out= or in place where torch allows;
+  torch_compile       torch.compile of the same function writing into the output (Inductor's
+                      default mode; fullgraph, so a graph break is an error, not eager code);
+  torch_compile_autotune   the same in mode "max-autotune-no-cudagraphs";
+
+on CUDA, and on the CPU as torch_eager_cpu and torch_compile_cpu. The generated source and,
+for torch.compile, the code Inductor generated are the arm's artifacts.
+
+kq's relu maps to F.threshold(x, 0, 0), not torch.relu: kq's relu(-0) is +0 and keeps NaN,
+which threshold does and torch.relu (clamp_min, -0 stays -0) does not.
+"""
+import keyword
+import math
+
+import kq
+
+_UNARY = {
+    "neg": "torch.neg({0})",
+    "relu": "F.threshold({0}, 0.0, 0.0)",
+    "abs": "torch.abs({0})",
+    "exp": "torch.exp({0})",
+    "log": "torch.log({0})",
+    "sqrt": "torch.sqrt({0})",
+    "tanh": "torch.tanh({0})",
+    "sigmoid": "torch.sigmoid({0})",
+    "erf": "torch.erf({0})",
+    "gelu": "F.gelu({0})",
+    "silu": "F.silu({0})",
+}
+# Unary ops into the output with out= (gelu and silu through their ATen ops, which have it where
+# the functional forms do not; without it the output would take one more pass, a copy).
+_UNARY_OUT = {
+    "neg": "torch.neg({0}, out=out)",
+    "relu": "torch.threshold({0}, 0.0, 0.0, out=out)",
+    "abs": "torch.abs({0}, out=out)",
+    "exp": "torch.exp({0}, out=out)",
+    "log": "torch.log({0}, out=out)",
+    "sqrt": "torch.sqrt({0}, out=out)",
+    "tanh": "torch.tanh({0}, out=out)",
+    "sigmoid": "torch.sigmoid({0}, out=out)",
+    "erf": "torch.erf({0}, out=out)",
+    "gelu": "torch._C._nn.gelu({0}, out=out)",
+    "silu": "torch._C._nn.silu({0}, out=out)",
+}
+# In-place forms, applied to the output once it holds the operand.
+_UNARY_INPLACE = {
+    "neg": "{0}.neg_()",
+    "relu": "F.threshold_({0}, 0.0, 0.0)",
+    "abs": "{0}.abs_()",
+    "exp": "{0}.exp_()",
+    "log": "{0}.log_()",
+    "sqrt": "{0}.sqrt_()",
+    "tanh": "{0}.tanh_()",
+    "sigmoid": "{0}.sigmoid_()",
+    "erf": "{0}.erf_()",
+    "silu": "F.silu({0}, inplace=True)",
+}
+_BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "maximum",
+           "min": "minimum"}
+_COMPARE = {"lt": "lt", "le": "le", "gt": "gt", "ge": "ge", "eq": "eq", "ne": "ne"}
+_COMMUTATIVE = {"add", "mul", "max", "min", "eq", "ne"}
+_SWAPPED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
+_FOLD = {
+    "neg": lambda a: -a, "abs": abs, "add": lambda a, b: a + b, "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+}
+
+
+def _names(spec):
+    """A Python parameter name for each input: its own where it can be one."""
+    taken = {"torch", "F", "out", "DT", "math"}
+    names = []
+    for k, n in enumerate(spec.inputs):
+        ok = n.isidentifier() and not keyword.iskeyword(n) and n not in taken and n not in names
+        names.append(n if ok else "in%d" % k)
+    return names
+
+
+class _Expr:
+    """The expression's nodes as Python text: each node's value ("x", "0.5", "t3") and, for
+    comparisons, its boolean form."""
+
+    def __init__(self, spec):
+        self.nodes = spec.semantics_ast
+        self.inputs = _names(spec)
+        self.consts = {}  # node index -> float, for constant nodes and constant-only subtrees
+        for i, n in enumerate(self.nodes):
+            if n.op == "constant":
+                self.consts[i] = n.value
+            elif n.op in _FOLD and all(a in self.consts for a in n.args):
+                self.consts[i] = _FOLD[n.op](*[self.consts[a] for a in n.args])
+        for n in self.nodes:
+            if n.op not in _UNARY and n.op not in _BINARY and n.op not in _COMPARE and n.op not in (
+                    "constant", "input", "select", "clamp"):
+                raise kq.Unsupported("no PyTorch form for %s" % n.op)
+        if len(self.nodes) - 1 in self.consts:
+            raise kq.Unsupported("the expression is a constant")
+
+    def leaf(self, i):
+        n = self.nodes[i]
+        if i in self.consts:
+            v = self.consts[i]
+            return repr(v) if math.isfinite(v) else "float(%r)" % repr(v)
+        if n.op == "input":
+            return self.inputs[n.input]
+        return None
+
+    def is_tensor(self, i):
+        return i not in self.consts
+
+    def call(self, i, arg):
+        """Node i's value as one torch expression over its operands' texts (arg(k) gives them)."""
+        n = self.nodes[i]
+        a = n.args
+        if n.op in _UNARY:
+            return _UNARY[n.op].format(arg(a[0]))
+        if n.op in _BINARY or n.op in _COMPARE:
+            x, y, op = a[0], a[1], n.op
+            if not self.is_tensor(x) and op in _COMMUTATIVE | set(_SWAPPED):
+                x, y, op = y, x, _SWAPPED.get(op, op)
+            if not self.is_tensor(x):  # constant - t, constant / t: Python's operators
+                return "(%s %s %s)" % (arg(x), {"sub": "-", "div": "/"}[op], arg(y))
+            if op in ("max", "min") and not self.is_tensor(y):
+                return "torch.clamp_%s(%s, %s)" % (op, arg(x), arg(y))
+            if op in _COMPARE:
+                return "torch.%s(%s, %s).to(DT)" % (_COMPARE[op], arg(x), arg(y))
+            return "torch.%s(%s, %s)" % (_BINARY[op], arg(x), arg(y))
+        if n.op == "select":
+            return "torch.where(%s, %s, %s)" % (self.condition(a[0], arg), arg(a[1]), arg(a[2]))
+        if n.op == "clamp":  # min(max(x, lo), hi)
+            return "torch.clamp(%s, %s, %s)" % (arg(a[0]), arg(a[1]), arg(a[2]))
+        raise kq.Unsupported("no PyTorch form for %s" % n.op)
+
+    def condition(self, i, arg):
+        """select's condition as a boolean tensor: a comparison's own, else `c != 0`."""
+        n = self.nodes[i]
+        if n.op in _COMPARE and self.is_tensor(n.args[0]):
+            return "torch.%s(%s, %s)" % (_COMPARE[n.op], arg(n.args[0]), arg(n.args[1]))
+        return "(%s != 0)" % arg(i)
+
+    def nested(self, i=None):
+        """The whole expression (or node i's) as one nested torch expression."""
+        i = len(self.nodes) - 1 if i is None else i
+        return self.leaf(i) or self.call(i, self.nested)
+
+
+def _arity(n):
+    if n.op in ("select", "clamp"):
+        return 3
+    return 2 if n.op in _BINARY or n.op in _COMPARE else 1
+
+
+def eager_source(spec):
+    """The eager function: a temporary per inner operation, the root into `out`."""
+    e = _Expr(spec)
+    lines, text = [], {}
+
+    def arg(k):
+        return e.leaf(k) or text[k]
+
+    root = len(e.nodes) - 1
+    # The root's chain of unary ops with in-place forms: the operand goes into out, they follow.
+    chain = []
+    r = root
+    while e.nodes[r].op in _UNARY_INPLACE and e.leaf(e.nodes[r].args[0]) is None:
+        chain.append(r)
+        r = e.nodes[r].args[0]
+    # Comparisons read only as a select's condition stay booleans inside the where().
+    conditions = {n.args[0] for n in e.nodes if n.op == "select"}
+    read = [k for n in e.nodes if n.op not in ("constant", "input") for k in n.args[:_arity(n)]]
+    for i, n in enumerate(e.nodes):
+        if i >= r:
+            break
+        if e.leaf(i) is not None:
+            continue
+        if n.op in _COMPARE and i in conditions and read.count(i) == 1:
+            continue
+        text[i] = "t%d" % i
+        lines.append("t%d = %s" % (i, e.call(i, arg)))
+    lines.append(_into_out(e, r, arg))
+    for i in reversed(chain):
+        lines.append(_UNARY_INPLACE[e.nodes[i].op].format("out"))
+    return _function("eager", e, lines)
+
+
+def _into_out(e, i, arg):
+    """Node i computed into `out`: torch's out= where it has one, else copy_."""
+    n = e.nodes[i]
+    a = n.args
+    if n.op in _UNARY_OUT:
+        return _UNARY_OUT[n.op].format(arg(a[0]))
+    if n.op in _BINARY:
+        x, y = a
+        if not e.is_tensor(x) and n.op in _COMMUTATIVE:
+            x, y = y, x
+        if e.is_tensor(x) and e.is_tensor(y):
+            return "torch.%s(%s, %s, out=out)" % (_BINARY[n.op], arg(x), arg(y))
+        if e.is_tensor(x) and n.op in ("max", "min"):
+            return "torch.clamp_%s(%s, %s, out=out)" % (n.op, arg(x), arg(y))
+        if e.is_tensor(x):
+            return "torch.%s(%s, %s, out=out)" % (_BINARY[n.op], arg(x), arg(y))
+    if n.op == "select" and e.is_tensor(a[1]) and e.is_tensor(a[2]):
+        return "torch.where(%s, %s, %s, out=out)" % (e.condition(a[0], arg), arg(a[1]), arg(a[2]))
+    if n.op == "clamp" and e.is_tensor(a[0]):
+        return "torch.clamp(%s, %s, %s, out=out)" % (arg(a[0]), arg(a[1]), arg(a[2]))
+    return "out.copy_(%s)" % e.call(i, arg)
+
+
+def compiled_source(spec):
+    """The function torch.compile is given: the expression, nested, copied into out (Inductor
+    fuses it into one kernel that stores into out)."""
+    e = _Expr(spec)
+    return _function("compiled", e, ["out.copy_(%s)" % e.nested()])
+
+
+def _function(name, e, lines):
+    head = "def %s(%s, out):\n" % (name, ", ".join(e.inputs))
+    return head + "".join("    %s\n" % l for l in lines)
+
+
+def _define(source, name, spec):
+    import torch
+    import torch.nn.functional as F
+
+    scope = {"torch": torch, "F": F, "math": math, "DT": kq.torch_dtype(spec)}
+    exec(compile(source, "<kq %s: %s>" % (name, spec.semantics), "exec"), scope)
+    return scope[name]
+
+
+_torch_why = {}
+
+
+def _torch_missing(device, need_compile):
+    """Why torch cannot run this arm here, or None (imports torch the first time)."""
+    key = (device, need_compile)
+    if key not in _torch_why:
+        why = kq.missing("torch")
+        if why is None:
+            import torch
+
+            if device == "cuda" and not torch.backends.cuda.is_built():
+                why = "this PyTorch (%s) was built without CUDA" % torch.__version__
+            elif device == "cuda" and not torch.cuda.is_available():
+                why = "PyTorch sees no CUDA device"
+            elif need_compile and not hasattr(torch, "compile"):
+                why = "PyTorch %s has no torch.compile (2.0 or later)" % torch.__version__
+        _torch_why[key] = why
+    return _torch_why[key]
+
+
+class _TorchArm(kq.Arm):
+    family = "torch"
+    tensors = "torch"
+    version = "1"
+    compile_mode = None  # None: eager
+
+    def supports(self, spec):
+        why = _torch_missing(self.device, self.compile_mode is not None)
+        if why:
+            return why
+        if spec.dtype not in ("f32", "f64"):
+            return "f32 and f64 only"
+        try:
+            self.source_of(spec)
+        except kq.Unsupported as e:
+            return str(e)
+        return None
+
+    def source_of(self, spec):
+        return eager_source(spec) if self.compile_mode is None else compiled_source(spec)
+
+    def prepare(self, problem):
+        key = (problem.spec.semantics, problem.spec.dtype, tuple(problem.spec.inputs))
+        if getattr(self, "_key", None) != key:
+            self._key = key
+            self._source = self.source_of(problem.spec)
+            self._fn = self._build(problem.spec)
+            self._codes = {}
+        self._warm(problem)
+
+    def _build(self, spec):
+        fn = _define(self._source, "eager" if self.compile_mode is None else "compiled", spec)
+        return fn
+
+    def _warm(self, problem):
+        pass
+
+    def run(self, inputs, outputs):
+        self._fn(*inputs, outputs[0])
+
+    def artifacts(self):
+        if not hasattr(self, "_source"):
+            return []
+        kind = "eager" if self.compile_mode is None else "compiled"
+        out = [("source", "torch_%s.py" % kind, self._source)]
+        for k, code in enumerate(getattr(self, "_codes", {})):
+            out.append(("source", "inductor_%d.py" % k, code))
+        return out
+
+
+class _CompiledArm(_TorchArm):
+    compile_mode = "default"
+
+    def _build(self, spec):
+        import torch
+        import torch._dynamo
+
+        # kq calls on many shapes and layouts: never let a recompile limit fall back to eager.
+        for limit in ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit",
+                      "accumulated_cache_size_limit"):
+            if hasattr(torch._dynamo.config, limit):
+                setattr(torch._dynamo.config, limit, max(getattr(torch._dynamo.config, limit), 4096))
+        fn = _define(self._source, "compiled", spec)
+        mode = None if self.compile_mode == "default" else self.compile_mode
+        return torch.compile(fn, fullgraph=True, mode=mode)
+
+    def _warm(self, problem):
+        """Compiles for these shapes and layouts on scratch tensors (prepare writes nothing of
+        the caller's), keeping the code Inductor wrote."""
+        args = kq.scratch_like(problem.inputs + problem.outputs)
+        try:
+            from torch._inductor.utils import run_and_get_code
+        except ImportError:
+            self._fn(*args)
+            return
+        _, codes = run_and_get_code(self._fn, *args)
+        for c in codes:
+            if len(self._codes) < 16:
+                self._codes.setdefault(c, None)
+        del args
+
+
+class TorchEager(_TorchArm):
+    name, device = "torch_eager", "cuda"
+
+
+class TorchEagerCpu(_TorchArm):
+    name, device = "torch_eager_cpu", "cpu"
+
+
+class TorchCompile(_CompiledArm):
+    name, device = "torch_compile", "cuda"
+
+
+class TorchCompileCpu(_CompiledArm):
+    name, device = "torch_compile_cpu", "cpu"
+
+
+class TorchCompileAutotune(_CompiledArm):
+    name, device = "torch_compile_autotune", "cuda"
+    compile_mode = "max-autotune-no-cudagraphs"
