@@ -1,8 +1,10 @@
 // Arms written in Python (plugins/python): the shipped numpy arm qualifies through kq like any
 // other, with its file's SHA-256 in its identity; files from KQ_PYTHON_ARMS load beside it; a
 // file that cannot be imported is named with its line and exception while the others load; an
-// exception in run() is that call's error, its traceback in the worker's log. Disabled where
-// the plugin was not built (tests/CMakeLists.txt says why).
+// exception in run() is that call's error, its traceback in the worker's log. The generated torch
+// arms qualify every shipped spec on the CPU (torch_compile declines where torch has none), the
+// broken torch candidates are rejected by their declared check, and kq.Tensor's protocols carry
+// kq's views intact. Disabled where the plugin was not built (tests/CMakeLists.txt says why).
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -23,6 +25,27 @@ nlohmann::json read_json(const fs::path& f) {
 }
 
 void write(const fs::path& f, const std::string& text) { std::ofstream(f) << text; }
+
+// The version of torch the plugin's Python has ("" when none), as `python3 -c` tells.
+std::string torch_version() {
+  const fs::path out = kq::test::temp_dir("python-torch") / "version.txt";
+  const std::string cmd = std::string(KQ_TEST_PYTHON) +
+                          " -c 'import torch; print(torch.__version__)' > '" + out.string() +
+                          "' 2>/dev/null";
+  if (std::system(cmd.c_str()) != 0) return "";
+  std::string v = kq::test::read_file(out);
+  while (!v.empty() && v.back() == '\n') v.pop_back();
+  return v;
+}
+
+// One arm on one spec, qualification only; returns the run's summary.
+nlohmann::json qualify(const std::string& spec, const std::string& arm, const fs::path& dir,
+                       const std::string& extra = "") {
+  auto r = run_kq("run " + spec + " --arms " + arm + " --quick --no-timing " + extra + " --out '" +
+                  dir.string() + "'");
+  INFO(r.out);
+  return read_json(dir / "summary.json");
+}
 
 }  // namespace
 
@@ -87,4 +110,79 @@ TEST_CASE("KQ_PYTHON_ARMS: unimportable files are named, the others load, an exc
   const std::string log = kq::test::read_file(dir / "run" / "logs" / "qualify-py_raises.log");
   CHECK(log.find("ValueError: out of cheese") != std::string::npos);
   CHECK(log.find("raises.py\", line 6") != std::string::npos);
+}
+
+TEST_CASE("torch_eager_cpu qualifies every shipped spec; torch_compile_cpu declines without it") {
+  const std::string version = torch_version();
+  if (version.empty()) {
+    MESSAGE("skipped: the plugin's Python has no torch (Debian: python3-torch)");
+    return;
+  }
+  const fs::path dir = kq::test::temp_dir("python-torch-eager");
+  int specs = 0;
+  for (const auto& e : fs::directory_iterator(kq::test::source_dir() / "specs")) {
+    if (e.path().extension() != ".yaml") continue;
+    ++specs;
+    const auto summary = qualify(e.path().string(), "torch_eager_cpu", dir / e.path().stem());
+    INFO(e.path().filename().string());
+    REQUIRE(summary["arms"].size() == 1);
+    CHECK(summary["arms"][0]["verdict"] == "qualified");
+    CHECK(summary["arms"][0]["counts"]["failed"] == 0);
+  }
+  CHECK(specs >= 7);
+  // The generated eager function is the arm's artifact.
+  const std::string eager =
+      kq::test::read_file(dir / "residual_relu" / "artifacts" / "torch_eager_cpu" / "torch_eager.py");
+  CHECK(eager.find("torch.add(x, residual, out=out)") != std::string::npos);
+  CHECK(eager.find("F.threshold_(out, 0.0, 0.0)") != std::string::npos);
+
+  const auto summary =
+      qualify("specs/residual_relu.yaml", "torch_compile_cpu", dir / "compile");
+  if (version.rfind("1.", 0) == 0) {
+    CHECK(summary["arms"][0]["verdict"] == "unsupported");
+    CHECK(summary["arms"][0]["detail"].get<std::string>().find("has no torch.compile") !=
+          std::string::npos);
+  } else {
+    CHECK(summary["arms"][0]["verdict"] == "qualified");
+  }
+}
+
+TEST_CASE("the broken torch candidates on the CPU are rejected by their declared check") {
+  if (torch_version().empty()) {
+    MESSAGE("skipped: the plugin's Python has no torch (Debian: python3-torch)");
+    return;
+  }
+  const fs::path dir = kq::test::temp_dir("python-broken");
+  const std::pair<const char*, const char*> cases[] = {
+      {"broken_torch_result_cache_cpu", "new_values"},
+      {"broken_torch_mutates_input_cpu", "input_modified"},
+  };
+  for (const auto& [arm, check] : cases) {
+    const auto summary = qualify("specs/residual_relu.yaml", arm, dir / arm);
+    INFO(arm);
+    CHECK(summary["arms"][0]["verdict"] == "rejected");
+    CHECK(summary["arms"][0]["check"] == check);
+  }
+  // NaN dropped: only where NaN is in the domain; declined, with the reason, elsewhere.
+  auto summary = qualify("specs/residual_relu_ieee.yaml", "broken_torch_nan_where_cpu", dir / "nan");
+  CHECK(summary["arms"][0]["verdict"] == "rejected");
+  CHECK(summary["arms"][0]["check"] == "values");
+  summary = qualify("specs/residual_relu.yaml", "broken_torch_nan_where_cpu", dir / "finite");
+  CHECK(summary["arms"][0]["verdict"] == "unsupported");
+}
+
+TEST_CASE("kq.Tensor's protocols give kq's views intact: pointer, offset, shape and strides") {
+  const fs::path arms = kq::test::source_dir() / "tests/data/python_arms";
+  setenv("KQ_PYTHON_ARMS", arms.c_str(), 1);
+  const fs::path dir = kq::test::temp_dir("python-protocols");
+  for (const char* arm : {"py_array_interface", "py_dlpack_numpy", "py_dlpack_torch"}) {
+    const auto summary = qualify("specs/residual_relu.yaml", arm, dir / arm);
+    INFO(arm);
+    const std::string verdict = summary["arms"][0]["verdict"];
+    if (verdict == "unsupported" && std::string(arm) == "py_dlpack_torch") continue;  // no torch
+    CHECK(verdict == "qualified");
+    CHECK(summary["headline"]["out_of_contract_refused"] ==
+          summary["headline"]["out_of_contract_cases"]);
+  }
+  unsetenv("KQ_PYTHON_ARMS");
 }
