@@ -10,11 +10,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <vector>
 
-#include "../plugin_common/sha256.hpp"
 #include "interpreter.hpp"
 #include "kq/build_info.hpp"
 #include "kq/export.hpp"
@@ -27,11 +25,19 @@ namespace fs = std::filesystem;
 namespace kq::python {
 namespace {
 
+// hashlib.sha256(open(file, 'rb').read()).hexdigest(), by Python's own hashlib: the plugin
+// needs no crypto library of its own. Called with the GIL held (make_arms).
 std::string sha256_of(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  return plugin::sha256_hex(bytes.str());
+  py::object f = py::module_::import("builtins").attr("open")(file.string(), "rb");
+  py::object bytes;
+  try {
+    bytes = f.attr("read")();
+  } catch (...) {
+    f.attr("close")();
+    throw;
+  }
+  f.attr("close")();
+  return py::str(py::module_::import("hashlib").attr("sha256")(bytes).attr("hexdigest")());
 }
 
 // The shipped arms' folder: python-arms/ beside this plugin once installed, else the source's.
