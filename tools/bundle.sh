@@ -3,6 +3,9 @@
 #   DEST/bin/kq, DEST/bin/plugins/*.so, DEST/lib/<the non-system runtime libraries>
 # with $ORIGIN rpaths, so `DEST/bin/kq run SPEC` works wherever DEST is copied. The CUDA
 # libraries (runtime, driver, cuDNN, NVRTC, CUPTI) are not copied: the host's own are used.
+# The install carries the SDK too (DEST/include/kq, DEST/lib/cmake/kq: find_package(kq)) and the
+# python plugin's sources, which the host builds against its own Python:
+#   DEST/bin/build-python-plugin.sh DEST [PYTHON]
 # When the build has the GPU tests, they come too, as DEST/tests/ with a CTestTestfile.cmake:
 #   ctest --test-dir DEST/tests -L gpu --output-on-failure
 # usage: tools/bundle.sh BUILD_DIR DEST
@@ -14,7 +17,8 @@ cmake --install "$build" --prefix "$dest" --strip >/dev/null
 mkdir -p "$dest/lib"
 # The python plugin embeds the Python it was built against (3.11 here); the GPU host's is
 # another (3.12): the plugin must be built there, against the host's Python (issue 12), so the
-# one built here stays out of the bundle. Its shipped arms travel, for the plugin built there.
+# one built here stays out of the bundle. Its sources and shipped arms travel, for the plugin
+# built there (bin/build-python-plugin.sh).
 rm -f "$dest/bin/plugins/libkq_python.so"
 # Libraries a GPU host may lack; everything else (glibc, libstdc++, CUDA) is the host's.
 keep='libboost_|libyaml-cpp|libtbb|libtbbmalloc|libcrypto|libssl'
@@ -45,3 +49,4 @@ if ((${#gpu_tests[@]})); then
   } >"$dest/tests/CTestTestfile.cmake"
 fi
 echo "bundle: $dest ($(du -sh "$dest" | cut -f1)); run $dest/bin/kq run $dest/specs/residual_relu.yaml"
+echo "bundle: the python plugin, built where it runs: $dest/bin/build-python-plugin.sh $dest [PYTHON]"
