@@ -7,7 +7,7 @@
 set -euo pipefail
 # libjs-chart.js: Chart.js, compiled into kq so that report.html draws its plots offline.
 # python3-dev, pybind11-dev, python3-numpy: plugins/python, arms written in Python (the shipped
-# one uses numpy); libdlpack-dev: the DLPack header those arms' tensors will use.
+# numpy arm); libdlpack-dev: the DLPack header kq's tensors are offered to Python through.
 packages=(cmake ninja-build g++ make git pkg-config
           libboost-dev libboost-program-options-dev libyaml-cpp-dev libtbb-dev
           doctest-dev nlohmann-json3-dev libssl-dev libjs-chart.js
@@ -15,7 +15,9 @@ packages=(cmake ninja-build g++ make git pkg-config
 # chromium: the report test renders report.html in headless Chromium and checks the plots.
 # clang, libclang-rt-dev (libFuzzer and the sanitizer runtimes; clang alone does not bring
 # them): the fuzz test builds tests/fuzz with -fsanitize=fuzzer,address,undefined.
-test_packages=(chromium clang libclang-rt-dev)
+# python3-torch (1.13, CPU only): the generated torch_eager_cpu arm and the broken torch
+# candidates run in the tests; torch_compile declines on it (no torch.compile before 2.0).
+test_packages=(chromium clang libclang-rt-dev python3-torch)
 for arg in "$@"; do
   case "$arg" in
     --test) packages+=("${test_packages[@]}") ;;
