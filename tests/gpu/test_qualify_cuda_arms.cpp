@@ -1,12 +1,15 @@
 // Every CUDA arm through kq's own qualification on every shipped spec (kq selftest): the good
 // ones must qualify wherever they claim a spec, the known-broken ones must be rejected by the
-// check they declare. Skips, saying why, where no CUDA device is usable. With KQ_TEST_OUT set,
+// check they declare. Where the python plugin was built (on the GPU host, against its Python),
+// its CUDA arms are among them: torch_eager, torch_compile, the Triton arms and the broken
+// Triton and torch candidates. Skips, saying why, where no CUDA device is usable. With KQ_TEST_OUT set,
 // the selftest's folder is kept there (as KQ_TEST_OUT/selftest).
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
+#include <map>
 #include "test_support.hpp"
 
 TEST_CASE("kq selftest qualifies every good CUDA arm and rejects every broken one") {
@@ -18,11 +21,26 @@ TEST_CASE("kq selftest qualifies every good CUDA arm and rejects every broken on
   CHECK(r.exit_code == 0);
   auto s = nlohmann::json::parse(kq::test::read_file(dir / "selftest.json"));
   int cuda_arms = 0;
+  std::map<std::string, nlohmann::json> python;  // the python plugin's CUDA arms
   for (const auto& a : s["arms"]) {
     const std::string name = a["arm"];
+    for (const char* prefix : {"torch_", "triton_", "broken_triton_", "broken_torch_"})
+      if (name.rfind(prefix, 0) == 0 && name.find("_cpu") == std::string::npos) python[name] = a;
     if (name.find("cuda") == std::string::npos && name.find("nvrtc") == std::string::npos) continue;
     ++cuda_arms;
     CHECK_MESSAGE(a["counted"] == true, name << ": " << a["outcome"]);
   }
   CHECK(cuda_arms > 20);
+  if (python.empty()) {
+    MESSAGE("the python plugin is not built here: its arms were not run");
+    return;
+  }
+  for (const char* arm : {"torch_eager", "torch_compile", "triton_residual_relu_1024",
+                          "triton_residual_relu_4096", "triton_silu_mul_1024",
+                          "triton_silu_mul_4096", "broken_triton_unmasked_tail",
+                          "broken_triton_nan_max", "broken_triton_result_cache"}) {
+    INFO(arm);
+    REQUIRE(python.count(arm) == 1);
+    CHECK_MESSAGE(python[arm]["ok"] == true, python[arm]["outcome"]);
+  }
 }
