@@ -12,6 +12,12 @@
 #                                           and compute-sanitizer passes over the CUDA arms
 #   tools/gpu_check.sh KQ_DIR OUT guards    the broken candidates of the timing defences beside
 #                                           two good arms: their verdicts and the decision
+#   tools/gpu_check.sh KQ_DIR OUT python    builds plugins/python against the host's Python
+#                                           (KQ_PYTHON_FOR_PLUGIN, default the torch venv's);
+#                                           the other parts then run its arms too
+#   tools/gpu_check.sh KQ_DIR OUT reference residual_relu and silu_mul with every family's arm
+#                                           (CUDA C++, cuDNN, Thrust, PTX, NVRTC, eager PyTorch,
+#                                           torch.compile, Triton) at 2^20, 2^24 and 2^28
 #
 # kq needs NVRTC and CUPTI from the CUDA toolkit: /usr/local/cuda/lib64 goes on its library path
 # only (PyTorch, used by crosscheck.py, keeps its own).
@@ -39,6 +45,25 @@ trap prune EXIT
 step() { echo "== $(date +%T) $*"; }
 
 case $part in
+  python)
+    step "build plugins/python against ${KQ_PYTHON_FOR_PLUGIN:=/opt/torch/.venv/bin/python3}"
+    "$kq_dir/bin/build-python-plugin.sh" "$kq_dir" "$KQ_PYTHON_FOR_PLUGIN" 2>&1 | tail -n 5
+    "${kq_env[@]}" "$kq" list 2>&1 | grep -E "libkq_python|load errors" | head -n 40
+    ;;
+  reference)
+    sizes=1048576,16777216,268435456
+    rr=cuda_fused_residual_relu_v4_b1024,nvrtc_jit,cudnn_pointwise,thrust_residual_relu
+    rr+=,inline_ptx_residual_relu,torch_eager,torch_compile,torch_compile_autotune
+    rr+=,triton_residual_relu_1024,triton_residual_relu_4096
+    sm=cuda_fused_silu_mul_v4_b1024,nvrtc_jit,cudnn_pointwise,thrust_silu_mul,torch_eager
+    sm+=,torch_compile,torch_compile_autotune,triton_silu_mul_1024,triton_silu_mul_4096
+    step "kq run residual_relu"
+    "${kq_env[@]}" timeout "${KQ_REFERENCE_TIMEOUT:-270}" "$kq" run "$specs/residual_relu.yaml" \
+      --quick --arms "$rr" --sizes "$sizes" --out "$out/residual_relu" 2>&1 | tail -n 30
+    step "kq run silu_mul"
+    "${kq_env[@]}" timeout "${KQ_REFERENCE_TIMEOUT:-270}" "$kq" run "$specs/silu_mul.yaml" \
+      --quick --arms "$sm" --sizes "$sizes" --out "$out/silu_mul" 2>&1 | tail -n 30
+    ;;
   tests)
     step "nvidia-smi"
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
