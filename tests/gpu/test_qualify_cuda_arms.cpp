@@ -2,8 +2,8 @@
 // ones must qualify wherever they claim a spec, the known-broken ones must be rejected by the
 // check they declare. Where the python plugin was built (on the GPU host, against its Python),
 // its CUDA arms are among them: torch_eager, torch_compile, the Triton arms and the broken
-// Triton and torch candidates. Skips, saying why, where no CUDA device is usable. With KQ_TEST_OUT set,
-// the selftest's folder is kept there (as KQ_TEST_OUT/selftest).
+// Triton and torch candidates. Skips, saying why, where no CUDA device is usable. With KQ_TEST_OUT
+// set, the selftest's folder is kept there (as KQ_TEST_OUT/selftest).
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -35,10 +35,10 @@ TEST_CASE("kq selftest qualifies every good CUDA arm and rejects every broken on
     MESSAGE("the python plugin is not built here: its arms were not run");
     return;
   }
-  for (const char* arm : {"torch_eager", "torch_compile", "triton_residual_relu_1024",
-                          "triton_residual_relu_4096", "triton_silu_mul_1024",
-                          "triton_silu_mul_4096", "broken_triton_unmasked_tail",
-                          "broken_triton_nan_max", "broken_triton_result_cache"}) {
+  for (const char* arm :
+       {"torch_eager", "torch_compile", "triton_residual_relu_1024", "triton_residual_relu_4096",
+        "triton_silu_mul_1024", "triton_silu_mul_4096", "broken_triton_unmasked_tail",
+        "broken_triton_nan_max", "broken_triton_result_cache"}) {
     INFO(arm);
     REQUIRE(python.count(arm) == 1);
     CHECK_MESSAGE(python[arm]["ok"] == true, python[arm]["outcome"]);

@@ -131,13 +131,12 @@ TEST_CASE("torch_eager_cpu qualifies every shipped spec; torch_compile_cpu decli
   }
   CHECK(specs >= 7);
   // The generated eager function is the arm's artifact.
-  const std::string eager =
-      kq::test::read_file(dir / "residual_relu" / "artifacts" / "torch_eager_cpu" / "torch_eager.py");
+  const std::string eager = kq::test::read_file(dir / "residual_relu" / "artifacts" /
+                                                "torch_eager_cpu" / "torch_eager.py");
   CHECK(eager.find("torch.add(x, residual, out=out)") != std::string::npos);
   CHECK(eager.find("F.threshold_(out, 0.0, 0.0)") != std::string::npos);
 
-  const auto summary =
-      qualify("specs/residual_relu.yaml", "torch_compile_cpu", dir / "compile");
+  const auto summary = qualify("specs/residual_relu.yaml", "torch_compile_cpu", dir / "compile");
   if (version.rfind("1.", 0) == 0) {
     CHECK(summary["arms"][0]["verdict"] == "unsupported");
     CHECK(summary["arms"][0]["detail"].get<std::string>().find("has no torch.compile") !=
@@ -164,7 +163,8 @@ TEST_CASE("the broken torch candidates on the CPU are rejected by their declared
     CHECK(summary["arms"][0]["check"] == check);
   }
   // NaN dropped: only where NaN is in the domain; declined, with the reason, elsewhere.
-  auto summary = qualify("specs/residual_relu_ieee.yaml", "broken_torch_nan_where_cpu", dir / "nan");
+  auto summary =
+      qualify("specs/residual_relu_ieee.yaml", "broken_torch_nan_where_cpu", dir / "nan");
   CHECK(summary["arms"][0]["verdict"] == "rejected");
   CHECK(summary["arms"][0]["check"] == "values");
   summary = qualify("specs/residual_relu.yaml", "broken_torch_nan_where_cpu", dir / "finite");
