@@ -67,6 +67,7 @@ Manifest read_manifest(const std::filesystem::path& file, std::vector<std::strin
     m.baselines = spec.value("baselines", std::vector<std::string>{});
     if (m.baselines.empty() && spec.contains("baseline"))
       m.baselines.push_back(spec.value("baseline", ""));
+    m.eager = spec.value("eager", std::vector<std::string>{});
     m.min_speedup = spec.value("min_speedup", 1.03);
     m.bytes_per_element = spec.value("bytes_per_element", 0.0);
     for (const auto& a : j.value("arms", json::array()))

@@ -32,6 +32,7 @@ struct Manifest {
   std::string op, spec_sha256, started;
   nlohmann::json machine = nlohmann::json::object(), kq = nlohmann::json::object();
   std::vector<std::string> baselines;  // in order of preference (spec.baselines, or [baseline])
+  std::vector<std::string> eager;      // the same (spec.eager; [] in runs without it)
   double min_speedup = 1.03;
   double bytes_per_element = 0;
   std::vector<ManifestArm> arms;

@@ -152,6 +152,11 @@ std::string render_markdown(const nlohmann::json& s) {
   if (!s.value("timing_ran", false)) {
     md << "No timing was recorded (no qualified arm, or the run stopped before timing).\n";
   }
+  if (const std::string eager = s.value("eager_choice", nlohmann::json::object()).value("used", "");
+      !eager.empty())
+    md << "Speed-ups side by side: against eager execution (" << eager
+       << ") and against the compiled baseline (" << s["decision"].value("baseline", "")
+       << "), each its median over the arm's, with a 95% bootstrap interval.\n\n";
   for (const auto& row : s["timing"]) {
     md << "### " << row.value("size", 0LL) << " elements";
     if (row.value("bytes", 0.0) > 0)

@@ -61,6 +61,7 @@ nlohmann::json build_manifest(const Spec& spec, const std::vector<StageArm>& arm
         {"semantics", spec.op.semantics.text},
         {"baseline", spec.decision.baselines.front()},
         {"baselines", spec.decision.baselines},
+        {"eager", spec.decision.eager},
         {"min_speedup", spec.decision.min_speedup},
         {"bytes_per_element", bytes_per_element},
         {"sizes", spec.timing.sizes}}},
