@@ -31,6 +31,14 @@ int cmd_list(const std::vector<std::string>& args) {
       std::cout << "  (known broken; must fail " << a.identity.expected_rejection << ")";
     std::cout << "\n";
   }
+  // What each plugin reported of its environment (kq_plugin_environment), under its file name.
+  if (!set.environments.empty()) {
+    std::cout << "\nplugin environment:\n";
+    for (const auto& env : set.environments) {
+      std::cout << "  " << env.file.filename().string() << " (" << env.file.string() << ")\n";
+      for (const auto& f : env.facts) std::cout << "    " << f.key << ": " << f.value << "\n";
+    }
+  }
   if (!set.errors.empty()) {
     std::cout << "\nload errors:\n";
     for (const auto& e : set.errors)

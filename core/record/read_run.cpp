@@ -63,6 +63,7 @@ Manifest read_manifest(const std::filesystem::path& file, std::vector<std::strin
     m.machine = j.value("machine", json::object());
     m.kq = j.value("kq", json::object());
     m.load_errors = j.value("load_errors", json::array());
+    m.plugin_environment = j.value("plugin_environment", json::object());
     const json spec = j.value("spec", json::object());
     m.baselines = spec.value("baselines", std::vector<std::string>{});
     if (m.baselines.empty() && spec.contains("baseline"))

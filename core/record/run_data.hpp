@@ -37,6 +37,9 @@ struct Manifest {
   double bytes_per_element = 0;
   std::vector<ManifestArm> arms;
   nlohmann::json load_errors = nlohmann::json::array();  // [{file, message}]: what did not load
+  // {plugin file name: {key: value}}: what each plugin reported of its environment (its
+  // kq_plugin_environment export: Python, torch, Triton versions); {} in runs without it.
+  nlohmann::json plugin_environment = nlohmann::json::object();
   nlohmann::json raw = nlohmann::json::object();
   const ManifestArm* arm(const std::string& name) const;  // nullptr when not listed
 };

@@ -319,3 +319,23 @@ TEST_CASE(
         std::string::npos);
   CHECK(kq::render_markdown(missing).find("speed-up vs eager") == std::string::npos);
 }
+
+TEST_CASE("the plugins' environment reaches the summary and report.md; runs without it read") {
+  const fs::path dir =
+      write_run("plugin-env", {"base:cuda"}, "", round_line("base", 0, 1e-5, 1980));
+  json m = read_json(dir / "manifest.json");
+  m["plugin_environment"] = {
+      {"libkq_python.so",
+       {{"python", "3.12.3 (main)"}, {"torch", "2.11.0+cu130"}, {"triton", "absent"}}}};
+  std::ofstream(dir / "manifest.json") << m.dump();
+  const json s = kq::summarize_run(dir);
+  CHECK(s["plugin_environment"]["libkq_python.so"]["torch"] == "2.11.0+cu130");
+  const std::string md = kq::render_markdown(s);
+  CHECK(md.find("- plugin libkq_python.so: python 3.12.3 (main), torch 2.11.0+cu130, triton "
+                "absent\n") != std::string::npos);
+  const kq::RunData run = kq::read_run(dir);
+  CHECK(kq::render_html(kq::summarize(run), run)
+            .find("<li>plugin libkq_python.so: python 3.12.3 (main), torch 2.11.0+cu130, triton "
+                  "absent</li>") != std::string::npos);
+  CHECK(!kq::summarize_run(kReference).contains("plugin_environment"));
+}
