@@ -10,7 +10,8 @@ int cmd_list(const std::vector<std::string>& args) {
   po::options_description opts("list options");
   add_plugin_options(opts);
   po::variables_map vm;
-  if (!parse_subcommand("kq list [--plugin-dir DIR] [--plugin FILE]", opts, {}, args, vm))
+  if (!parse_subcommand("kq list [--plugin-dir DIR] [--plugin FILE] [--python-arms DIR]", opts, {},
+                        args, vm))
     return kOk;
   PluginSet set = load_plugins_from(vm, false);
   std::string why;
