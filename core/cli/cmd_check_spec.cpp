@@ -20,7 +20,7 @@ int cmd_check_spec(const std::vector<std::string>& args) {
       std::cout << f << ": ok: " << s.op.op << " = " << to_text(s.op.semantics, s.op.inputs) << " ("
                 << to_string(s.op.dtype) << ", " << s.op.inputs.size() << " inputs, "
                 << s.timing.sizes.size() << " timing sizes, baseline " << baseline_text(s.decision)
-                << ")\n";
+                << (s.decision.eager.empty() ? "" : ", eager " + eager_text(s.decision)) << ")\n";
     } catch (const SpecError& e) {
       std::cerr << e.what() << "\n";
       rc = kBadUsage;

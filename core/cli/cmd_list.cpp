@@ -10,7 +10,8 @@ int cmd_list(const std::vector<std::string>& args) {
   po::options_description opts("list options");
   add_plugin_options(opts);
   po::variables_map vm;
-  if (!parse_subcommand("kq list [--plugin-dir DIR] [--plugin FILE]", opts, {}, args, vm))
+  if (!parse_subcommand("kq list [--plugin-dir DIR] [--plugin FILE] [--python-arms DIR]", opts, {},
+                        args, vm))
     return kOk;
   PluginSet set = load_plugins_from(vm, false);
   std::string why;
@@ -30,6 +31,14 @@ int cmd_list(const std::vector<std::string>& args) {
     if (!a.identity.expected_rejection.empty())
       std::cout << "  (known broken; must fail " << a.identity.expected_rejection << ")";
     std::cout << "\n";
+  }
+  // What each plugin reported of its environment (kq_plugin_environment), under its file name.
+  if (!set.environments.empty()) {
+    std::cout << "\nplugin environment:\n";
+    for (const auto& env : set.environments) {
+      std::cout << "  " << env.file.filename().string() << " (" << env.file.string() << ")\n";
+      for (const auto& f : env.facts) std::cout << "    " << f.key << ": " << f.value << "\n";
+    }
   }
   if (!set.errors.empty()) {
     std::cout << "\nload errors:\n";

@@ -86,6 +86,7 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
   o.arms = select_arms(set, vm);
   if (o.arms.empty()) throw UsageError("no arms to run (kq list shows what was found)");
   o.load_errors = set.errors;
+  o.plugin_environment = set.environments;
 
   o.machine = machine_info();
   o.dir = make_run_dir(vm, o.spec.op.op, machine_short_name(o.machine));

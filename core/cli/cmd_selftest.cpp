@@ -67,6 +67,7 @@ int cmd_selftest(const std::vector<std::string>& args) {
   for (const auto& a : set.arms) o.arms.push_back({a.identity, a.plugin_file});
   if (o.arms.empty()) throw UsageError("no arms found (kq list shows where kq looked)");
   o.load_errors = set.errors;
+  o.plugin_environment = set.environments;
 
   o.machine = machine_info();
   o.dir = make_run_dir(vm, "selftest", machine_short_name(o.machine));

@@ -3,6 +3,7 @@
 #include "rundir/run_dir.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <iostream>
 #include <sstream>
 
@@ -14,8 +15,34 @@ void add_plugin_options(po::options_description& d) {
   d.add_options()("plugin-dir", po::value<std::vector<std::string>>()->composing(),
                   "load every plugin in DIR (repeatable; replaces the default plugins/ beside kq)")(
       "plugin", po::value<std::vector<std::string>>()->composing(),
-      "load the plugin FILE (repeatable)");
+      "load the plugin FILE (repeatable)")(
+      "python-arms", po::value<std::vector<std::string>>()->composing(),
+      "load the Python arms (*.py) in DIR too (repeatable): the python plugin reads its shipped "
+      "arms/, then each folder of KQ_PYTHON_ARMS, then these (appended to KQ_PYTHON_ARMS)");
 }
+
+namespace {
+
+// --python-arms DIR...: appended to KQ_PYTHON_ARMS (':'-separated) before any plugin loads. core
+// knows nothing of the python plugin: the variable is its interface, and workers inherit it.
+void add_python_arms(const po::variables_map& vm) {
+  if (!vm.count("python-arms")) return;
+  const char* before = std::getenv("KQ_PYTHON_ARMS");
+  std::string list = before ? before : "";
+  for (const auto& d : vm["python-arms"].as<std::vector<std::string>>()) {
+    std::error_code ec;
+    if (d.empty() || !std::filesystem::is_directory(d, ec))
+      throw UsageError("--python-arms: '" + d + "' is not a folder");
+    if (d.find(':') != std::string::npos)
+      throw UsageError("--python-arms: '" + d + "' holds a ':', which KQ_PYTHON_ARMS separates");
+    // Absolute: a worker may run elsewhere, and the arm's identity names its file by its path.
+    const std::string dir = std::filesystem::absolute(d).lexically_normal().string();
+    list += (list.empty() ? "" : ":") + dir;
+  }
+  setenv("KQ_PYTHON_ARMS", list.c_str(), 1);
+}
+
+}  // namespace
 
 PluginSet load_plugins_from(const po::variables_map& vm, bool print_errors) {
   std::vector<std::filesystem::path> dirs, files;
@@ -23,6 +50,7 @@ PluginSet load_plugins_from(const po::variables_map& vm, bool print_errors) {
     for (const auto& d : vm["plugin-dir"].as<std::vector<std::string>>()) dirs.emplace_back(d);
   if (vm.count("plugin"))
     for (const auto& f : vm["plugin"].as<std::vector<std::string>>()) files.emplace_back(f);
+  add_python_arms(vm);
   PluginSet set = load_plugins(default_plugin_search(self_executable().parent_path(), dirs, files));
   if (print_errors)
     for (const auto& e : set.errors)

@@ -25,9 +25,11 @@ struct UsageError : std::runtime_error {
 
 namespace po = boost::program_options;
 
-// --plugin-dir, --plugin (both repeatable).
+// --plugin-dir, --plugin, --python-arms (all repeatable).
 void add_plugin_options(po::options_description& d);
 // Loads plugins as the options and KQ_PLUGIN_PATH say; prints load errors to stderr unless quiet.
+// --python-arms folders are appended to KQ_PYTHON_ARMS first (the python plugin reads it, and
+// the workers inherit it); one that is not a folder is a UsageError naming it.
 PluginSet load_plugins_from(const po::variables_map& vm, bool print_errors);
 
 // Parses args of a subcommand; prints help and returns false when --help was given.

@@ -102,7 +102,8 @@ void print_outcome(const RunPipelineOptions& o, const nlohmann::json& summary) {
 }  // namespace
 
 RunPipelineResult run_pipeline(const RunPipelineOptions& o) {
-  start_run_dir(o.dir, o.spec, o.arms, o.load_errors, o.machine, o.command_line);
+  start_run_dir(o.dir, o.spec, o.arms, o.load_errors, o.plugin_environment, o.machine,
+                o.command_line);
   std::cout << "kq " << o.command << " " << o.spec.op.op << " -> " << o.dir.string() << "\n";
 
   RunPipelineResult result;

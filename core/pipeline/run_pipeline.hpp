@@ -21,8 +21,9 @@ struct RunPipelineOptions {
   Spec spec;
   std::vector<StageArm> arms;
   std::vector<LoadError> load_errors;  // the plugins that did not load, for the manifest
-  nlohmann::json machine;              // device/device_info.hpp
-  std::filesystem::path dir;           // the run directory, made and empty
+  std::vector<PluginEnvironment> plugin_environment;  // what the plugins said they run on
+  nlohmann::json machine;                             // device/device_info.hpp
+  std::filesystem::path dir;                          // the run directory, made and empty
 
   bool quick = false;                    // qualify on the smaller sizes only
   std::optional<double> hang_timeout_s;  // empty: the spec's

@@ -41,7 +41,7 @@ struct Tally {
 std::vector<nlohmann::json> run_spec(const SelftestOptions& o, const Spec& spec,
                                      const std::filesystem::path& dir, Progress& progress) {
   std::filesystem::create_directories(dir / "logs");
-  start_run_dir(dir, spec, o.arms, o.load_errors, o.machine, o.command_line);
+  start_run_dir(dir, spec, o.arms, o.load_errors, o.plugin_environment, o.machine, o.command_line);
   std::cout << spec.op.op << " (" << spec.path << ")\n";
   auto q = QualifyStageOptions::for_run_dir(dir);
   q.quick = o.quick;

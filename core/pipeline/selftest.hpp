@@ -21,8 +21,9 @@ struct SelftestOptions {
   std::vector<Spec> specs;
   std::vector<StageArm> arms;
   std::vector<LoadError> load_errors;  // the plugins that did not load, for the manifests
-  nlohmann::json machine;              // device/device_info.hpp
-  std::filesystem::path dir;           // made and empty: one run directory per spec inside
+  std::vector<PluginEnvironment> plugin_environment;  // what the plugins said they run on
+  nlohmann::json machine;                             // device/device_info.hpp
+  std::filesystem::path dir;  // made and empty: one run directory per spec inside
 
   bool quick = false;          // qualify on the smaller sizes only
   double hang_timeout_s = 30;  // seconds a case may run silently

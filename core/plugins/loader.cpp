@@ -51,6 +51,18 @@ void load_one(const Candidate& candidate, PluginSet& set, ArmRegistry& registry)
     for (const LoadProblem& p : problems) set.errors.push_back({p.file, one_line(p.message)});
   }
   if (arms.empty()) return fail("exports no arms");
+  // What it runs on (Python, torch, Triton), for the manifest and kq list.
+  if (library.environment) {
+    EnvironmentFacts facts;
+    if (std::string thrown = guarded_call([&] { library.environment(facts); }); !thrown.empty()) {
+      set.errors.push_back({candidate.file, one_line("kq_plugin_environment " + thrown)});
+    } else if (!facts.empty()) {
+      PluginEnvironment env{candidate.file, {}};
+      for (const EnvironmentFact& f : facts)
+        env.facts.push_back({one_line(f.key, 100), one_line(f.value)});
+      set.environments.push_back(std::move(env));
+    }
+  }
   registry.take(candidate.file, library.handle, arms);
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kq/arm.hpp"
+#include "kq/export.hpp"
 
 namespace kq {
 
@@ -29,9 +30,16 @@ struct LoadError {
   std::string message;  // one line: what failed and why
 };
 
+// What a loaded plugin reported of its environment (its optional kq_plugin_environment export).
+struct PluginEnvironment {
+  std::filesystem::path file;
+  EnvironmentFacts facts;  // in the plugin's order; keys and values one line each
+};
+
 struct PluginSet {
   std::vector<LoadedArm> arms;  // sorted by name
   std::vector<LoadError> errors;
+  std::vector<PluginEnvironment> environments;  // of the plugins that loaded, in load order
   std::vector<std::filesystem::path> searched;  // directories looked in, in order (absent ones too)
 };
 

@@ -15,6 +15,7 @@ namespace dll = boost::dll;
 constexpr const char* kAbiAlias = "kq_abi_version";
 constexpr const char* kCreateAlias = "kq_create_arms";
 constexpr const char* kProblemsAlias = "kq_load_problems";
+constexpr const char* kEnvironmentAlias = "kq_plugin_environment";
 
 // Boost 1.74 reports a failed dlopen as a system_error whose text embeds the loader's own:
 //   "boost::dll::shared_library::load() failed (dlerror system message: <text>): <errno text>"
@@ -60,6 +61,8 @@ OpenedPlugin open_plugin_library(const std::filesystem::path& file) {
   out.library.create_arms = &lib->get_alias<void(ArmList&)>(kCreateAlias);
   if (lib->has(kProblemsAlias))
     out.library.load_problems = &lib->get_alias<void(LoadProblems&)>(kProblemsAlias);
+  if (lib->has(kEnvironmentAlias))
+    out.library.environment = &lib->get_alias<void(EnvironmentFacts&)>(kEnvironmentAlias);
   out.library.handle = std::move(lib);
   return out;
 }

@@ -1,5 +1,6 @@
-// Opening one plugin file and finding its two exports. Boost.DLL stays behind this header: the
-// library is handed out type-erased, so nothing above the loader sees a Boost type.
+// Opening one plugin file and finding its two exports (and the optional ones). Boost.DLL stays
+// behind this header: the library is handed out type-erased, so nothing above the loader sees a
+// Boost type.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -14,9 +15,10 @@ namespace kq {
 struct PluginLibrary {
   // Owns the boost::dll::shared_library; the library is unloaded when the last copy goes.
   std::shared_ptr<void> handle;
-  std::uint32_t (*abi_version)() = nullptr;        // the kq_abi_version alias
-  void (*create_arms)(ArmList&) = nullptr;         // the kq_create_arms alias
-  void (*load_problems)(LoadProblems&) = nullptr;  // the optional kq_load_problems alias
+  std::uint32_t (*abi_version)() = nullptr;          // the kq_abi_version alias
+  void (*create_arms)(ArmList&) = nullptr;           // the kq_create_arms alias
+  void (*load_problems)(LoadProblems&) = nullptr;    // the optional kq_load_problems alias
+  void (*environment)(EnvironmentFacts&) = nullptr;  // the optional kq_plugin_environment alias
 };
 
 struct OpenedPlugin {

@@ -63,10 +63,12 @@ Manifest read_manifest(const std::filesystem::path& file, std::vector<std::strin
     m.machine = j.value("machine", json::object());
     m.kq = j.value("kq", json::object());
     m.load_errors = j.value("load_errors", json::array());
+    m.plugin_environment = j.value("plugin_environment", json::object());
     const json spec = j.value("spec", json::object());
     m.baselines = spec.value("baselines", std::vector<std::string>{});
     if (m.baselines.empty() && spec.contains("baseline"))
       m.baselines.push_back(spec.value("baseline", ""));
+    m.eager = spec.value("eager", std::vector<std::string>{});
     m.min_speedup = spec.value("min_speedup", 1.03);
     m.bytes_per_element = spec.value("bytes_per_element", 0.0);
     for (const auto& a : j.value("arms", json::array()))

@@ -32,10 +32,14 @@ struct Manifest {
   std::string op, spec_sha256, started;
   nlohmann::json machine = nlohmann::json::object(), kq = nlohmann::json::object();
   std::vector<std::string> baselines;  // in order of preference (spec.baselines, or [baseline])
+  std::vector<std::string> eager;      // the same (spec.eager; [] in runs without it)
   double min_speedup = 1.03;
   double bytes_per_element = 0;
   std::vector<ManifestArm> arms;
   nlohmann::json load_errors = nlohmann::json::array();  // [{file, message}]: what did not load
+  // {plugin file name: {key: value}}: what each plugin reported of its environment (its
+  // kq_plugin_environment export: Python, torch, Triton versions); {} in runs without it.
+  nlohmann::json plugin_environment = nlohmann::json::object();
   nlohmann::json raw = nlohmann::json::object();
   const ManifestArm* arm(const std::string& name) const;  // nullptr when not listed
 };

@@ -48,6 +48,8 @@ const std::vector<Column>& timing_columns() {
       {"% of light", Hint::percentage, "pct_light", nullptr, false},
       {"graph replay per call", Hint::duration, "graph_median_s", nullptr, false},
       {"host enqueue", Hint::duration, "host_median_s", nullptr, false},
+      // Side by side: a win over eager execution alone may disappear against the baseline.
+      {"speed-up vs eager (95% CI)", Hint::ratio_interval, "eager_speedup", nullptr, false},
       {"speed-up vs baseline (95% CI)", Hint::ratio_interval, "speedup"},
       {"loop output", Hint::check, "recheck_ok"},
   };

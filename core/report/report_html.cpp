@@ -100,7 +100,20 @@ void header(std::ostringstream& h, const json& s) {
       h << "; " << text(g, "name") << " (" << g.value("sms", 0) << " SMs)";
   else
     h << "; no usable GPU (" << text(m, "cuda_unusable") << ")";
-  h << "</li>\n<li>run directory: <code>" << text(s, "run_dir") << "</code></li>\n</ul>\n";
+  h << "</li>\n";
+  // What each plugin said of its environment (kq_plugin_environment): Python, torch, Triton.
+  const json environment = s.value("plugin_environment", json::object());
+  for (const auto& [plugin, facts] : environment.items()) {
+    h << "<li>plugin " << escape_markup(plugin) << ":";
+    std::string sep = " ";
+    for (const auto& [key, value] : facts.items()) {
+      h << sep << escape_markup(key) << " "
+        << escape_markup(value.is_string() ? value.get<std::string>() : value.dump());
+      sep = ", ";
+    }
+    h << "</li>\n";
+  }
+  h << "<li>run directory: <code>" << text(s, "run_dir") << "</code></li>\n</ul>\n";
 }
 
 // A list of arms grouped by reason (summary's "declined" or "skipped"), under its title.

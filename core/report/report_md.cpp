@@ -84,7 +84,19 @@ std::string render_markdown(const nlohmann::json& s) {
       md << "; " << g.value("name", "") << " (" << g.value("sms", 0) << " SMs)";
   else
     md << "; no usable GPU (" << m.value("cuda_unusable", "") << ")";
-  md << "\n\n";
+  md << "\n";
+  // What each plugin said of its environment (kq_plugin_environment): Python, torch, Triton.
+  const nlohmann::json environment = s.value("plugin_environment", nlohmann::json::object());
+  for (const auto& [plugin, facts] : environment.items()) {
+    md << "- plugin " << plugin << ":";
+    std::string sep = " ";
+    for (const auto& [key, value] : facts.items()) {
+      md << sep << key << " " << (value.is_string() ? value.get<std::string>() : value.dump());
+      sep = ", ";
+    }
+    md << "\n";
+  }
+  md << "\n";
 
   const auto& h = s["headline"];
   md << "## Qualification\n\n";
@@ -152,6 +164,11 @@ std::string render_markdown(const nlohmann::json& s) {
   if (!s.value("timing_ran", false)) {
     md << "No timing was recorded (no qualified arm, or the run stopped before timing).\n";
   }
+  if (const std::string eager = s.value("eager_choice", nlohmann::json::object()).value("used", "");
+      !eager.empty())
+    md << "Speed-ups side by side: against eager execution (" << eager
+       << ") and against the compiled baseline (" << s["decision"].value("baseline", "")
+       << "), each its median over the arm's, with a 95% bootstrap interval.\n\n";
   for (const auto& row : s["timing"]) {
     md << "### " << row.value("size", 0LL) << " elements";
     if (row.value("bytes", 0.0) > 0)

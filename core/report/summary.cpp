@@ -17,6 +17,8 @@ nlohmann::json summarize(const RunData& run) {
   if (!run.problems.empty()) s["problems"] = run.problems;
   // Plugins, and files of arms, that did not load: named in the reports below the verdicts.
   if (!m.load_errors.empty()) s["load_errors"] = m.load_errors;
+  // What the plugins said of their environment (Python, torch, Triton), by plugin file name.
+  if (!m.plugin_environment.empty()) s["plugin_environment"] = m.plugin_environment;
   summarize_timing(run, summarize_arms(run, s), s);
   return s;
 }

@@ -57,8 +57,25 @@ struct SizeFacts {
   const std::map<std::string, std::vector<double>>* single = nullptr;
 };
 
-// One arm's cell of a size's row: statistics, bandwidth, speed-up against the baseline, the
-// timing checks' verdict and the plausibility flags (which also keep it from being adopted).
+// The speed-up of `v` against `against`'s samples at this size into a[key], a[key_lo],
+// a[key_hi] (the median ratio and its 95% bootstrap interval, as the decision computes it):
+// only for another arm, on the same device, timed at this size.
+void speedup_against(const std::string& against, const std::string& arm,
+                     const std::vector<double>& v, const SizeFacts& f, const ArmContext& context,
+                     const std::string& key, json& a) {
+  if (against.empty() || arm == against || !context.comparable(arm, against)) return;
+  auto base = f.single->find(against);
+  if (base == f.single->end()) return;
+  const SpeedupEstimate e =
+      bootstrap_speedup(base->second, v, 2000, static_cast<std::uint64_t>(f.size));
+  a[key] = e.ratio;
+  a[key + "_lo"] = e.lo;
+  a[key + "_hi"] = e.hi;
+}
+
+// One arm's cell of a size's row: statistics, bandwidth, speed-ups against the eager arm and
+// the baseline, the timing checks' verdict and the plausibility flags (which also keep it from
+// being adopted).
 json arm_cell(const std::string& arm, const std::vector<double>& v, const SizeFacts& f,
               const TimingIndex& x, const std::string& baseline, ArmContext& context, json& flags) {
   const SampleStats st = summarize(v);
@@ -78,14 +95,8 @@ json arm_cell(const std::string& arm, const std::vector<double>& v, const SizeFa
   if (auto u = x.unheld.find(key); u != x.unheld.end()) a["unheld"] = u->second;
   const rec::Profile* profile = x.profiles.count(key) ? x.profiles.at(key) : nullptr;
   if (profile) a["profile"] = profile->body;
-  auto base = f.single->find(baseline);
-  if (base != f.single->end() && arm != baseline && context.comparable(arm, baseline)) {
-    const SpeedupEstimate e =
-        bootstrap_speedup(base->second, v, 2000, static_cast<std::uint64_t>(f.size));
-    a["speedup"] = e.ratio;
-    a["speedup_lo"] = e.lo;
-    a["speedup_hi"] = e.hi;
-  }
+  speedup_against(context.eager, arm, v, f, context, "eager_speedup", a);
+  speedup_against(baseline, arm, v, f, context, "speedup", a);
   if (auto it = x.rechecks.find(key); it != x.rechecks.end()) {
     a["recheck_ok"] = it->second->ok;
     if (it->second->message) a["recheck_message"] = *it->second->message;
@@ -140,12 +151,13 @@ json size_notes(const json& row, const json& cells, const RunData& run, std::int
   return notes;
 }
 
-// The run's baseline: the first of the spec's baselines that qualified and was timed, and why
-// each one before it was passed over: {"list", "used" ("" for none), "passed_over":[{arm, why}]}.
-json choose_baseline(const RunData& run, const TimingIndex& x,
-                     const std::map<std::string, std::string>& rejected_while_timed) {
-  json choice = {{"list", run.manifest.baselines}, {"used", ""}, {"passed_over", json::array()}};
-  for (const auto& b : run.manifest.baselines) {
+// The run's baseline (or eager arm): the first of the spec's list that qualified and was timed,
+// and why each one before it was passed over: {"list", "used" ("" for none),
+// "passed_over":[{arm, why}]}.
+json choose_arm(const std::vector<std::string>& list, const RunData& run, const TimingIndex& x,
+                const std::map<std::string, std::string>& rejected_while_timed) {
+  json choice = {{"list", list}, {"used", ""}, {"passed_over", json::array()}};
+  for (const auto& b : list) {
     std::string why;
     const rec::VerdictRecord* v = run.verdict_of(b);
     if (!run.manifest.arm(b))
@@ -184,6 +196,21 @@ std::string with_baseline_choice(const std::string& sentence, const json& choice
   const std::string one = "No decision: the baseline arm " + used + " was not timed in this run.";
   const std::string none = "No decision: none of the spec's baselines was timed (" + over + ").";
   return sentence.rfind(one, 0) == 0 ? none + sentence.substr(one.size()) : sentence + " " + none;
+}
+
+// What the sentence must add about the eager arm: nothing when the spec names none or its first
+// was used; which was used and why the ones before it were not; or that there is no speed-up
+// against eager, and why.
+std::string eager_choice_text(const json& choice) {
+  if (choice["passed_over"].empty()) return "";
+  std::string over;
+  for (const auto& p : choice["passed_over"])
+    over += (over.empty() ? "" : "; ") + p["arm"].get<std::string>() + " " +
+            p["why"].get<std::string>();
+  if (const std::string used = choice["used"]; !used.empty())
+    return " The eager arm is " + used + ", the first of the spec's that was timed (" + over + ").";
+  if (choice["list"].size() < 2) return " No speed-up against eager: " + over + ".";
+  return " No speed-up against eager: none of the spec's eager arms was timed (" + over + ").";
 }
 
 json size_row(std::int64_t size, const std::map<std::string, std::vector<double>>& per_arm,
@@ -233,8 +260,15 @@ void summarize_timing(const RunData& run, const std::map<std::string, std::strin
   ArmContext context;
   for (const auto& a : run.manifest.arms) context.devices[a.name] = a.device;
   context.not_adopted = not_adopted;
-  const json choice = choose_baseline(run, x, not_adopted);
+  const json choice = choose_arm(run.manifest.baselines, run, x, not_adopted);
   s["baseline_choice"] = choice;
+  // The eager arm, chosen the same way; runs whose spec names none (older runs too) have none.
+  json eager_choice;
+  if (!run.manifest.eager.empty()) {
+    eager_choice = choose_arm(run.manifest.eager, run, x, not_adopted);
+    s["eager_choice"] = eager_choice;
+    context.eager = eager_choice["used"].get<std::string>();
+  }
   // With none of them timed, the first is named (the decision says it was not timed).
   const std::string baseline =
       !choice["used"].get<std::string>().empty()
@@ -267,6 +301,9 @@ void summarize_timing(const RunData& run, const std::map<std::string, std::strin
     for (const auto& [arm, v] : per_arm) context.host_median_s[size][arm] = summarize(v).median;
   s["decision"] = decide(decision_samples, baseline, run.manifest.min_speedup, context);
   s["decision"]["sentence"] = with_baseline_choice(s["decision"]["sentence"], choice, baseline);
+  if (!eager_choice.is_null())
+    s["decision"]["sentence"] =
+        s["decision"]["sentence"].get<std::string>() + eager_choice_text(eager_choice);
   if (run.stopped)
     s["decision"]["sentence"] = s["decision"]["sentence"].get<std::string>() +
                                 " The timing stage stopped early (" + run.stopped->reason +

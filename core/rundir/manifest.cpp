@@ -1,5 +1,6 @@
 #include "rundir/manifest.hpp"
 
+#include <algorithm>
 #include <ctime>
 
 #include "record/records.hpp"
@@ -21,8 +22,25 @@ nlohmann::json identity_json(const ArmIdentity& id) {
           {"expected_rejection", id.expected_rejection}};
 }
 
+nlohmann::json plugin_environment_json(const std::vector<PluginEnvironment>& environments,
+                                       const std::vector<StageArm>& arms) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& env : environments) {
+    const bool used = std::any_of(arms.begin(), arms.end(),
+                                  [&](const StageArm& a) { return a.plugin_file == env.file; });
+    if (!used) continue;
+    std::string key = env.file.filename().string();
+    if (out.contains(key)) key = env.file.string();
+    nlohmann::json facts = nlohmann::json::object();
+    for (const auto& f : env.facts) facts[f.key] = f.value;
+    out[key] = facts;
+  }
+  return out;
+}
+
 nlohmann::json build_manifest(const Spec& spec, const std::vector<StageArm>& arms,
                               const std::vector<LoadError>& load_errors,
+                              const std::vector<PluginEnvironment>& environments,
                               const nlohmann::json& machine,
                               const std::vector<std::string>& command) {
   using nlohmann::json;
@@ -61,12 +79,14 @@ nlohmann::json build_manifest(const Spec& spec, const std::vector<StageArm>& arm
         {"semantics", spec.op.semantics.text},
         {"baseline", spec.decision.baselines.front()},
         {"baselines", spec.decision.baselines},
+        {"eager", spec.decision.eager},
         {"min_speedup", spec.decision.min_speedup},
         {"bytes_per_element", bytes_per_element},
         {"sizes", spec.timing.sizes}}},
       {"machine", machine},
       {"arms", arm_list},
-      {"load_errors", errors}};
+      {"load_errors", errors},
+      {"plugin_environment", plugin_environment_json(environments, arms)}};
 }
 
 }  // namespace kq
@@ -75,10 +95,12 @@ namespace kq {
 
 void start_run_dir(const std::filesystem::path& dir, const Spec& spec,
                    const std::vector<StageArm>& arms, const std::vector<LoadError>& load_errors,
+                   const std::vector<PluginEnvironment>& environments,
                    const nlohmann::json& machine, const std::vector<std::string>& command) {
   write_file_atomic(dir / "spec.yaml", spec.text);
-  write_file_atomic(dir / "manifest.json",
-                    build_manifest(spec, arms, load_errors, machine, command).dump(2) + "\n");
+  write_file_atomic(
+      dir / "manifest.json",
+      build_manifest(spec, arms, load_errors, environments, machine, command).dump(2) + "\n");
 }
 
 }  // namespace kq

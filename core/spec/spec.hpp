@@ -48,6 +48,11 @@ struct Decision {
   // The arms to compare against, in order of preference (`baseline: a` or `baseline: [a, b]`):
   // the first that qualified and was timed is the run's baseline.
   std::vector<std::string> baselines;
+  // The eager arms (`eager: torch_eager` or a list, the same way; optional, [] when absent):
+  // each candidate's speed-up is also stated against the first that qualified and was timed,
+  // beside its speed-up against the baseline. A win over eager execution alone may disappear
+  // against the compiled baseline; the decision says both.
+  std::vector<std::string> eager;
   double min_speedup = 1.03;  // a win smaller than this, or inside the noise, is no win
 };
 
@@ -55,6 +60,13 @@ struct Decision {
 inline std::string baseline_text(const Decision& d) {
   std::string t;
   for (const auto& b : d.baselines) t += (t.empty() ? "" : ", else ") + b;
+  return t;
+}
+
+// "torch_eager", or "" when the spec names none.
+inline std::string eager_text(const Decision& d) {
+  std::string t;
+  for (const auto& e : d.eager) t += (t.empty() ? "" : ", else ") + e;
   return t;
 }
 

@@ -140,3 +140,38 @@ void make_arms(ArmList& out) {
 
 KQ_EXPORT_ARMS(kq::python::make_arms)
 KQ_EXPORT_LOAD_PROBLEMS([](kq::LoadProblems& out) { out = kq::python::problems(); })
+
+// What the plugin runs on, for the run's manifest and kq list (kq_plugin_environment): the
+// interpreter's version (its first line) and executable, and the installed torch and Triton
+// versions, read from their metadata without importing them ("absent" when not installed).
+namespace kq::python {
+namespace {
+
+void environment(EnvironmentFacts& out) {
+  try {
+    ensure_interpreter();
+    py::gil_scoped_acquire gil;
+    py::module_ sys = py::module_::import("sys");
+    const std::string version = py::str(sys.attr("version"));
+    out.push_back({"python", version.substr(0, version.find('\n'))});
+    out.push_back({"python_executable", py::str(sys.attr("executable"))});
+    py::module_ metadata = py::module_::import("importlib.metadata");
+    for (const char* package : {"torch", "triton"}) {
+      std::string v;
+      try {
+        v = py::str(metadata.attr("version")(package));
+      } catch (py::error_already_set& e) {
+        if (!e.matches(metadata.attr("PackageNotFoundError"))) throw;
+        v = "absent";
+      }
+      out.push_back({package, v});
+    }
+  } catch (const std::exception& e) {  // nothing is thrown across the plugin boundary
+    out.push_back({"error", e.what()});
+  }
+}
+
+}  // namespace
+}  // namespace kq::python
+
+KQ_EXPORT_ENVIRONMENT(kq::python::environment)

@@ -74,6 +74,32 @@ TEST_CASE("kq list finds the CPU arm") {
   CHECK(r.out.find("cpu_tbb") != std::string::npos);
 }
 
+TEST_CASE("a plugin's reported environment shows in kq list and in the run's manifest") {
+  // tests/plugins/load_problems.cpp exports kq_plugin_environment.
+  const fs::path plugin = fs::path(KQ_TEST_PLUGIN_DIR) / "problems" / "libkq_test_load_problems.so";
+  const fs::path empty = kq::test::temp_dir("plugin-env-empty");
+  auto r = run_kq("list --plugin-dir '" + empty.string() + "' --plugin '" + plugin.string() + "'");
+  INFO(r.out);
+  CHECK(r.out.find("plugin environment:\n  libkq_test_load_problems.so (" + plugin.string() +
+                   ")\n    python: 3.12.3 (main, test build)\n    torch: absent\n    note: two "
+                   "lines\n") != std::string::npos);
+
+  auto dir = kq::test::temp_dir("plugin-env") / "run";
+  r = run_kq("qualify '" + (kq::test::source_dir() / "tests/data/specs/copy.yaml").string() +
+             "' --plugin '" + plugin.string() + "' --arms test_triple --quick --out " +
+             dir.string());
+  INFO(r.out);
+  std::ifstream in(dir / "manifest.json");
+  const auto manifest = nlohmann::json::parse(in);
+  CHECK(manifest["plugin_environment"] == nlohmann::json{{"libkq_test_load_problems.so",
+                                                          {{"python", "3.12.3 (main, test build)"},
+                                                           {"torch", "absent"},
+                                                           {"note", "two lines"}}}});
+  CHECK(kq::test::read_file(dir / "report.md")
+            .find("- plugin libkq_test_load_problems.so: note two lines, python 3.12.3 (main, test "
+                  "build), torch absent\n") != std::string::npos);
+}
+
 TEST_CASE("kq check-spec accepts every shipped spec and rejects a bad one with its position") {
   for (const auto& e : std::filesystem::directory_iterator(kq::test::source_dir() / "specs")) {
     if (e.path().extension() != ".yaml") continue;

@@ -185,4 +185,35 @@ TEST_CASE("kq.Tensor's protocols give kq's views intact: pointer, offset, shape 
           summary["headline"]["out_of_contract_cases"]);
   }
   unsetenv("KQ_PYTHON_ARMS");
+TEST_CASE("--python-arms DIR: its arms are listed beside KQ_PYTHON_ARMS'; a missing DIR is named") {
+  const fs::path dir = kq::test::temp_dir("python-arms-option");
+  const fs::path arms = dir / "more arms";
+  fs::create_directories(arms);
+  write(arms / "extra.py",
+        "import kq\n\n"
+        "class Extra(kq.Arm):\n"
+        "    name, family, device, version = 'py_from_option', 'test', 'cpu', '1'\n");
+  unsetenv("KQ_PYTHON_ARMS");
+  auto r = run_kq("list");
+  CHECK(r.out.find("py_from_option") == std::string::npos);
+  r = run_kq("list --python-arms '" + arms.string() + "'");
+  INFO(r.out);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("py_from_option") != std::string::npos);
+  CHECK(r.out.find("numpy_residual_relu") != std::string::npos);  // the shipped ones still load
+  // The python plugin says what it runs on.
+  CHECK(r.out.find("libkq_python.so (") != std::string::npos);
+  CHECK(r.out.find("    python: 3.") != std::string::npos);
+  CHECK(r.out.find("    torch: ") != std::string::npos);
+  CHECK(r.out.find("    triton: ") != std::string::npos);
+
+  r = run_kq("list --python-arms '" + (dir / "absent").string() + "'");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("--python-arms: '" + (dir / "absent").string() + "' is not a folder") !=
+        std::string::npos);
+  r = run_kq("run specs/residual_relu.yaml --python-arms '" + (dir / "absent").string() + "'");
+  CHECK(r.exit_code == 2);
+  r = run_kq("selftest --python-arms '" + (dir / "absent").string() + "'");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("--python-arms") != std::string::npos);
 }

@@ -114,3 +114,62 @@ TEST_CASE("bootstrap interval brackets the ratio") {
   CHECK(e.hi > e.ratio);
   CHECK(e.lo > 1.8);
 }
+
+TEST_CASE("a candidate 1.7x over eager that ties the compiled baseline: both in one sentence") {
+  std::map<std::int64_t, std::map<std::string, std::vector<double>>> s;
+  for (const std::int64_t size : {std::int64_t{1} << 20, std::int64_t{1} << 24}) {
+    const auto seed = static_cast<unsigned>(size % 1000);
+    s[size]["torch_eager"] = noisy(17.17e-6, 0.002, 40, seed + 1);
+    s[size]["torch_compile"] = noisy(10e-6, 0.002, 40, seed + 2);
+    s[size]["fused"] = noisy(10.1e-6, 0.002, 40, seed + 3);  // 1.70x over eager, 0.99x compiled
+  }
+  kq::ArmContext context;
+  context.eager = "torch_eager";
+  auto d = kq::decide(s, "torch_compile", 1.03, context);
+  CHECK(d["eager"] == "torch_eager");
+  CHECK(d["eager_ran"] == true);
+  CHECK(d["ranges"].empty());
+  // The eager arm is no candidate of its own for the comparison: fused is the best one.
+  REQUIRE(d.contains("best_candidate"));
+  const auto& best = d["best_candidate"];
+  CHECK(best["arm"] == "fused");
+  CHECK(best["min_eager_speedup"].get<double>() == doctest::Approx(1.70).epsilon(0.005));
+  CHECK(best["max_speedup"].get<double>() == doctest::Approx(0.99).epsilon(0.005));
+  CHECK(d["sentence"] ==
+        "Keep torch_compile: no arm beats it by 1.03x or more beyond noise at any timed size. "
+        "The best candidate, fused, is 1.70x over eager (torch_eager) but 0.99x against "
+        "torch_compile.");
+
+  // Without an eager arm the decision says what it always said.
+  auto plain = kq::decide(s, "torch_compile", 1.03);
+  CHECK(!plain.contains("best_candidate"));
+  CHECK(!plain.contains("eager"));
+  CHECK(plain["sentence"].get<std::string>().find("eager") == std::string::npos);
+}
+
+TEST_CASE("a winner's speed-up against eager is stated beside the one against the baseline") {
+  std::map<std::int64_t, std::map<std::string, std::vector<double>>> s;
+  s[4096]["torch_eager"] = noisy(20.4e-6, 0.002, 40, 1);
+  s[4096]["torch_compile"] = noisy(14.4e-6, 0.002, 40, 2);
+  s[4096]["fused"] = noisy(12e-6, 0.002, 40, 3);  // 1.70x over eager, 1.20x over compiled
+  kq::ArmContext context;
+  context.eager = "torch_eager";
+  auto d = kq::decide(s, "torch_compile", 1.03, context);
+  REQUIRE(d["ranges"].size() == 1);
+  CHECK(d["ranges"][0]["min_eager_speedup"].get<double>() == doctest::Approx(1.70).epsilon(0.005));
+  CHECK(d["per_size"][0]["eager_speedup"].get<double>() == doctest::Approx(1.70).epsilon(0.005));
+  CHECK(d["per_size"][0]["eager_lo"].get<double>() < d["per_size"][0]["eager_speedup"]);
+  CHECK(!d.contains("best_candidate"));
+  CHECK(d["sentence"] ==
+        "Adopt fused at 4096 elements: 1.70x over eager (torch_eager) and 1.20x faster than "
+        "torch_compile (95% bootstrap interval above 1).");
+
+  // An eager arm that cannot be trusted gives no speed-up against it, and the sentence says so.
+  context.not_adopted["torch_eager"] = "launches no work at 4096 elements";
+  d = kq::decide(s, "torch_compile", 1.03, context);
+  CHECK(d["eager_ran"] == false);
+  CHECK(!d["per_size"][0].contains("eager_speedup"));
+  CHECK(d["sentence"].get<std::string>().find(
+            "No speed-up against eager: the eager arm torch_eager cannot be trusted (launches no "
+            "work at 4096 elements).") != std::string::npos);
+}

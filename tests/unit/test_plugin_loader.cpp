@@ -18,6 +18,7 @@
 #include "plugins/dlopen_error.hpp"
 #include "plugins/loader.hpp"
 #include "plugins/one_line.hpp"
+#include "rundir/manifest.hpp"
 
 namespace fs = std::filesystem;
 using kq::PluginSearch;
@@ -153,6 +154,33 @@ TEST_CASE("what a plugin could not load of its own is listed with the load error
   CHECK(set.errors[0].message == "cannot import: line 3: SyntaxError: expected ':'");
   CHECK(set.errors[1].file == "arms/second.py");
   CHECK(set.errors[1].message.find('\n') == std::string::npos);  // one line
+}
+
+TEST_CASE("what a plugin reports of its environment is kept, by plugin, one line per value") {
+  const fs::path file = kPluginDir / "problems" / "libkq_test_load_problems.so";
+  const PluginSet set = load_files({file, kGood});
+  REQUIRE(set.environments.size() == 1);  // the good plugin reports none
+  const kq::PluginEnvironment& env = set.environments[0];
+  CHECK(env.file == file);
+  REQUIRE(env.facts.size() == 3);
+  CHECK(env.facts[0].key == "python");
+  CHECK(env.facts[0].value == "3.12.3 (main, test build)");
+  CHECK(env.facts[1].key == "torch");
+  CHECK(env.facts[1].value == "absent");
+  CHECK(env.facts[2].value == "two lines");
+
+  // The manifest keeps it under the plugin's file name, for the plugins whose arms run.
+  std::vector<kq::StageArm> arms;
+  for (const auto& a : set.arms) arms.push_back({a.identity, a.plugin_file});
+  const nlohmann::json j = kq::plugin_environment_json(set.environments, arms);
+  CHECK(j == nlohmann::json{{"libkq_test_load_problems.so",
+                             {{"python", "3.12.3 (main, test build)"},
+                              {"torch", "absent"},
+                              {"note", "two lines"}}}});
+  arms.erase(std::remove_if(arms.begin(), arms.end(),
+                            [](const kq::StageArm& a) { return a.identity.name == "test_triple"; }),
+             arms.end());
+  CHECK(kq::plugin_environment_json(set.environments, arms).empty());
 }
 
 TEST_CASE("a loaded arm can be called: supports, prepare, run") {

@@ -7,6 +7,8 @@
 #include "record/run_data.hpp"
 #include "report/compare.hpp"
 #include "report/junit.hpp"
+#include "report/report.hpp"
+#include "report/report_html.hpp"
 #include "report/rounds_csv.hpp"
 #include "report/summary.hpp"
 #include "test_support.hpp"
@@ -254,4 +256,86 @@ TEST_CASE("the baseline is the first of the spec's list that qualified and was t
   CHECK(sentence.find("The baseline is base, the first of the spec's that was timed "
                       "(torch_compile not among this run's arms; compiled not qualified "
                       "(rejected)).") != std::string::npos);
+}
+
+TEST_CASE(
+    "speed-ups against eager and the compiled baseline, side by side in summary and reports") {
+  // fused: 1.70x over eager execution, 0.99x against the compiled baseline.
+  std::string rounds;
+  for (int i = 0; i < 12; ++i)
+    rounds += round_line("torch_eager", i, 17.17e-6, 1980) +
+              round_line("torch_compile", i, 10e-6, 1980) + round_line("fused", i, 10.1e-6, 1980);
+  std::string qualification;
+  for (const char* arm : {"torch_eager", "torch_compile", "fused"})
+    qualification +=
+        json{{"type", "verdict"}, {"arm", arm}, {"verdict", "qualified"}}.dump() + "\n";
+  const fs::path dir = write_run("eager", {"torch_eager:cuda", "torch_compile:cuda", "fused:cuda"},
+                                 qualification, rounds);
+  json m = read_json(dir / "manifest.json");
+  m["spec"]["baselines"] = {"torch_compile", "nvrtc_jit"};
+  m["spec"]["eager"] = {"torch_eager"};
+  std::ofstream(dir / "manifest.json") << m.dump();
+  const kq::RunData run = kq::read_run(dir);
+  const json s = kq::summarize(run);
+  CHECK(s["eager_choice"] ==
+        json{{"list", {"torch_eager"}}, {"used", "torch_eager"}, {"passed_over", json::array()}});
+  CHECK(s["decision"]["eager"] == "torch_eager");
+  std::map<std::string, json> cells;
+  for (const auto& a : s["timing"][0]["arms"]) cells[a["arm"]] = a;
+  CHECK(cells["fused"]["eager_speedup"].get<double>() == doctest::Approx(1.70).epsilon(0.001));
+  CHECK(cells["fused"]["eager_speedup_lo"].get<double>() <= cells["fused"]["eager_speedup"]);
+  CHECK(cells["fused"]["speedup"].get<double>() == doctest::Approx(0.99).epsilon(0.001));
+  CHECK(cells["torch_compile"]["eager_speedup"].get<double>() ==
+        doctest::Approx(1.717).epsilon(0.001));
+  CHECK(!cells["torch_eager"].contains("eager_speedup"));
+  const std::string sentence = s["decision"]["sentence"];
+  CHECK(sentence ==
+        "Keep torch_compile: no arm beats it by 1.03x or more beyond noise at any timed size. The "
+        "best candidate, fused, is 1.70x over eager (torch_eager) but 0.99x against "
+        "torch_compile.");
+
+  // report.md and report.html print both columns side by side, through report/columns.hpp.
+  const std::string md = kq::render_markdown(s);
+  CHECK(md.find("| speed-up vs eager (95% CI) | speed-up vs baseline (95% CI) |") !=
+        std::string::npos);
+  CHECK(md.find("| fused |") != std::string::npos);
+  CHECK(md.find("| 1.70x (1.70\u20131.70) | 0.99x (0.99\u20130.99) |") != std::string::npos);
+  CHECK(md.find("against eager execution (torch_eager) and against the compiled baseline "
+                "(torch_compile)") != std::string::npos);
+  CHECK(md.find(sentence) != std::string::npos);
+  const std::string html = kq::render_html(s, run);
+  CHECK(html.find("<th>speed-up vs eager (95% CI)</th><th>speed-up vs baseline (95% CI)</th>") !=
+        std::string::npos);
+
+  // An eager arm that did not run: no column, and the sentence says why there is no speed-up.
+  m["spec"]["eager"] = {"numpy_eager", "torch_eager_v2"};
+  std::ofstream(dir / "manifest.json") << m.dump();
+  const json missing = kq::summarize_run(dir);
+  CHECK(missing["eager_choice"]["used"] == "");
+  for (const auto& a : missing["timing"][0]["arms"]) CHECK(!a.contains("eager_speedup"));
+  CHECK(missing["decision"]["sentence"].get<std::string>().find(
+            "No speed-up against eager: none of the spec's eager arms was timed (numpy_eager not "
+            "among this run's arms; torch_eager_v2 not among this run's arms).") !=
+        std::string::npos);
+  CHECK(kq::render_markdown(missing).find("speed-up vs eager") == std::string::npos);
+}
+
+TEST_CASE("the plugins' environment reaches the summary and report.md; runs without it read") {
+  const fs::path dir =
+      write_run("plugin-env", {"base:cuda"}, "", round_line("base", 0, 1e-5, 1980));
+  json m = read_json(dir / "manifest.json");
+  m["plugin_environment"] = {
+      {"libkq_python.so",
+       {{"python", "3.12.3 (main)"}, {"torch", "2.11.0+cu130"}, {"triton", "absent"}}}};
+  std::ofstream(dir / "manifest.json") << m.dump();
+  const json s = kq::summarize_run(dir);
+  CHECK(s["plugin_environment"]["libkq_python.so"]["torch"] == "2.11.0+cu130");
+  const std::string md = kq::render_markdown(s);
+  CHECK(md.find("- plugin libkq_python.so: python 3.12.3 (main), torch 2.11.0+cu130, triton "
+                "absent\n") != std::string::npos);
+  const kq::RunData run = kq::read_run(dir);
+  CHECK(kq::render_html(kq::summarize(run), run)
+            .find("<li>plugin libkq_python.so: python 3.12.3 (main), torch 2.11.0+cu130, triton "
+                  "absent</li>") != std::string::npos);
+  CHECK(!kq::summarize_run(kReference).contains("plugin_environment"));
 }

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "spec/spec.hpp"
-#include "spec_fixture.hpp"
 #include "spec/suggest.hpp"
+#include "spec_fixture.hpp"
 #include "util/sha256.hpp"
 
 namespace fs = std::filesystem;
@@ -121,6 +121,7 @@ TEST_CASE("residual_relu.yaml has the values it states") {
   CHECK(s.timing.max_seconds == 30.0);
   CHECK(s.timing.warmup_ms == 50.0);
   CHECK(s.decision.baselines == std::vector<std::string>{"torch_compile", "nvrtc_jit"});
+  CHECK(s.decision.eager == std::vector<std::string>{"torch_eager"});
   CHECK(s.decision.min_speedup == doctest::Approx(1.03));
   CHECK(s.sha256.size() == 64);
 }
@@ -351,4 +352,30 @@ TEST_CASE("decision.baseline: one arm, or an ordered list of arms") {
   CHECK_THROWS_WITH_AS(kq::parse_spec(with("[a, a]"), "t.yaml"),
                        doctest::Contains("decision.baseline[1]: 'a' is listed twice"),
                        kq::SpecError);
+}
+
+TEST_CASE("decision.eager: optional; one arm or an ordered list, errors at their line") {
+  CHECK(kq::parse_spec(kMinimal, "t.yaml").decision.eager.empty());
+  auto with = [&](const std::string& eager) {
+    return std::string(kMinimal) + "  eager: " + eager + "\n";
+  };
+  CHECK(kq::parse_spec(with("torch_eager"), "t.yaml").decision.eager ==
+        std::vector<std::string>{"torch_eager"});
+  CHECK(kq::parse_spec(with("[torch_eager, numpy_eager]"), "t.yaml").decision.eager ==
+        std::vector<std::string>{"torch_eager", "numpy_eager"});
+  const SpecError empty = error_of(with("[]"));
+  CHECK(empty.line() == 12);
+  CHECK(empty.field() == "decision.eager");
+  CHECK(empty.message() == "at least one eager arm is required");
+  const SpecError blank = error_of(with("''"));
+  CHECK(blank.field() == "decision.eager");
+  CHECK(blank.message() == "the eager arm name is empty");
+  CHECK(error_of(with("[a, a]")).field() == "decision.eager[1]");
+  CHECK(std::string(error_of(with("{arm: a}")).what()).find("inline.yaml:12:10: decision.eager") ==
+        0);
+  // Every shipped spec states the eager arm its speed-ups are also measured against.
+  for (const fs::path& f : yaml_files(kRoot / "specs")) {
+    INFO("spec: " << f.string());
+    CHECK(kq::load_spec(f).decision.eager == std::vector<std::string>{"torch_eager"});
+  }
 }

@@ -14,6 +14,16 @@
 //   static void problems(kq::LoadProblems& out) { out.push_back({file, "line 3: ..."}); }
 //   KQ_EXPORT_LOAD_PROBLEMS(problems)
 // emits kq_load_problems -> void (*)(kq::LoadProblems&). A plugin without it has none.
+//
+// Optionally, what the plugin runs on that its arms' identities do not say (which Python,
+// torch and Triton), read by the host after kq_create_arms and written to the run's
+// manifest.json under "plugin_environment", keyed by the plugin's file name, and to kq list:
+//   static void environment(kq::EnvironmentFacts& out) { out.push_back({"torch", "2.11.0"}); }
+//   KQ_EXPORT_ENVIRONMENT(environment)
+// emits kq_plugin_environment -> void (*)(kq::EnvironmentFacts&). A plugin without it reports
+// nothing. Neither optional export changes the ABI version (kq/abi.hpp): a plugin built before
+// one existed lacks its alias and is read as before, and a host that does not know one never
+// looks for it.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -28,6 +38,12 @@ struct LoadProblem {
   std::string message;  // one line: where and why
 };
 using LoadProblems = std::vector<LoadProblem>;
+
+struct EnvironmentFact {
+  std::string key;    // "python", "torch", ...
+  std::string value;  // one line: "3.12.3 (main, ...)", "2.11.0+cu130", "absent"
+};
+using EnvironmentFacts = std::vector<EnvironmentFact>;
 }  // namespace kq
 
 namespace kq::detail {
@@ -53,3 +69,9 @@ inline std::uint32_t plugin_abi_version() { return kAbiVersion; }
   void kq_load_problems_impl_(::kq::LoadProblems& out) { problems_fn(out); } \
   }                                                                          \
   KQ_PLUGIN_ALIAS_(kq_load_problems_impl_, kq_load_problems)
+
+#define KQ_EXPORT_ENVIRONMENT(environment_fn)                                            \
+  namespace {                                                                            \
+  void kq_plugin_environment_impl_(::kq::EnvironmentFacts& out) { environment_fn(out); } \
+  }                                                                                      \
+  KQ_PLUGIN_ALIAS_(kq_plugin_environment_impl_, kq_plugin_environment)
