@@ -185,6 +185,8 @@ TEST_CASE("kq.Tensor's protocols give kq's views intact: pointer, offset, shape 
           summary["headline"]["out_of_contract_cases"]);
   }
   unsetenv("KQ_PYTHON_ARMS");
+}
+
 TEST_CASE("--python-arms DIR: its arms are listed beside KQ_PYTHON_ARMS'; a missing DIR is named") {
   const fs::path dir = kq::test::temp_dir("python-arms-option");
   const fs::path arms = dir / "more arms";
