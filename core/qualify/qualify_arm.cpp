@@ -1,5 +1,6 @@
 #include "qualify/qualify_arm.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 
@@ -16,6 +17,13 @@ double case_budget_seconds(const Spec& spec, const Case& c) {
   // (8 by default at most): 2^28 elements (a timed size) may take 8 times as long.
   const double per_element = c.numel() > kBigCaseElements ? 250e-9 : 8 * 250e-9;
   return spec.qualification.hang_timeout_s + per_element * static_cast<double>(c.numel());
+}
+
+double prepare_budget_seconds(const Spec& spec, const Case& c) {
+  // prepare() may compile, and a compiler may take minutes where a kernel takes microseconds:
+  // torch.compile's CPU code (a C++ build) took over 20 s a shape on the H200's host with 8
+  // workers at once. Until prepare() returns, the case may take 4 hang timeouts, 120 s at least.
+  return case_budget_seconds(spec, c) + std::max(120.0, 4 * spec.qualification.hang_timeout_s);
 }
 
 namespace {
@@ -43,9 +51,11 @@ rec::CaseResult case_record(const std::string& arm, const Case& c, const CaseOut
 // Runs one case; a CUDA error or an exception is the case's failure. `crash` is set when the
 // CUDA error is sticky: the process can run no more CUDA work.
 CaseOutcome checked_case(IKernelArm& arm, const ArmIdentity& id, const Spec& spec, const Case& c,
-                         std::string& crash) {
+                         std::string& crash, const Emit& emit) {
   try {
-    return run_case(arm, id.device, spec, c);
+    return run_case(arm, id.device, spec, c, [&](double s) {
+      emit(rec::Prepared{id.name, c.name, s});
+    });
   } catch (const CudaError& e) {
     CaseOutcome o;
     o.result = CaseOutcome::Result::failed;
@@ -101,8 +111,9 @@ rec::VerdictRecord qualify_arm(IKernelArm& arm, const ArmIdentity& id, const Spe
     std::unique_ptr<BigCaseLock> turn;
     if (c.numel() > kBigCaseElements)
       turn = std::make_unique<BigCaseLock>([&] { emit(rec::Waiting{id.name, c.name, {}}); });
-    emit(rec::CaseStart{id.name, c.name, case_budget_seconds(spec, c), {}});
-    const CaseOutcome o = checked_case(arm, id, spec, c, crash);
+    emit(rec::CaseStart{
+        id.name, c.name, case_budget_seconds(spec, c), {}, prepare_budget_seconds(spec, c)});
+    const CaseOutcome o = checked_case(arm, id, spec, c, crash, emit);
     const rec::CaseResult r = case_record(id.name, c, o);
     emit(r);
     count(counts, o.result);

@@ -25,5 +25,7 @@ rec::VerdictRecord qualify_arm(IKernelArm& arm, const ArmIdentity& id, const Spe
 
 // Seconds a case may run silently before its worker is declared hung.
 double case_budget_seconds(const Spec& spec, const Case& c);
+// The same until the arm's prepare() has returned: prepare() may compile.
+double prepare_budget_seconds(const Spec& spec, const Case& c);
 
 }  // namespace kq

@@ -46,6 +46,7 @@ WorkerVerdict run_worker(const StageArm& a, const QualifyStageOptions& opt,
   for (auto& arg : w.to_argv()) argv.push_back(std::move(arg));
   std::optional<rec::VerdictRecord> verdict;
   std::string last_case;
+  double case_budget_s = opt.hang_timeout_s;  // the case's own budget, once prepare() returned
   const double startup_s = (opt.hang_timeout_s + 30.0) * slowdown;  // plugin load, CUDA context
   WorkerExit ex = supervise_worker(argv, log, startup_s, [&](json j) {
     if (!pass.empty()) j["pass"] = pass;
@@ -54,8 +55,10 @@ WorkerVerdict run_worker(const StageArm& a, const QualifyStageOptions& opt,
     if (rec::is<rec::CaseStart>(j)) {
       const auto start = j.get<rec::CaseStart>();
       last_case = start.case_name;
-      return start.budget_s * slowdown;
+      case_budget_s = start.budget_s;
+      return start.prepare_budget_s.value_or(start.budget_s) * slowdown;
     }
+    if (rec::is<rec::Prepared>(j)) return case_budget_s * slowdown;
     return opt.hang_timeout_s * slowdown;
   });
   if (!verdict || ex.hung) {

@@ -53,8 +53,10 @@ CaseOutcome fail(std::string check, std::string message) {
 
 class CaseRunner {
  public:
-  CaseRunner(IKernelArm& arm, Device device, const Spec& spec, const Case& c)
+  CaseRunner(IKernelArm& arm, Device device, const Spec& spec, const Case& c,
+             const std::function<void(double)>& prepared)
       : arm_(arm),
+        prepared_(prepared),
         device_(device),
         spec_(spec),
         case_(c),
@@ -65,7 +67,10 @@ class CaseRunner {
     tensors_.load_inputs(case_, 0);
     tensors_.poison_output(0);
     Problem problem{&spec_.op, tensors_.input_views(), tensors_.output_views(), stream_.handle()};
+    const auto t0 = std::chrono::steady_clock::now();
     Status st = arm_.prepare(problem);
+    if (prepared_)
+      prepared_(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     if (st.is_ok()) st = call_run();
     if (!case_.in_contract) return out_of_contract(st);
     if (st.is_unsupported())
@@ -250,6 +255,7 @@ class CaseRunner {
   }
 
   IKernelArm& arm_;
+  const std::function<void(double)>& prepared_;
   Device device_;
   const Spec& spec_;
   const Case& case_;
@@ -259,7 +265,8 @@ class CaseRunner {
 
 }  // namespace
 
-CaseOutcome run_case(IKernelArm& arm, Device device, const Spec& spec, const Case& c) {
+CaseOutcome run_case(IKernelArm& arm, Device device, const Spec& spec, const Case& c,
+                     const std::function<void(double)>& prepared) {
   auto t0 = std::chrono::steady_clock::now();
   const std::uint64_t need = c.host_bytes(dtype_size(spec.op.dtype));
   if (const std::uint64_t have = available_host_bytes(); have != 0 && need > have) {
@@ -269,7 +276,7 @@ CaseOutcome run_case(IKernelArm& arm, Device device, const Spec& spec, const Cas
                 std::to_string(have >> 20) + " MiB available";
     return o;
   }
-  CaseOutcome o = CaseRunner(arm, device, spec, c).run();
+  CaseOutcome o = CaseRunner(arm, device, spec, c, prepared).run();
   o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return o;
 }

@@ -1,6 +1,7 @@
 // One qualification case on one arm: allocate, poison, prepare, run, check everything.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "kq/arm.hpp"
@@ -25,8 +26,10 @@ struct CaseOutcome {
 
 const char* to_string(CaseOutcome::Result r);
 
-// Runs `c` on `arm`. Throws CudaError for a CUDA failure (the caller decides whether the
-// process can go on), std::exception for host-side trouble.
-CaseOutcome run_case(IKernelArm& arm, Device device, const Spec& spec, const Case& c);
+// Runs `c` on `arm`; `prepared` (when set) is told the seconds prepare() took as soon as it
+// returns. Throws CudaError for a CUDA failure (the caller decides whether the process can go
+// on), std::exception for host-side trouble.
+CaseOutcome run_case(IKernelArm& arm, Device device, const Spec& spec, const Case& c,
+                     const std::function<void(double)>& prepared = {});
 
 }  // namespace kq

@@ -55,6 +55,13 @@ KQ_FIELDS(CaseStart) {
   f("case", r.case_name);
   f("budget_s", r.budget_s);
   f("pass", r.pass);
+  f("prepare_budget_s", r.prepare_budget_s);
+}
+
+KQ_FIELDS(Prepared) {
+  f("arm", r.arm);
+  f("case", r.case_name);
+  f("seconds", r.seconds);
 }
 KQ_FIELDS(Waiting) {
   f("arm", r.arm);

@@ -6,7 +6,8 @@
 // reads as version 1, whose records are the same.
 //
 // qualification.jsonl, per arm (a record of a compute-sanitizer pass carries "pass": the tool):
-//   case_start, waiting   progress only (a case began; it waits for its turn at the big cases)
+//   case_start, waiting,  progress only (a case began; it waits for its turn at the big cases;
+//   prepared              the arm's prepare() returned)
 //   case                  one case's result
 //   sanitizer             what one compute-sanitizer tool found
 //   verdict               the arm's verdict (the last one without "pass" is final)
@@ -45,6 +46,15 @@ struct CaseStart {
   std::string arm, case_name;
   double budget_s = 0;  // the parent's hang timeout for this case
   std::optional<std::string> pass;
+  // The hang timeout until the arm's prepare() returns (a prepared record), where prepare() may
+  // compile (a JIT, torch.compile, Triton); budget_s from then on.
+  std::optional<double> prepare_budget_s;
+};
+
+struct Prepared {
+  static constexpr std::string_view kType = "prepared";
+  std::string arm, case_name;
+  double seconds = 0;  // how long prepare() took
 };
 
 struct Waiting {
@@ -211,14 +221,16 @@ bool is(const json& j) {
 // Every record type, for what is written once per type (the JSON functions below).
 #define KQ_RECORD_TYPES(X)                                                                        \
   X(CaseStart)                                                                                    \
+  X(Prepared)                                                                                     \
   X(Waiting)                                                                                      \
   X(CaseResult)                                                                                   \
   X(CaseCounts)                                                                                   \
   X(VerdictRecord)                                                                                \
   X(SanitizerFinding)                                                                             \
   X(SizeStart)                                                                                    \
-  X(ArmSkip) X(ArmNote) X(GraphInfo) X(LightSample) X(FloorSample) X(RoundSample) X(TimingReject) \
-      X(SizeEnd) X(Recheck) X(Profile) X(ProfilerAttached) X(TimingStopped) X(Done)
+  X(ArmSkip)                                                                                      \
+  X(ArmNote) X(GraphInfo) X(LightSample) X(FloorSample) X(RoundSample) X(TimingReject) X(SizeEnd) \
+      X(Recheck) X(Profile) X(ProfilerAttached) X(TimingStopped) X(Done)
 
 #define KQ_RECORD_JSON(R)            \
   void to_json(json& j, const R& r); \

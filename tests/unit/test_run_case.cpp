@@ -90,7 +90,15 @@ TEST_CASE("qualify_arm turns case outcomes into a verdict") {
                            [&](const nlohmann::json& j) { records.push_back(j); });
   CHECK(v.verdict == kq::rec::Verdict::qualified);
   CHECK(v.counts->failed == 0);
-  CHECK(records.size() == 2 * few.size() + 1);
+  // Per case: case_start (with the longer budget that holds until prepare() returns),
+  // prepared, case; then the verdict.
+  REQUIRE(records.size() == 3 * few.size() + 1);
+  CHECK(records[0]["type"] == "case_start");
+  CHECK(records[0]["prepare_budget_s"].get<double>() >=
+        records[0]["budget_s"].get<double>() + 120.0);
+  CHECK(records[1]["type"] == "prepared");
+  CHECK(records[1]["seconds"].get<double>() >= 0.0);
+  CHECK(records[2]["type"] == "case");
   FakeArm bad(Flaw::skip_tail);
   v = kq::qualify_arm(bad, bad.identity(), spec, few, [](const nlohmann::json&) {});
   CHECK(v.verdict == kq::rec::Verdict::rejected);
