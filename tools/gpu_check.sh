@@ -15,6 +15,10 @@
 #   tools/gpu_check.sh KQ_DIR OUT python    builds plugins/python against the host's Python
 #                                           (KQ_PYTHON_FOR_PLUGIN, default the torch venv's);
 #                                           the other parts then run its arms too
+#   tools/gpu_check.sh KQ_DIR OUT selftest  kq selftest on the specs named in KQ_SELFTEST_SPECS
+#                                           (default: all), so that the selftest over every arm,
+#                                           Python arms included, can be split across commands
+#                                           of a few minutes each
 #   tools/gpu_check.sh KQ_DIR OUT reference residual_relu and silu_mul with every family's arm
 #                                           (CUDA C++, cuDNN, Thrust, PTX, NVRTC, eager PyTorch,
 #                                           torch.compile, Triton) at 2^20, 2^24 and 2^28
@@ -49,6 +53,15 @@ case $part in
     step "build plugins/python against ${KQ_PYTHON_FOR_PLUGIN:=/opt/torch/.venv/bin/python3}"
     "$kq_dir/bin/build-python-plugin.sh" "$kq_dir" "$KQ_PYTHON_FOR_PLUGIN" 2>&1 | tail -n 5
     "${kq_env[@]}" "$kq" list 2>&1 | grep -E "libkq_python|load errors" | head -n 40
+    ;;
+  selftest)
+    chosen=$(mktemp -d)
+    for s in ${KQ_SELFTEST_SPECS:-$(cd "$specs" && ls *.yaml | sed 's/\.yaml$//')}; do
+      cp "$specs/$s.yaml" "$chosen/"
+    done
+    step "kq selftest on: $(ls "$chosen" | tr '\n' ' ')"
+    "${kq_env[@]}" "$kq" selftest --quick --hang-timeout 20 --specs "$chosen" \
+      --out "$out/selftest" 2>&1 | tail -n 100
     ;;
   reference)
     sizes=1048576,16777216,268435456

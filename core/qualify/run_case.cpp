@@ -240,7 +240,7 @@ class CaseRunner {
                                           const char* check) {
     const DType dt = spec_.op.dtype;
     auto m = tensors_.compare_output(got, want.data(), [&](std::uint64_t w, std::uint64_t g) {
-      return element_matches(spec_.compare, dt, w, g);
+      return element_matches(spec_.op.compare, dt, w, g);
     });
     if (m.count == 0) return std::nullopt;
     CaseOutcome o = fail(check, std::to_string(m.count) + " of " + std::to_string(case_.numel()) +

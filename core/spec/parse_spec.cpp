@@ -59,7 +59,7 @@ Spec parse_spec(const std::string& text, const std::string& file) {
 
   Spec spec;
   spec.op = read_contract(top);
-  spec.compare = read_compare(top.require("compare"));
+  spec.op.compare = read_compare(top.require("compare"));
   spec.qualification = read_qualification(top.get("qualification"));
   spec.timing = read_timing(top.require("timing"));
   spec.decision = read_decision(top.require("decision"));

@@ -12,14 +12,6 @@
 
 namespace kq {
 
-struct CompareRule {
-  enum class Kind { bitwise, ulp, tolerance };
-  Kind kind = Kind::bitwise;
-  std::int64_t max_ulp = 0;  // ulp
-  double atol = 0.0;         // tolerance: |got - want| <= atol + rtol * |want|; NaN never passes
-  double rtol = 0.0;
-};
-
 struct QualificationExtras {
   std::uint64_t seed = 20261129;
   std::vector<std::int64_t> extra_sizes;  // element counts added to the built-in case sizes
@@ -71,8 +63,7 @@ inline std::string eager_text(const Decision& d) {
 }
 
 struct Spec {
-  OpSpec op;
-  CompareRule compare;
+  OpSpec op;  // op.compare: how outputs are compared with the reference
   QualificationExtras qualification;
   TimingPolicy timing;
   Decision decision;

@@ -34,7 +34,7 @@ OutputFinding check_timed_output(const CaseTensors& t, const Spec& spec,
   }
   const DType dt = spec.op.dtype;
   auto m = t.compare_output(scratch, want.data(), [&](std::uint64_t w, std::uint64_t g) {
-    return element_matches(spec.compare, dt, w, g);
+    return element_matches(spec.op.compare, dt, w, g);
   });
   if (m.count == 0) return f;
   f.ok = false;

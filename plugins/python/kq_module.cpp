@@ -29,6 +29,18 @@ py::list ast_nodes(const Expr& e) {
   return nodes;
 }
 
+// kind ("bitwise", "ulp", "tolerance"), max_ulp, atol, rtol.
+py::object compare_object(const CompareRule& c) {
+  py::dict d;
+  d["kind"] = c.kind == CompareRule::Kind::bitwise ? "bitwise"
+              : c.kind == CompareRule::Kind::ulp   ? "ulp"
+                                                   : "tolerance";
+  d["max_ulp"] = c.max_ulp;
+  d["atol"] = c.atol;
+  d["rtol"] = c.rtol;
+  return namespace_of(d);
+}
+
 }  // namespace
 
 PYBIND11_EMBEDDED_MODULE(kq, m) {
@@ -60,6 +72,7 @@ py::object spec_object(const OpSpec& spec) {
   d["semantics_ast"] = ast_nodes(spec.semantics);
   d["domain"] = spec.domain == Domain::ieee ? "ieee" : "finite";
   d["layouts"] = namespace_of(layouts);
+  d["compare"] = compare_object(spec.compare);
   return namespace_of(d);
 }
 

@@ -5,7 +5,8 @@
 // The spec an arm sees is a types.SimpleNamespace: op, description, dtype ("f32", "f64"),
 // inputs (names), outputs (each with name and may_alias), semantics (the text), semantics_ast
 // (the nodes in post-order: op, value, input, args), domain ("finite", "ieee") and layouts
-// (contiguous_only, min_alignment_bytes, ranks).
+// (contiguous_only, min_alignment_bytes, ranks) and compare (kind "bitwise" | "ulp" |
+// "tolerance", max_ulp, atol, rtol).
 #pragma once
 #include <pybind11/pybind11.h>
 

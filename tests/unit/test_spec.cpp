@@ -109,7 +109,7 @@ TEST_CASE("residual_relu.yaml has the values it states") {
   CHECK(s.op.layouts.contiguous_only);
   CHECK(s.op.layouts.min_alignment_bytes == 4);
   CHECK(s.op.layouts.ranks == std::vector<int>{1, 2, 3, 4});
-  CHECK(s.compare.kind == CompareRule::Kind::bitwise);
+  CHECK(s.op.compare.kind == CompareRule::Kind::bitwise);
   CHECK(s.qualification.seed == 20261129u);
   CHECK(s.qualification.extra_sizes == std::vector<std::int64_t>{1, 3, 1000003});
   CHECK(s.qualification.hang_timeout_s == 60.0);
@@ -129,19 +129,19 @@ TEST_CASE("residual_relu.yaml has the values it states") {
 TEST_CASE("the other shipped specs use the comparison rules their comments argue for") {
   const fs::path dir = kRoot / "specs";
   const Spec gelu = kq::load_spec(dir / "gelu.yaml");
-  CHECK(gelu.compare.kind == CompareRule::Kind::tolerance);
-  CHECK(gelu.compare.atol == 1e-6);
-  CHECK(gelu.compare.rtol == 1e-5);
+  CHECK(gelu.op.compare.kind == CompareRule::Kind::tolerance);
+  CHECK(gelu.op.compare.atol == 1e-6);
+  CHECK(gelu.op.compare.rtol == 1e-5);
   CHECK(gelu.op.outputs[0].may_alias == std::vector<std::string>{"x"});
   const Spec leaky = kq::load_spec(dir / "leaky_relu.yaml");
-  CHECK(leaky.compare.kind == CompareRule::Kind::ulp);
-  CHECK(leaky.compare.max_ulp == 1);
+  CHECK(leaky.op.compare.kind == CompareRule::Kind::ulp);
+  CHECK(leaky.op.compare.max_ulp == 1);
   CHECK(leaky.op.semantics.nodes.back().op == kq::Op::select);
   CHECK_FALSE(leaky.op.layouts.contiguous_only);
   CHECK(leaky.op.layouts.ranks.size() == 8);
   const Spec clamp = kq::load_spec(dir / "clamp.yaml");
   CHECK(clamp.op.domain == kq::Domain::ieee);
-  CHECK(clamp.compare.kind == CompareRule::Kind::bitwise);
+  CHECK(clamp.op.compare.kind == CompareRule::Kind::bitwise);
   const Spec silu = kq::load_spec(dir / "silu_mul.yaml");
   CHECK(silu.op.inputs == std::vector<std::string>{"x", "y"});
   CHECK(silu.op.layouts.min_alignment_bytes == 16);
@@ -151,7 +151,7 @@ TEST_CASE("the other shipped specs use the comparison rules their comments argue
   const Spec ieee = kq::load_spec(dir / "residual_relu_ieee.yaml");
   CHECK(ieee.op.domain == kq::Domain::ieee);
   const Spec axpby = kq::load_spec(dir / "axpby.yaml");
-  CHECK(axpby.compare.kind == CompareRule::Kind::tolerance);
+  CHECK(axpby.op.compare.kind == CompareRule::Kind::tolerance);
 }
 
 TEST_CASE("absent optional fields take their defaults") {
@@ -209,9 +209,9 @@ decision: {baseline: cpu_tbb, min_speedup: 1}
   CHECK(s.op.description == "quoted: with a colon");
   CHECK(s.op.inputs == std::vector<std::string>{"a", "b"});
   CHECK(s.op.outputs[0].name == "c");
-  CHECK(s.compare.kind == CompareRule::Kind::tolerance);
-  CHECK(s.compare.atol == 0.0);
-  CHECK(s.compare.rtol == 1e-6);
+  CHECK(s.op.compare.kind == CompareRule::Kind::tolerance);
+  CHECK(s.op.compare.atol == 0.0);
+  CHECK(s.op.compare.rtol == 1e-6);
   CHECK(s.qualification.seed == 0u);
   CHECK(s.qualification.extra_sizes == std::vector<std::int64_t>{7, 1});
   CHECK(s.timing.sizes.back() == 268435456);

@@ -4,5 +4,5 @@
 #include <cstdint>
 
 namespace kq {
-inline constexpr std::uint32_t kAbiVersion = 2;  // 2: Problem::stream
+inline constexpr std::uint32_t kAbiVersion = 2;  // 2: Problem::stream, OpSpec::compare
 }  // namespace kq

@@ -25,6 +25,15 @@ struct LayoutContract {
   std::vector<int> ranks{1};             // tensor ranks inside the contract
 };
 
+// How an output is compared with the float64 reference rounded to the dtype.
+struct CompareRule {
+  enum class Kind { bitwise, ulp, tolerance };
+  Kind kind = Kind::bitwise;
+  std::int64_t max_ulp = 0;  // ulp
+  double atol = 0.0;         // tolerance: |got - want| <= atol + rtol * |want|; NaN never passes
+  double rtol = 0.0;
+};
+
 struct OpSpec {
   std::string op;
   std::string description;
@@ -34,6 +43,7 @@ struct OpSpec {
   Expr semantics;  // one expression; it defines outputs[0]
   Domain domain = Domain::finite;
   LayoutContract layouts;
+  CompareRule compare;
 };
 
 }  // namespace kq

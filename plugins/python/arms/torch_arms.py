@@ -321,12 +321,19 @@ class _CompiledArm(_TorchArm):
         """Compiles for these shapes and layouts on scratch tensors (prepare writes nothing of
         the caller's), keeping the code Inductor wrote."""
         args = kq.scratch_like(problem.inputs + problem.outputs)
+        codes = []
+        # What torch._inductor.utils.run_and_get_code does, less its torch._dynamo.reset(),
+        # which would drop every compiled function in the process (the other torch.compile
+        # arms' too) and recompile at every prepare.
         try:
-            from torch._inductor.utils import run_and_get_code
-        except ImportError:
+            from unittest import mock
+
+            from torch._inductor.graph import GraphLowering
+
+            with mock.patch.object(GraphLowering, "save_output_code", codes.append):
+                self._fn(*args)
+        except (ImportError, AttributeError):
             self._fn(*args)
-            return
-        _, codes = run_and_get_code(self._fn, *args)
         for c in codes:
             if len(self._codes) < 16:
                 self._codes.setdefault(c, None)
