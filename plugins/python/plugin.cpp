@@ -1,6 +1,7 @@
 // The python plugin's arms: every kq.Arm subclass defined in a .py file of the shipped folder
 // (python-arms/ beside this plugin once installed, else plugins/python/arms/ in the source tree),
-// then of each folder in KQ_PYTHON_ARMS (separated by ':'), files in name order. A file that
+// then of each folder in KQ_PYTHON_ARMS (separated by ':'), files in name order; files named
+// _*.py are helper modules the others import. A file that
 // cannot be imported is a load problem (kq_load_problems: kq list and the run's report name it,
 // with its line and exception); the other files' arms load.
 #include <dlfcn.h>
@@ -72,9 +73,16 @@ std::string import_failure(py::error_already_set& e, const fs::path& file) {
          std::string(py::str(e.type().attr("__name__"))) + ": " + std::string(py::str(e.value()));
 }
 
-// `shipped`: the file is one of plugins/python/arms/, named as the repository names it.
-ArmIdentity identity_of(const py::object& arm, const fs::path& file, const std::string& sha,
-                        bool shipped) {
+// A file as the identity names it: a shipped one (plugins/python/arms/) as the repository
+// names it, another by its full path; with its SHA-256.
+SourceFile source_of(const fs::path& file, bool shipped) {
+  return {shipped ? "plugins/python/arms/" + file.filename().string() : file.string(),
+          sha256_of(file)};
+}
+
+// `files`: the arm's file, then the helper modules of its folder.
+ArmIdentity identity_of(const py::object& arm, const fs::path& file,
+                        const std::vector<SourceFile>& files) {
   const std::string name = py::str(arm.attr("name")), device = py::str(arm.attr("device"));
   if (device != "cpu" && device != "cuda")
     throw std::runtime_error(file.string() + ": " + name + ".device must be \"cpu\" or \"cuda\"");
@@ -82,9 +90,7 @@ ArmIdentity identity_of(const py::object& arm, const fs::path& file, const std::
   ArmIdentity id =
       build::identity(name, py::str(arm.attr("family")),
                       device == "cuda" ? Device::cuda : Device::cpu, py::str(arm.attr("version")));
-  // A shipped arm's file as the repository names it; another by its full path.
-  id.sources.push_back(
-      {shipped ? "plugins/python/arms/" + file.filename().string() : file.string(), sha});
+  id.sources.insert(id.sources.end(), files.begin(), files.end());
   id.compile_flags +=
       " | Python " + std::string(py::str(py::module_::import("sys").attr("version")));
   id.expected_rejection = py::str(arm.attr("expected_rejection"));
@@ -92,15 +98,17 @@ ArmIdentity identity_of(const py::object& arm, const fs::path& file, const std::
 }
 
 // The arms one file defines: kq.Arm subclasses whose module is the file's and that have a name
-// (one without is a base of the others).
-void load_file(const fs::path& file, bool shipped, ArmList& out) {
+// (one without is a base of the others). `helpers`: its folder's helper modules.
+void load_file(const fs::path& file, bool shipped, const std::vector<SourceFile>& helpers,
+               ArmList& out) {
   const std::string module = "kq_arm_" + file.stem().string();
   py::module_ util = py::module_::import("importlib.util");
   py::object spec = util.attr("spec_from_file_location")(module, file.string());
   py::object mod = util.attr("module_from_spec")(spec);
   spec.attr("loader").attr("exec_module")(mod);
   py::object base = kq_module().attr("Arm");
-  const std::string sha = sha256_of(file);
+  std::vector<SourceFile> files = {source_of(file, shipped)};
+  files.insert(files.end(), helpers.begin(), helpers.end());
   for (auto item : py::dict(mod.attr("__dict__"))) {
     py::handle cls = item.second;
     if (!PyType_Check(cls.ptr()) || cls.is(base) || !PyObject_IsSubclass(cls.ptr(), base.ptr()) ||
@@ -108,7 +116,7 @@ void load_file(const fs::path& file, bool shipped, ArmList& out) {
       continue;
     if (cls.attr("name").is_none()) continue;  // a base class of the file's arms
     py::object arm = cls();
-    out.push_back(std::make_unique<PythonArm>(arm, identity_of(arm, file, sha, shipped)));
+    out.push_back(std::make_unique<PythonArm>(arm, identity_of(arm, file, files)));
   }
 }
 
@@ -117,15 +125,28 @@ void make_arms(ArmList& out) {
   ensure_interpreter();
   py::gil_scoped_acquire gil;
   const std::vector<fs::path> folders = arm_folders();  // the shipped one first
+  py::list path = py::module_::import("sys").attr("path");
   for (const fs::path& dir : folders) {
     if (!fs::is_directory(dir)) continue;
+    const bool shipped = dir == folders.front();
+    // Files named _*.py are helper modules, which the folder's arm files import by name (the
+    // folder is on sys.path); their hashes are in each of the folder's arms' identity.
     std::vector<fs::path> files;
-    for (const auto& e : fs::directory_iterator(dir))
-      if (e.path().extension() == ".py") files.push_back(e.path());
+    std::vector<SourceFile> helpers;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      if (e.path().extension() != ".py") continue;
+      if (e.path().filename().string().front() == '_')
+        helpers.push_back(source_of(e.path(), shipped));
+      else
+        files.push_back(e.path());
+    }
     std::sort(files.begin(), files.end());
+    std::sort(helpers.begin(), helpers.end(),
+              [](const SourceFile& a, const SourceFile& b) { return a.path < b.path; });
+    path.append(dir.string());
     for (const fs::path& f : files) {
       try {
-        load_file(f, dir == folders.front(), out);
+        load_file(f, shipped, helpers, out);
       } catch (py::error_already_set& e) {
         problems().push_back({f.string(), "cannot import: " + import_failure(e, f)});
       } catch (const std::exception& e) {

@@ -219,3 +219,26 @@ TEST_CASE("--python-arms DIR: its arms are listed beside KQ_PYTHON_ARMS'; a miss
   CHECK(r.exit_code == 2);
   CHECK(r.out.find("--python-arms") != std::string::npos);
 }
+
+TEST_CASE("a folder's _*.py files are helper modules: imported by its arms, hashed in them") {
+  const fs::path dir = kq::test::temp_dir("python-helpers");
+  const fs::path arms = dir / "arms";
+  fs::create_directories(arms);
+  write(arms / "_shared.py", "import kq\n\nclass Base(kq.Arm):\n    family = 'test'\n");
+  write(arms / "uses_helper.py",
+        "from _shared import Base\n\nclass UsesHelper(Base):\n    name = 'py_uses_helper'\n");
+  auto r = run_kq("list --python-arms '" + arms.string() + "'");
+  INFO(r.out);
+  CHECK(r.out.find("py_uses_helper") != std::string::npos);
+  CHECK(r.out.find("_shared.py") == std::string::npos);  // neither an arm file nor a problem
+  r = run_kq(
+      "run specs/residual_relu.yaml --arms py_uses_helper --quick --no-timing "
+      "--python-arms '" +
+      arms.string() + "' --out '" + (dir / "run").string() + "'");
+  const auto manifest = read_json(dir / "run" / "manifest.json");
+  bool hashed = false;
+  for (const auto& s : manifest["arms"][0]["sources"])
+    hashed |= s["path"] == (arms / "_shared.py").string() &&
+              s["sha256"] == kq::sha256_file(arms / "_shared.py");
+  CHECK(hashed);
+}

@@ -17,6 +17,7 @@ PyTorch (CPU and CUDA, named _cpu and _cuda):
                                (input_modified).
 """
 import kq
+from _triton_kernels import kernels as good_kernels
 
 _RESIDUAL_RELU = ["input", "input", "add", "relu"]
 _jit = {}
@@ -42,15 +43,7 @@ def kernels():
         s = tl.load(x_ptr + offs, mask=mask) + tl.load(r_ptr + offs, mask=mask)
         tl.store(out_ptr + offs, tl.maximum(s, 0.0), mask=mask)  # the flaw: NaN gives 0
 
-    @triton.jit
-    def residual_relu(x_ptr, r_ptr, out_ptr, n, BLOCK: tl.constexpr):
-        offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-        mask = offs < n
-        s = tl.load(x_ptr + offs, mask=mask) + tl.load(r_ptr + offs, mask=mask)
-        tl.store(out_ptr + offs, tl.where(s <= 0.0, 0.0, s), mask=mask)
-
-    _jit.update(unmasked_tail=unmasked_tail, nan_max=nan_max, residual_relu=residual_relu,
-                cdiv=triton.cdiv)
+    _jit.update(unmasked_tail=unmasked_tail, nan_max=nan_max, cdiv=triton.cdiv)
     return _jit
 
 
@@ -130,7 +123,7 @@ class BrokenTritonResultCache(_ResultCache):
 
     def compute(self, x, r, out):
         n = out.numel()
-        k = kernels()
+        k = good_kernels()
         k["residual_relu"][(k["cdiv"](n, 1024),)](x, r, out, n, BLOCK=1024)
 
 

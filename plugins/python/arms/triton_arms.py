@@ -2,41 +2,14 @@
 with two block sizes. The last block is masked (any length), offsets are 64-bit (more than 2^31
 elements), and the kernels compute in the tensors' float32.
 
-relu is written as where(s <= 0, 0, s): negatives and -0 become +0, NaN stays NaN (NaN <= 0 is
-false). tl.maximum(s, 0) would drop NaN (PTX max returns the other operand), which the broken
-candidate broken_triton_nan_max does.
+The kernels are in _triton_kernels.py (shared with the broken candidates). relu is written as
+where(s <= 0, 0, s): tl.maximum(s, 0) would drop NaN, which broken_triton_nan_max does.
 
 Each arm keeps, per compiled variant, the kernel's source, ttir, ttgir, llir, ptx and cubin with
 num_warps, num_stages, shared memory and registers (kq.triton_artifacts).
 """
 import kq
-
-_jit = {}  # the @triton.jit functions, made at the first use (Triton is imported then)
-
-
-def kernels():
-    if _jit:
-        return _jit
-    import triton
-    import triton.language as tl
-
-    @triton.jit
-    def residual_relu(x_ptr, r_ptr, out_ptr, n, BLOCK: tl.constexpr):
-        offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-        mask = offs < n
-        s = tl.load(x_ptr + offs, mask=mask) + tl.load(r_ptr + offs, mask=mask)
-        tl.store(out_ptr + offs, tl.where(s <= 0.0, 0.0, s), mask=mask)
-
-    @triton.jit
-    def silu_mul(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-        offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-        mask = offs < n
-        x = tl.load(x_ptr + offs, mask=mask)
-        y = tl.load(y_ptr + offs, mask=mask)
-        tl.store(out_ptr + offs, x / (1.0 + tl.exp(-x)) * y, mask=mask)
-
-    _jit.update(residual_relu=residual_relu, silu_mul=silu_mul, cdiv=triton.cdiv)
-    return _jit
+from _triton_kernels import kernels
 
 
 class TritonArm(kq.Arm):

@@ -1,0 +1,34 @@
+"""The Triton kernels the shipped arms share (a helper module: files named _*.py are imported by
+the others, not scanned for arms). Made at the first use, when Triton is imported.
+
+relu is where(s <= 0, 0, s): negatives and -0 become +0, NaN stays NaN (NaN <= 0 is false).
+tl.maximum(s, 0) would drop NaN (PTX max returns the other operand). Offsets are 64-bit (more
+than 2^31 elements) and the last block is masked.
+"""
+
+_jit = {}
+
+
+def kernels():
+    if _jit:
+        return _jit
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def residual_relu(x_ptr, r_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        s = tl.load(x_ptr + offs, mask=mask) + tl.load(r_ptr + offs, mask=mask)
+        tl.store(out_ptr + offs, tl.where(s <= 0.0, 0.0, s), mask=mask)
+
+    @triton.jit
+    def silu_mul(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        x = tl.load(x_ptr + offs, mask=mask)
+        y = tl.load(y_ptr + offs, mask=mask)
+        tl.store(out_ptr + offs, x / (1.0 + tl.exp(-x)) * y, mask=mask)
+
+    _jit.update(residual_relu=residual_relu, silu_mul=silu_mul, cdiv=triton.cdiv)
+    return _jit
