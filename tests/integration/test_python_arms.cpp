@@ -242,3 +242,25 @@ TEST_CASE("a folder's _*.py files are helper modules: imported by its arms, hash
               s["sha256"] == kq::sha256_file(arms / "_shared.py");
   CHECK(hashed);
 }
+
+TEST_CASE("checks_contract = False: an arm that computes what it should refuse is rejected") {
+  const fs::path dir = kq::test::temp_dir("python-no-contract");
+  const fs::path arms = dir / "arms";
+  fs::create_directories(arms);
+  // Computes every view it is given, strided, broadcast and aliased ones too (numpy honours
+  // the strides, so its values are right), instead of refusing those the spec does not admit.
+  write(arms / "lax.py",
+        "import numpy as np\nimport kq\n\n"
+        "class Lax(kq.Arm):\n"
+        "    name, tensors, checks_contract = 'py_lax', 'numpy', False\n"
+        "    expected_rejection = 'accepted_out_of_contract'\n"
+        "    def run(self, inputs, outputs):\n"
+        "        assert kq.stream() == 0  # a CPU arm has no stream\n"
+        "        np.add(inputs[0], inputs[1], out=outputs[0])\n"
+        "        np.maximum(outputs[0], 0, out=outputs[0])\n"
+        "        outputs[0][outputs[0] == 0] = 0.0\n");
+  const auto summary = qualify("specs/residual_relu.yaml", "py_lax", dir / "run",
+                               "--include-broken --python-arms '" + arms.string() + "'");
+  CHECK(summary["arms"][0]["verdict"] == "rejected");
+  CHECK(summary["arms"][0]["check"] == "accepted_out_of_contract");
+}
