@@ -1,0 +1,75 @@
+// The python plugin's CUDA arms through kq's qualification, where the plugin was built (on the
+// GPU host, against its Python: tools/gpu_check.sh KQ_DIR OUT python): torch_eager,
+// torch_compile and the Triton arms qualify on residual_relu and silu_mul; the broken Triton
+// candidates are rejected by the check each declares. A few minutes, against the selftest's
+// many: the check to run first after building the plugin. Where the plugin is not there it says
+// so and checks nothing.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "qualify/expectation.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// arm -> its verdict record in the run's summary.
+std::map<std::string, nlohmann::json> qualify(const std::string& spec, const std::string& arms,
+                                              const std::string& extra) {
+  const fs::path dir = kq::test::temp_dir("gpu-python") / fs::path(spec).stem();
+  auto r = kq::test::run_kq("qualify " + (kq::test::source_dir() / "specs" / spec).string() +
+                            " --quick -j 4 --arms " + arms + " " + extra + " --out '" +
+                            dir.string() + "'");
+  INFO(r.out);
+  std::map<std::string, nlohmann::json> out;
+  for (const auto& a : nlohmann::json::parse(kq::test::read_file(dir / "summary.json"))["arms"])
+    out[a["name"]] = a;
+  return out;
+}
+
+bool python_plugin_loaded() {
+  return kq::test::run_kq("list").out.find("libkq_python.so") != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("torch_eager, torch_compile and the Triton arms qualify on CUDA") {
+  if (!python_plugin_loaded()) {
+    MESSAGE("the python plugin is not built here: nothing to check");
+    return;
+  }
+  const std::pair<const char*, const char*> runs[] = {
+      {"residual_relu.yaml",
+       "torch_eager,torch_compile,triton_residual_relu_1024,triton_residual_relu_4096"},
+      {"silu_mul.yaml", "torch_eager,torch_compile,triton_silu_mul_1024,triton_silu_mul_4096"},
+  };
+  for (const auto& [spec, arms] : runs) {
+    const auto verdicts = qualify(spec, arms, "");
+    for (const auto& [name, v] : verdicts) {
+      INFO(spec << " " << name << ": " << v.dump());
+      CHECK(v["verdict"] == "qualified");
+    }
+    CHECK(verdicts.size() == 4);
+  }
+}
+
+TEST_CASE("the broken Triton candidates are rejected by the check each declares") {
+  if (!python_plugin_loaded()) {
+    MESSAGE("the python plugin is not built here: nothing to check");
+    return;
+  }
+  const auto verdicts =
+      qualify("residual_relu_ieee.yaml",
+              "broken_triton_unmasked_tail,broken_triton_nan_max,broken_triton_result_cache",
+              "--include-broken");
+  REQUIRE(verdicts.size() == 3);
+  for (const auto& [name, v] : verdicts) {
+    INFO(name << ": " << v.dump());
+    CHECK(kq::caught_as_declared(v["verdict"].get<std::string>(), v.value("check", ""),
+                                 v.value("expected_rejection", "")));
+  }
+}
