@@ -193,14 +193,16 @@ nlohmann::json decide(
           ratio_span(best_candidate["min_speedup"], best_candidate["max_speedup"]) + " against " +
           baseline;
       sentence += " The best candidate, " + best_candidate["arm"].get<std::string>() + ", is ";
-      if (best_candidate.contains("min_eager_speedup"))
+      if (best_candidate.contains("min_eager_speedup")) {
+        // "1.70x over eager but 0.99x against torch_compile"; "0.25x against eager and ..."
+        const bool beats_eager = best_candidate["max_eager_speedup"].get<double>() > 1.0;
         sentence +=
             ratio_span(best_candidate["min_eager_speedup"], best_candidate["max_eager_speedup"]) +
-            " over eager (" + eager + ")" +
-            (best_candidate["max_eager_speedup"].get<double>() > 1.0 ? " but " : " and ") +
-            against_base + ".";
-      else
+            (beats_eager ? " over eager (" : " against eager (") + eager + ")" +
+            (beats_eager ? " but " : " and ") + against_base + ".";
+      } else {
         sentence += against_base + " (" + eager + ", the eager arm, was not timed at its sizes).";
+      }
     }
   } else {
     for (const auto& r : ranges) {

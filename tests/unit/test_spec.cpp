@@ -120,8 +120,9 @@ TEST_CASE("residual_relu.yaml has the values it states") {
   CHECK(s.timing.max_rounds == 200);
   CHECK(s.timing.max_seconds == 30.0);
   CHECK(s.timing.warmup_ms == 50.0);
-  CHECK(s.decision.baselines == std::vector<std::string>{"torch_compile", "nvrtc_jit"});
-  CHECK(s.decision.eager == std::vector<std::string>{"torch_eager"});
+  CHECK(s.decision.baselines ==
+        std::vector<std::string>{"torch_compile", "nvrtc_jit", "torch_compile_cpu", "cpu_tbb"});
+  CHECK(s.decision.eager == std::vector<std::string>{"torch_eager", "torch_eager_cpu"});
   CHECK(s.decision.min_speedup == doctest::Approx(1.03));
   CHECK(s.sha256.size() == 64);
 }
@@ -376,6 +377,7 @@ TEST_CASE("decision.eager: optional; one arm or an ordered list, errors at their
   // Every shipped spec states the eager arm its speed-ups are also measured against.
   for (const fs::path& f : yaml_files(kRoot / "specs")) {
     INFO("spec: " << f.string());
-    CHECK(kq::load_spec(f).decision.eager == std::vector<std::string>{"torch_eager"});
+    CHECK(kq::load_spec(f).decision.eager ==
+          std::vector<std::string>{"torch_eager", "torch_eager_cpu"});
   }
 }
