@@ -179,16 +179,23 @@ json choose_arm(const std::vector<std::string>& list, const RunData& run, const 
   return choice;
 }
 
+// "nvrtc_jit not among this run's arms; torch_compile not qualified (skipped)": the arms a
+// choice passed over, and why.
+std::string passed_over_text(const json& choice) {
+  std::string over;
+  for (const auto& p : choice["passed_over"])
+    over += (over.empty() ? "" : "; ") + p["arm"].get<std::string>() + " " +
+            p["why"].get<std::string>();
+  return over;
+}
+
 // The decision's sentence with what it must say about the choice of baseline: nothing when
 // the first was used; which was used and why the ones before it were not; or, none timed, why
 // none of them was.
 std::string with_baseline_choice(const std::string& sentence, const json& choice,
                                  const std::string& used) {
   if (choice["passed_over"].empty()) return sentence;
-  std::string over;
-  for (const auto& p : choice["passed_over"])
-    over += (over.empty() ? "" : "; ") + p["arm"].get<std::string>() + " " +
-            p["why"].get<std::string>();
+  const std::string over = passed_over_text(choice);
   if (!choice["used"].get<std::string>().empty())
     return sentence + " The baseline is " + used + ", the first of the spec's that was timed (" +
            over + ").";
@@ -203,10 +210,7 @@ std::string with_baseline_choice(const std::string& sentence, const json& choice
 // against eager, and why.
 std::string eager_choice_text(const json& choice) {
   if (choice["passed_over"].empty()) return "";
-  std::string over;
-  for (const auto& p : choice["passed_over"])
-    over += (over.empty() ? "" : "; ") + p["arm"].get<std::string>() + " " +
-            p["why"].get<std::string>();
+  const std::string over = passed_over_text(choice);
   if (const std::string used = choice["used"]; !used.empty())
     return " The eager arm is " + used + ", the first of the spec's that was timed (" + over + ").";
   if (choice["list"].size() < 2) return " No speed-up against eager: " + over + ".";

@@ -91,6 +91,25 @@ def missing(*modules):
     return None
 
 
+_torch_why = {}
+
+
+def torch_missing(device):
+    """Why torch cannot run an arm on `device` ("cpu" or "cuda") here, or None: not installed,
+    built without CUDA, or no CUDA device it can see. Imports torch the first time."""
+    if device not in _torch_why:
+        why = missing("torch")
+        if why is None and device == "cuda":
+            import torch
+
+            if not torch.backends.cuda.is_built():
+                why = "this PyTorch (%s) was built without CUDA" % torch.__version__
+            elif not torch.cuda.is_available():
+                why = "PyTorch sees no CUDA device"
+        _torch_why[device] = why
+    return _torch_why[device]
+
+
 def scratch_like(tensors):
     """Uninitialized torch tensors with the shapes, strides, dtypes and devices of these: where an
     arm compiles in prepare() without touching the caller's buffers (an output may alias an input,

@@ -9,6 +9,15 @@ than 2^31 elements) and the last block is masked.
 _jit = {}
 
 
+def launch(fn, a, b, out, block=1024, **options):
+    """fn(a, b, out, n) over out's n elements, one program per `block`, on torch's current
+    stream; returns the compiled kernel (what Triton's launch returns)."""
+    import triton
+
+    n = out.numel()
+    return fn[(triton.cdiv(n, block),)](a, b, out, n, BLOCK=block, **options)
+
+
 def kernels():
     if _jit:
         return _jit
@@ -30,5 +39,5 @@ def kernels():
         y = tl.load(y_ptr + offs, mask=mask)
         tl.store(out_ptr + offs, x / (1.0 + tl.exp(-x)) * y, mask=mask)
 
-    _jit.update(residual_relu=residual_relu, silu_mul=silu_mul, cdiv=triton.cdiv)
+    _jit.update(residual_relu=residual_relu, silu_mul=silu_mul)
     return _jit

@@ -18,6 +18,7 @@ PyTorch (CPU and CUDA, named _cpu and _cuda):
 """
 import kq
 from _triton_kernels import kernels as good_kernels
+from _triton_kernels import launch
 
 _RESIDUAL_RELU = ["input", "input", "add", "relu"]
 _jit = {}
@@ -43,7 +44,7 @@ def kernels():
         s = tl.load(x_ptr + offs, mask=mask) + tl.load(r_ptr + offs, mask=mask)
         tl.store(out_ptr + offs, tl.maximum(s, 0.0), mask=mask)  # the flaw: NaN gives 0
 
-    _jit.update(unmasked_tail=unmasked_tail, nan_max=nan_max, cdiv=triton.cdiv)
+    _jit.update(unmasked_tail=unmasked_tail, nan_max=nan_max)
     return _jit
 
 
@@ -57,18 +58,13 @@ class _Broken(kq.Arm):
     needs_nan = False
 
     def supports(self, spec):
-        why = kq.missing(*self.needs)
+        why = kq.missing(*self.needs) or kq.torch_missing(self.device)
         if why:
             return why
         if not kq.matches(spec, _RESIDUAL_RELU) or spec.dtype != "f32":
             return "computes relu(x + residual) in f32 only"
         if self.needs_nan and spec.domain != "ieee":
             return "its flaw shows with NaN only, outside this spec's domain"
-        if self.device == "cuda":
-            import torch
-
-            if not torch.cuda.is_available():
-                return "PyTorch sees no CUDA device"
         return None
 
 
@@ -78,11 +74,7 @@ class _Triton(_Broken):
     kernel = None
 
     def run(self, inputs, outputs):
-        x, r = inputs
-        out = outputs[0]
-        n = out.numel()
-        k = kernels()
-        k[self.kernel][(k["cdiv"](n, 1024),)](x, r, out, n, BLOCK=1024)
+        launch(kernels()[self.kernel], inputs[0], inputs[1], outputs[0])
 
 
 class BrokenTritonUnmaskedTail(_Triton):
@@ -122,9 +114,7 @@ class BrokenTritonResultCache(_ResultCache):
     needs = ("torch", "triton")
 
     def compute(self, x, r, out):
-        n = out.numel()
-        k = good_kernels()
-        k["residual_relu"][(k["cdiv"](n, 1024),)](x, r, out, n, BLOCK=1024)
+        launch(good_kernels()["residual_relu"], x, r, out)
 
 
 def _torch_relu_into(s, out):

@@ -15,7 +15,7 @@ class NumpyResidualRelu(kq.Arm):
     tensors = "numpy"
 
     def supports(self, spec):
-        if spec.semantics.replace(" ", "") != "relu(x+residual)":
+        if not kq.matches(spec, ["input", "input", "add", "relu"]):
             return "computes relu(x + residual) only"
         if spec.dtype not in ("f32", "f64"):
             return "f32 and f64 only"

@@ -147,12 +147,6 @@ class _Expr:
         return self.leaf(i) or self.call(i, self.nested)
 
 
-def _arity(n):
-    if n.op in ("select", "clamp"):
-        return 3
-    return 2 if n.op in _BINARY or n.op in _COMPARE else 1
-
-
 def eager_source(spec):
     """The eager function: a temporary per inner operation, the root into `out`."""
     e = _Expr(spec)
@@ -170,7 +164,7 @@ def eager_source(spec):
         r = e.nodes[r].args[0]
     # Comparisons read only as a select's condition stay booleans inside the where().
     conditions = {n.args[0] for n in e.nodes if n.op == "select"}
-    read = [k for n in e.nodes if n.op not in ("constant", "input") for k in n.args[:_arity(n)]]
+    read = [k for n in e.nodes for k in n.args]  # a node's args are its operands (none for leaves)
     for i, n in enumerate(e.nodes):
         if i >= r:
             break
@@ -196,9 +190,7 @@ def _into_out(e, i, arg):
         x, y = a
         if not e.is_tensor(x) and n.op in _COMMUTATIVE:
             x, y = y, x
-        if e.is_tensor(x) and e.is_tensor(y):
-            return "torch.%s(%s, %s, out=out)" % (_BINARY[n.op], arg(x), arg(y))
-        if e.is_tensor(x) and n.op in ("max", "min"):
+        if e.is_tensor(x) and not e.is_tensor(y) and n.op in ("max", "min"):
             return "torch.clamp_%s(%s, %s, out=out)" % (n.op, arg(x), arg(y))
         if e.is_tensor(x):
             return "torch.%s(%s, %s, out=out)" % (_BINARY[n.op], arg(x), arg(y))
@@ -230,25 +222,13 @@ def _define(source, name, spec):
     return scope[name]
 
 
-_torch_why = {}
+def _compile_missing():
+    """Why this torch has no torch.compile, or None (torch is importable here)."""
+    import torch
 
-
-def _torch_missing(device, need_compile):
-    """Why torch cannot run this arm here, or None (imports torch the first time)."""
-    key = (device, need_compile)
-    if key not in _torch_why:
-        why = kq.missing("torch")
-        if why is None:
-            import torch
-
-            if device == "cuda" and not torch.backends.cuda.is_built():
-                why = "this PyTorch (%s) was built without CUDA" % torch.__version__
-            elif device == "cuda" and not torch.cuda.is_available():
-                why = "PyTorch sees no CUDA device"
-            elif need_compile and not hasattr(torch, "compile"):
-                why = "PyTorch %s has no torch.compile (2.0 or later)" % torch.__version__
-        _torch_why[key] = why
-    return _torch_why[key]
+    if hasattr(torch, "compile"):
+        return None
+    return "PyTorch %s has no torch.compile (2.0 or later)" % torch.__version__
 
 
 class _TorchArm(kq.Arm):
@@ -257,8 +237,14 @@ class _TorchArm(kq.Arm):
     version = "1"
     compile_mode = None  # None: eager
 
+    @property
+    def kind(self):
+        return "eager" if self.compile_mode is None else "compiled"
+
     def supports(self, spec):
-        why = _torch_missing(self.device, self.compile_mode is not None)
+        why = kq.torch_missing(self.device)
+        if not why and self.compile_mode is not None:
+            why = _compile_missing()
         if why:
             return why
         if spec.dtype not in ("f32", "f64"):
@@ -270,7 +256,7 @@ class _TorchArm(kq.Arm):
         return None
 
     def source_of(self, spec):
-        return eager_source(spec) if self.compile_mode is None else compiled_source(spec)
+        return eager_source(spec) if self.kind == "eager" else compiled_source(spec)
 
     def prepare(self, problem):
         key = (problem.spec.semantics, problem.spec.dtype, tuple(problem.spec.inputs))
@@ -282,8 +268,7 @@ class _TorchArm(kq.Arm):
         self._warm(problem)
 
     def _build(self, spec):
-        fn = _define(self._source, "eager" if self.compile_mode is None else "compiled", spec)
-        return fn
+        return _define(self._source, self.kind, spec)
 
     def _warm(self, problem):
         pass
@@ -294,8 +279,7 @@ class _TorchArm(kq.Arm):
     def artifacts(self):
         if not hasattr(self, "_source"):
             return []
-        kind = "eager" if self.compile_mode is None else "compiled"
-        out = [("source", "torch_%s.py" % kind, self._source)]
+        out = [("source", "torch_%s.py" % self.kind, self._source)]
         for k, code in enumerate(getattr(self, "_codes", {})):
             out.append(("source", "inductor_%d.py" % k, code))
         return out
@@ -313,7 +297,7 @@ class _CompiledArm(_TorchArm):
                       "accumulated_cache_size_limit"):
             if hasattr(torch._dynamo.config, limit):
                 setattr(torch._dynamo.config, limit, max(getattr(torch._dynamo.config, limit), 4096))
-        fn = _define(self._source, "compiled", spec)
+        fn = _define(self._source, self.kind, spec)
         mode = None if self.compile_mode == "default" else self.compile_mode
         return torch.compile(fn, fullgraph=True, mode=mode)
 
@@ -337,7 +321,6 @@ class _CompiledArm(_TorchArm):
         for c in codes:
             if len(self._codes) < 16:
                 self._codes.setdefault(c, None)
-        del args
 
 
 class TorchEager(_TorchArm):

@@ -9,7 +9,7 @@ Each arm keeps, per compiled variant, the kernel's source, ttir, ttgir, llir, pt
 num_warps, num_stages, shared memory and registers (kq.triton_artifacts).
 """
 import kq
-from _triton_kernels import kernels
+from _triton_kernels import kernels, launch
 
 
 class TritonArm(kq.Arm):
@@ -53,9 +53,7 @@ class TritonArm(kq.Arm):
         self._launch(*scratch)
 
     def _launch(self, a, b, out):
-        n = out.numel()
-        grid = (kernels()["cdiv"](n, self.block),)
-        k = self._fn[grid](a, b, out, n, BLOCK=self.block, num_warps=self.num_warps)
+        k = launch(self._fn, a, b, out, self.block, num_warps=self.num_warps)
         key = getattr(getattr(k, "metadata", None), "hash", None)
         if k is not None and key not in self._variants and len(self._variants) < 8:
             self._variants[key] = k
