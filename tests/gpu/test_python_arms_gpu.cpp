@@ -17,18 +17,23 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// arm -> its verdict record in the run's summary.
-std::map<std::string, nlohmann::json> qualify(const std::string& spec, const std::string& arms,
-                                              const std::string& extra) {
+struct Qualified {
+  std::string output;                              // kq's stdout and stderr
+  std::map<std::string, nlohmann::json> verdicts;  // arm -> its record in the run's summary
+};
+
+Qualified qualify(const std::string& spec, const std::string& arms, const std::string& extra) {
   const fs::path dir = kq::test::temp_dir("gpu-python") / fs::path(spec).stem();
   auto r = kq::test::run_kq("qualify " + (kq::test::source_dir() / "specs" / spec).string() +
                             " --quick -j 4 --arms " + arms + " " + extra + " --out '" +
                             dir.string() + "'");
-  INFO(r.out);
-  std::map<std::string, nlohmann::json> out;
-  for (const auto& a : nlohmann::json::parse(kq::test::read_file(dir / "summary.json"))["arms"])
-    out[a["name"]] = a;
-  return out;
+  Qualified q{r.out, {}};
+  const auto summary = kq::test::read_file(dir / "summary.json");
+  if (summary.empty()) return q;
+  // Named, not a temporary: a range-for over parse(...)["arms"] iterates a destroyed object.
+  const auto parsed = nlohmann::json::parse(summary);
+  for (const auto& a : parsed["arms"]) q.verdicts[a["name"]] = a;
+  return q;
 }
 
 bool python_plugin_loaded() {
@@ -48,7 +53,8 @@ TEST_CASE("torch_eager, torch_compile and the Triton arms qualify on CUDA") {
       {"silu_mul.yaml", "torch_eager,torch_compile,triton_silu_mul_1024,triton_silu_mul_4096"},
   };
   for (const auto& [spec, arms] : runs) {
-    const auto verdicts = qualify(spec, arms, "");
+    const auto [output, verdicts] = qualify(spec, arms, "");
+    INFO(output);
     for (const auto& [name, v] : verdicts) {
       INFO(spec << " " << name << ": " << v.dump());
       CHECK(v["verdict"] == "qualified");
@@ -62,10 +68,11 @@ TEST_CASE("the broken Triton candidates are rejected by the check each declares"
     MESSAGE("the python plugin is not built here: nothing to check");
     return;
   }
-  const auto verdicts =
+  const auto [output, verdicts] =
       qualify("residual_relu_ieee.yaml",
               "broken_triton_unmasked_tail,broken_triton_nan_max,broken_triton_result_cache",
               "--include-broken");
+  INFO(output);
   REQUIRE(verdicts.size() == 3);
   for (const auto& [name, v] : verdicts) {
     INFO(name << ": " << v.dump());
