@@ -1,5 +1,7 @@
 #include "expr/reference.hpp"
 
+#include "kq/half.hpp"
+
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
@@ -43,7 +45,7 @@ void check_view(const TensorView& t, const std::string& name) {
   if (t.device != Device::cpu)
     invalid(name + " is on device " + std::string(to_string(t.device)) +
             "; the reference reads and writes host memory only");
-  if (t.dtype != DType::f32 && t.dtype != DType::f64) invalid(name + " has an unknown dtype");
+  if (dtype_size(t.dtype) == 0) invalid(name + " has an unknown dtype");
   if (t.rank < 0 || t.rank > kMaxRank)
     invalid(name + " has rank " + std::to_string(t.rank) + ", outside 0.." +
             std::to_string(kMaxRank));
@@ -76,46 +78,34 @@ void check_arguments(const Expr& e, std::span<const TensorView> inputs, const Te
   }
 }
 
-// Reads `lanes` elements of `t` into doubles: exact for both dtypes.
+// Reads `lanes` elements of `t` into doubles: exact for every dtype.
 void load_contiguous(const TensorView& t, std::int64_t start, int lanes, double* dst) {
-  if (t.dtype == DType::f32) {
-    const float* p = static_cast<const float*>(t.data) + start;
-    for (int l = 0; l < lanes; ++l) dst[l] = p[l];
-  } else {
-    const double* p = static_cast<const double*>(t.data) + start;
-    for (int l = 0; l < lanes; ++l) dst[l] = p[l];
-  }
+  with_dtype(t.dtype, [&]<typename T>(T) {
+    const T* p = static_cast<const T*>(t.data) + start;
+    for (int l = 0; l < lanes; ++l) dst[l] = static_cast<double>(p[l]);
+  });
 }
 
 // The one rounding of the reference: double to the output's dtype, to nearest even.
 void store_contiguous(const TensorView& t, std::int64_t start, int lanes, const double* src) {
-  if (t.dtype == DType::f32) {
-    float* p = static_cast<float*>(t.data) + start;
-    for (int l = 0; l < lanes; ++l) p[l] = static_cast<float>(src[l]);
-  } else {
-    double* p = static_cast<double*>(t.data) + start;
-    for (int l = 0; l < lanes; ++l) p[l] = src[l];
-  }
+  with_dtype(t.dtype, [&]<typename T>(T) {
+    T* p = static_cast<T*>(t.data) + start;
+    for (int l = 0; l < lanes; ++l) p[l] = static_cast<T>(src[l]);
+  });
 }
 
 void load_strided(const TensorView& t, const std::int64_t* offsets, int lanes, double* dst) {
-  if (t.dtype == DType::f32) {
-    const float* p = static_cast<const float*>(t.data);
-    for (int l = 0; l < lanes; ++l) dst[l] = p[offsets[l]];
-  } else {
-    const double* p = static_cast<const double*>(t.data);
-    for (int l = 0; l < lanes; ++l) dst[l] = p[offsets[l]];
-  }
+  with_dtype(t.dtype, [&]<typename T>(T) {
+    const T* p = static_cast<const T*>(t.data);
+    for (int l = 0; l < lanes; ++l) dst[l] = static_cast<double>(p[offsets[l]]);
+  });
 }
 
 void store_strided(const TensorView& t, const std::int64_t* offsets, int lanes, const double* src) {
-  if (t.dtype == DType::f32) {
-    float* p = static_cast<float*>(t.data);
-    for (int l = 0; l < lanes; ++l) p[offsets[l]] = static_cast<float>(src[l]);
-  } else {
-    double* p = static_cast<double*>(t.data);
-    for (int l = 0; l < lanes; ++l) p[offsets[l]] = src[l];
-  }
+  with_dtype(t.dtype, [&]<typename T>(T) {
+    T* p = static_cast<T*>(t.data);
+    for (int l = 0; l < lanes; ++l) p[offsets[l]] = static_cast<T>(src[l]);
+  });
 }
 
 // Every tensor dense in row-major order: the linear index is the offset in each of them.

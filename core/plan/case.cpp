@@ -24,6 +24,8 @@ const char* to_string(ValueClass v) {
       return "inf";
     case ValueClass::sprinkled:
       return "sprinkled";
+    case ValueClass::ties:
+      return "ties";
   }
   return "?";
 }

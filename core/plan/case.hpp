@@ -24,6 +24,9 @@ enum class ValueClass {
   // signed zeros, subnormals, the smallest normal, huge magnitudes and near-max values (unless
   // `max_abs_input` bounds them), NaN and infinities (when `ieee_specials`).
   sprinkled,
+  // Input 0 + input k exactly halfway between two values of the dtype (k > 0 holds half or
+  // three halves of input 0's ulp): round to nearest even against truncation. Half dtypes.
+  ties,
 };
 
 const char* to_string(ValueClass v);

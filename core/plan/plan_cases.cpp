@@ -63,6 +63,40 @@ class Planner {
     c.scale = bound > 0 ? std::min(1.0, bound) : 1.0;
   }
 
+  // The value-class cases over `vshape`, each named values/<class><suffix>.
+  void add_value_cases(std::vector<Case>& cases, const std::vector<std::int64_t>& vshape,
+                       const std::string& suffix) const {
+    const auto& in = spec_.op.inputs;
+    // A spec may claim its accuracy for bounded inputs only: then no value exceeds the bound.
+    const double bound = spec_.qualification.max_abs_input;
+    for (auto [scale, name] :
+         {std::pair{1e-3, "1e-3"}, std::pair{1.0, "1"}, std::pair{1e3, "1e3"}}) {
+      Case c = make("values", std::string("mixed_") + name + suffix, vshape);
+      c.scale = bound > 0 ? std::min(scale, bound) : scale;
+      cases.push_back(std::move(c));
+    }
+    std::vector<ValueClass> classes = {ValueClass::all_negative, ValueClass::negative_zero,
+                                       ValueClass::denormal, ValueClass::huge,
+                                       ValueClass::overflow};
+    if (in.size() >= 2) classes.push_back(ValueClass::cancel);
+    if (in.size() >= 2 && is_half(spec_.op.dtype)) classes.push_back(ValueClass::ties);
+    for (ValueClass v : classes) {
+      if (bound > 0 && (v == ValueClass::huge || v == ValueClass::overflow)) continue;
+      Case c = make("values", to_string(v) + suffix, vshape);
+      c.values = v;
+      cases.push_back(std::move(c));
+    }
+    if (spec_.op.domain != Domain::ieee) return;
+    for (ValueClass v : {ValueClass::nan, ValueClass::inf}) {
+      for (std::size_t t = 0; t < in.size(); ++t) {
+        Case c = make("values", std::string(to_string(v)) + "_in_" + in[t] + suffix, vshape);
+        c.values = v;
+        c.special_input = static_cast<int>(t);
+        cases.push_back(std::move(c));
+      }
+    }
+  }
+
   // The smallest admitted rank holding n elements: {n}, {1, n}, ...
   std::vector<std::int64_t> shape_for(std::int64_t n) const {
     int r = spec_.op.layouts.ranks.empty()
@@ -145,9 +179,12 @@ std::vector<Case> plan_cases(const Spec& spec, const PlanOptions& options) {
     cases.push_back(p.make("rank", name, s));
   }
 
-  // Views offset from an aligned base, one tensor at a time.
+  // Views offset from an aligned base, one tensor at a time. Half types also at 2 and 14 bytes:
+  // off the 4-byte alignment of half2 loads, and 2 short of a 16-byte boundary.
   const auto offset_shape = p.shape_for(1025);
-  for (std::int64_t off : {4, 8, 12}) {
+  const std::vector<std::int64_t> offsets =
+      es == 2 ? std::vector<std::int64_t>{2, 4, 8, 14} : std::vector<std::int64_t>{4, 8, 12};
+  for (std::int64_t off : offsets) {
     if (off % static_cast<std::int64_t>(es) != 0) continue;
     for (std::size_t t = 0; t <= in.size(); ++t) {
       const bool is_out = t == in.size();
@@ -235,37 +272,12 @@ std::vector<Case> plan_cases(const Spec& spec, const PlanOptions& options) {
     cases.push_back(std::move(partial));
   }
 
-  // Value classes, at a size with a tail for every vector width.
-  const auto vshape = p.shape_for(4097);
-  // A spec may claim its accuracy for bounded inputs only: then no value exceeds the bound.
-  const double bound = spec.qualification.max_abs_input;
-  for (auto [scale, name] : {std::pair{1e-3, "1e-3"}, std::pair{1.0, "1"}, std::pair{1e3, "1e3"}}) {
-    Case c = p.make("values", std::string("mixed_") + name, vshape);
-    c.scale = bound > 0 ? std::min(scale, bound) : scale;
-    cases.push_back(std::move(c));
-  }
-  for (ValueClass v : {ValueClass::all_negative, ValueClass::negative_zero, ValueClass::denormal,
-                       ValueClass::huge, ValueClass::overflow}) {
-    if (bound > 0 && (v == ValueClass::huge || v == ValueClass::overflow)) continue;
-    Case c = p.make("values", to_string(v), vshape);
-    c.values = v;
-    cases.push_back(std::move(c));
-  }
-  if (in.size() >= 2) {
-    Case c = p.make("values", "cancel", vshape);
-    c.values = ValueClass::cancel;
-    cases.push_back(std::move(c));
-  }
-  if (spec.op.domain == Domain::ieee) {
-    for (ValueClass v : {ValueClass::nan, ValueClass::inf}) {
-      for (std::size_t t = 0; t < in.size(); ++t) {
-        Case c = p.make("values", std::string(to_string(v)) + "_in_" + in[t], vshape);
-        c.values = v;
-        c.special_input = static_cast<int>(t);
-        cases.push_back(std::move(c));
-      }
-    }
-  }
+  // Value classes, at a size with a tail for every vector width; half types also at 9
+  // elements (one 8-wide vector and a scalar tail), so that both paths meet every class.
+  std::vector<std::pair<std::vector<std::int64_t>, std::string>> value_shapes = {
+      {p.shape_for(4097), ""}};
+  if (is_half(spec.op.dtype)) value_shapes.push_back({p.shape_for(9), "_n9"});
+  for (const auto& [vshape, suffix] : value_shapes) p.add_value_cases(cases, vshape, suffix);
   // Last, since they take minutes and most of the machine's memory: whatever happens to them,
   // every other case has its result.
   for (auto n : timed)

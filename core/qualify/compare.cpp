@@ -1,5 +1,7 @@
 #include "qualify/compare.hpp"
 
+#include "kq/half.hpp"
+
 #include <bit>
 #include <cmath>
 #include <cstdio>
@@ -11,6 +13,11 @@ namespace {
 // Maps a float's bits to an integer line on which adjacent floats are adjacent integers and
 // -0 and +0 coincide.
 std::int64_t ordered(DType dtype, std::uint64_t bits) {
+  if (is_half(dtype)) {
+    auto b = static_cast<std::uint16_t>(bits);
+    std::int64_t mag = b & 0x7fffu;
+    return (b >> 15) ? -mag : mag;
+  }
   if (dtype == DType::f32) {
     auto b = static_cast<std::uint32_t>(bits);
     std::int64_t mag = b & 0x7fffffffu;
@@ -23,13 +30,15 @@ std::int64_t ordered(DType dtype, std::uint64_t bits) {
 }  // namespace
 
 double bits_to_double(DType dtype, std::uint64_t bits) {
-  if (dtype == DType::f32) return std::bit_cast<float>(static_cast<std::uint32_t>(bits));
-  return std::bit_cast<double>(bits);
+  return load_as_double(dtype, &bits);  // little-endian: the low bytes are the element
 }
 
 std::string describe_bits(DType dtype, std::uint64_t bits) {
   char buf[96];
-  if (dtype == DType::f32)
+  if (is_half(dtype))
+    std::snprintf(buf, sizeof buf, "%.5g (0x%04x)", bits_to_double(dtype, bits),
+                  static_cast<unsigned>(bits & 0xffffu));
+  else if (dtype == DType::f32)
     std::snprintf(buf, sizeof buf, "%.9g (0x%08x)", bits_to_double(dtype, bits),
                   static_cast<unsigned>(bits));
   else

@@ -1,5 +1,6 @@
 // The special values a sprinkled case mixes into its background, for any floating-point type T
-// that std::numeric_limits describes: which kinds a case admits, and one value of each kind.
+// that std::numeric_limits describes (float, double, and kq/half.hpp's Half and BFloat16): which
+// kinds a case admits, and one value of each kind.
 #pragma once
 #include <cstdint>
 #include <limits>
@@ -13,7 +14,7 @@ enum class Special {
   signed_zero,      // -0 or +0
   subnormal,        // the smallest subnormal, a mid one (1e-40 for f32), or any other
   smallest_normal,  // the smallest normal or half of it
-  huge,             // magnitudes of 1e20 to 2e20
+  huge,             // magnitudes of 1e20 to 2e20 (1e4 to 2e4 for f16, whose max is 65504)
   near_max,         // 0.6 to 1 times the largest finite value: sums overflow to inf
   nan,              // quiet NaN of either sign
   inf,              // +inf or -inf
@@ -26,6 +27,13 @@ inline std::vector<Special> admitted_specials(const Case& c) {
   if (c.max_abs_input <= 0) kinds.insert(kinds.end(), {Special::huge, Special::near_max});
   if (c.ieee_specials) kinds.insert(kinds.end(), {Special::nan, Special::inf});
   return kinds;
+}
+
+// The magnitude of "huge" values: 1e20 where the type reaches far beyond it, 1e4 for f16 (sums
+// of two stay finite; products overflow).
+template <typename T>
+constexpr double huge_magnitude() {
+  return std::numeric_limits<T>::max_exponent > 64 ? 1e20 : 1e4;
 }
 
 // One value of `kind`: `r` picks among the kind's values, `u` in [0, 1) sets a magnitude,
@@ -54,7 +62,7 @@ T special_value(Special kind, std::uint64_t r, double u, bool negative) {
     case Special::smallest_normal:
       return signed_value(static_cast<double>(L::min()) * (r % 2 == 0 ? 1.0 : 0.5));
     case Special::huge:
-      return signed_value((1.0 + u) * 1e20);
+      return signed_value((1.0 + u) * huge_magnitude<T>());
     case Special::near_max:
       return signed_value((0.6 + 0.4 * u) * static_cast<double>(L::max()));
     case Special::nan:

@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "kq/half.hpp"
 #include "qualify/special_values.hpp"
 
 namespace kq {
@@ -58,6 +59,29 @@ struct Gen {
     return special_value<T>(kind, r >> 1, uniform(j, kSprinkleSize + t), negative);
   }
 
+  // A subnormal well inside the range: 1e-40 for f32, 1e-310 for f64, about 0.0085 of the
+  // smallest normal for the half types (5.2e-7 for f16, 1e-40 for bf16).
+  static double mid_subnormal() {
+    if constexpr (sizeof(T) == 4) return 1e-40;
+    if constexpr (sizeof(T) == 8) return 1e-310;
+    return static_cast<double>(std::numeric_limits<T>::min()) * 0.0085;
+  }
+
+  // Input 0: a value of magnitude in [1/8, 8), positive 4 times in 5. Every other input: half
+  // or three halves of input 0's ulp, either sign, so that input 0 + input k is exactly halfway
+  // between two neighbours of the dtype: rounding to nearest even and truncation part there.
+  T tie(std::int64_t j, int t) const {
+    const double base = (uniform(j, 50) < 0.8 ? 1.0 : -1.0) *
+                        std::ldexp(1.0 + uniform(j, 51), static_cast<int>(bits(j, 52) % 6) - 3);
+    const T x = static_cast<T>(base);
+    if (t == 0) return x;
+    int e = 0;
+    std::frexp(static_cast<double>(x), &e);  // |x| in [2^(e-1), 2^e)
+    const double ulp = std::ldexp(1.0, e - std::numeric_limits<T>::digits);
+    const double k = (bits(j, 53 + t) & 1) ? 1.5 : 0.5;
+    return static_cast<T>(((bits(j, 60 + t) & 1) ? -k : k) * ulp);
+  }
+
   T value(std::int64_t j) const {
     using L = std::numeric_limits<T>;
     const int t = input;
@@ -72,21 +96,22 @@ struct Gen {
       case ValueClass::negative_zero:
         return (j % 2 == 0) ? static_cast<T>(-0.0) : static_cast<T>(mixed(j, t, 1.0));
       case ValueClass::denormal: {
-        const T table[] = {static_cast<T>(sizeof(T) == 4 ? 1e-40 : 1e-310),
-                           -static_cast<T>(sizeof(T) == 4 ? 1e-40 : 1e-310),
+        const double min = static_cast<double>(L::min());
+        const T table[] = {static_cast<T>(mid_subnormal()),
+                           -static_cast<T>(mid_subnormal()),
                            L::denorm_min(),
                            -L::denorm_min(),
                            L::min(),
                            -L::min(),
-                           static_cast<T>(L::min() * 0.5),
-                           -static_cast<T>(L::min() * 0.375)};
+                           static_cast<T>(min * 0.5),
+                           -static_cast<T>(min * 0.375)};
         std::uint64_t k = static_cast<std::uint64_t>(uniform(j, t) * 10.0);
         if (k < 8) return table[k];
         return static_cast<T>(mixed(j, t, 1.0));
       }
       case ValueClass::huge:
         return static_cast<T>((uniform(j, t + 7) < 0.5 ? -1.0 : 1.0) * (1.0 + uniform(j, t)) *
-                              1e20);
+                              huge_magnitude<T>());
       case ValueClass::overflow: {
         // Mostly one sign per element across inputs, so sums overflow to +inf or -inf.
         double sign = uniform(j, 99) < 0.5 ? -1.0 : 1.0;
@@ -103,6 +128,8 @@ struct Gen {
         return static_cast<T>(mixed(j, t, 1.0));
       case ValueClass::sprinkled:
         return sprinkled(j, t);
+      case ValueClass::ties:
+        return tie(j, t);
     }
     return T(1);
   }
@@ -121,10 +148,8 @@ void fill(const Case& c, int input, T* dst, std::int64_t count, std::uint64_t ge
 
 void fill_input_values(const Case& c, int input, DType dtype, void* dst, std::int64_t count,
                        std::uint64_t generation) {
-  if (dtype == DType::f32)
-    fill(c, input, static_cast<float*>(dst), count, generation);
-  else
-    fill(c, input, static_cast<double*>(dst), count, generation);
+  with_dtype(dtype,
+             [&]<typename T>(T) { fill(c, input, static_cast<T*>(dst), count, generation); });
 }
 
 }  // namespace kq

@@ -24,12 +24,28 @@ void check_format_version(const Field& root) {
   }
 }
 
+// compute: the precision the contract evaluates in, at least the dtype's. Default: the dtype
+// for f32 and f64, f32 for the half types ("load half, compute in float, round once").
+DType read_compute(const std::optional<Field>& f, DType dtype) {
+  const DType fallback = is_half(dtype) ? DType::f32 : dtype;
+  if (!f) return fallback;
+  static constexpr DType kComputes[] = {DType::f32, DType::f64, DType::f16, DType::bf16};
+  const DType c = kComputes[read_choice(*f, "compute", {"f32", "f64", "f16", "bf16"})];
+  const auto rank = [](DType t) { return t == DType::f64 ? 3 : t == DType::f32 ? 2 : 1; };
+  if (rank(c) < rank(dtype) || (is_half(c) && c != dtype))
+    f->fail("compute " + std::string(to_string(c)) + " is narrower than dtype " +
+            std::string(to_string(dtype)) + " (or another half format); use " +
+            std::string(to_string(dtype)) + ", f32 or f64");
+  return c;
+}
+
 OpSpec read_contract(const MapFields& top) {
   OpSpec op;
   op.op = read_identifier(top.require("op"), "op name");
   if (auto d = top.get("description")) op.description = read_string(*d);
-  static constexpr DType kDTypes[] = {DType::f32, DType::f64};
-  op.dtype = kDTypes[read_choice(top.require("dtype"), "dtype", {"f32", "f64"})];
+  static constexpr DType kDTypes[] = {DType::f32, DType::f64, DType::f16, DType::bf16};
+  op.dtype = kDTypes[read_choice(top.require("dtype"), "dtype", {"f32", "f64", "f16", "bf16"})];
+  op.compute = read_compute(top.get("compute"), op.dtype);
   std::vector<Field> input_fields;
   op.inputs = read_inputs(top.require("inputs"), input_fields);
   op.outputs = read_outputs(top.require("outputs"), op.inputs);
@@ -53,8 +69,8 @@ Spec parse_spec(const std::string& text, const std::string& file) {
   const Field root(src, doc.root, "", doc.start);
   check_format_version(root);
   const MapFields top(
-      root, {"kq_spec", "op", "description", "dtype", "inputs", "outputs", "semantics", "domain",
-             "layouts", "compare", "qualification", "timing", "decision"});
+      root, {"kq_spec", "op", "description", "dtype", "compute", "inputs", "outputs", "semantics",
+             "domain", "layouts", "compare", "qualification", "timing", "decision"});
   top.require("kq_spec");
 
   Spec spec;

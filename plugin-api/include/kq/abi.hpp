@@ -4,5 +4,6 @@
 #include <cstdint>
 
 namespace kq {
-inline constexpr std::uint32_t kAbiVersion = 2;  // 2: Problem::stream, OpSpec::compare
+// 2: Problem::stream, OpSpec::compare. 3: DType f16 and bf16, OpSpec::compute.
+inline constexpr std::uint32_t kAbiVersion = 3;
 }  // namespace kq

@@ -38,6 +38,11 @@ struct OpSpec {
   std::string op;
   std::string description;
   DType dtype = DType::f32;
+  // The precision the contract computes in: load each input, evaluate the expression in
+  // `compute`, round once to `dtype`. The dtype itself for f32 and f64; f32 by default for f16
+  // and bf16 (spec field `compute`). The reference is always float64 rounded once to `dtype`;
+  // `compare` says how far an output computed in `compute` may be from it.
+  DType compute = DType::f32;
   std::vector<std::string> inputs;
   std::vector<OutputSpec> outputs;
   Expr semantics;  // one expression; it defines outputs[0]

@@ -7,6 +7,7 @@
 #include "kq/export.hpp"
 #include "kq/expr.hpp"
 #include "kq/guarded_arm.hpp"
+#include "kq/half.hpp"
 #include "kq/op_spec.hpp"
 #include "kq/status.hpp"
 #include "kq/tensor.hpp"

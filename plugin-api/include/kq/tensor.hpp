@@ -8,11 +8,36 @@
 
 namespace kq {
 
-enum class DType : std::uint8_t { f32, f64 };
+// f16: IEEE binary16; bf16: bfloat16. kq/half.hpp has their host-side values and conversions.
+enum class DType : std::uint8_t { f32, f64, f16, bf16 };
 enum class Device : std::uint8_t { cpu, cuda };
 
-inline constexpr std::size_t dtype_size(DType t) { return t == DType::f32 ? 4 : 8; }
-inline constexpr std::string_view to_string(DType t) { return t == DType::f32 ? "f32" : "f64"; }
+inline constexpr std::size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::f32:
+      return 4;
+    case DType::f64:
+      return 8;
+    case DType::f16:
+    case DType::bf16:
+      return 2;
+  }
+  return 0;
+}
+inline constexpr std::string_view to_string(DType t) {
+  switch (t) {
+    case DType::f32:
+      return "f32";
+    case DType::f64:
+      return "f64";
+    case DType::f16:
+      return "f16";
+    case DType::bf16:
+      return "bf16";
+  }
+  return "?";
+}
+inline constexpr bool is_half(DType t) { return t == DType::f16 || t == DType::bf16; }
 inline constexpr std::string_view to_string(Device d) { return d == Device::cpu ? "cpu" : "cuda"; }
 
 inline constexpr int kMaxRank = 8;
