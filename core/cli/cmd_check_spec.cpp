@@ -18,8 +18,12 @@ int cmd_check_spec(const std::vector<std::string>& args) {
     try {
       Spec s = load_spec(f);
       std::cout << f << ": ok: " << s.op.op << " = " << to_text(s.op.semantics, s.op.inputs) << " ("
-                << to_string(s.op.dtype) << ", " << s.op.inputs.size() << " inputs, "
-                << s.timing.sizes.size() << " timing sizes, baseline " << baseline_text(s.decision)
+                << to_string(s.op.dtype)
+                << (s.op.compute == s.op.dtype
+                        ? ""
+                        : ", computed in " + std::string(to_string(s.op.compute)))
+                << ", " << s.op.inputs.size() << " inputs, " << s.timing.sizes.size()
+                << " timing sizes, baseline " << baseline_text(s.decision)
                 << (s.decision.eager.empty() ? "" : ", eager " + eager_text(s.decision)) << ")\n";
     } catch (const SpecError& e) {
       std::cerr << e.what() << "\n";

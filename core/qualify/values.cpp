@@ -67,17 +67,19 @@ struct Gen {
     return static_cast<double>(std::numeric_limits<T>::min()) * 0.0085;
   }
 
-  // Input 0: a value of magnitude in [1/8, 8), positive 4 times in 5. Every other input: half
-  // or three halves of input 0's ulp, either sign, so that input 0 + input k is exactly halfway
-  // between two neighbours of the dtype: rounding to nearest even and truncation part there.
+  // Input 0: a value of magnitude in [1/8, 8), positive 4 times in 5, whose mantissa field is
+  // at least 2 from either end of its binade. Every other input: half or three halves of input
+  // 0's ulp, either sign, so that input 0 + input k is exactly halfway between two neighbours of
+  // the dtype in the same binade: rounding to nearest even and truncation part there.
   T tie(std::int64_t j, int t) const {
-    const double base = (uniform(j, 50) < 0.8 ? 1.0 : -1.0) *
-                        std::ldexp(1.0 + uniform(j, 51), static_cast<int>(bits(j, 52) % 6) - 3);
-    const T x = static_cast<T>(base);
+    constexpr int m_bits = std::numeric_limits<T>::digits - 1;
+    const double steps = std::ldexp(1.0, m_bits) - 4.0;  // mantissa fields 2 .. 2^M - 3
+    const double m = 2.0 + std::floor(uniform(j, 51) * steps);
+    const int e = static_cast<int>(bits(j, 52) % 6) - 3;
+    const double sign = uniform(j, 50) < 0.8 ? 1.0 : -1.0;
+    const T x = static_cast<T>(sign * std::ldexp(1.0 + std::ldexp(m, -m_bits), e));  // exact
     if (t == 0) return x;
-    int e = 0;
-    std::frexp(static_cast<double>(x), &e);  // |x| in [2^(e-1), 2^e)
-    const double ulp = std::ldexp(1.0, e - std::numeric_limits<T>::digits);
+    const double ulp = std::ldexp(1.0, e - m_bits);
     const double k = (bits(j, 53 + t) & 1) ? 1.5 : 0.5;
     return static_cast<T>(((bits(j, 60 + t) & 1) ? -k : k) * ulp);
   }

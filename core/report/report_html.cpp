@@ -88,7 +88,8 @@ std::string script_text(std::string_view js) {
 void header(std::ostringstream& h, const json& s) {
   const json kq = s.value("kq", json::object());
   const json m = s.value("machine", json::object());
-  h << "<h1>kq run: " << text(s, "op") << "</h1>\n<ul class=\"meta\">\n";
+  h << "<h1>kq run: " << text(s, "op") << escape_markup(element_types(s))
+    << "</h1>\n<ul class=\"meta\">\n";
   h << "<li>started: " << text(s, "started") << "</li>\n";
   h << "<li>kq " << text(kq, "version") << ", commit <code>" << text(kq, "commit") << "</code>"
     << (kq.value("dirty", false) ? " (dirty)" : "") << "</li>\n";

@@ -68,10 +68,16 @@ void timing_table(std::ostringstream& md, const nlohmann::json& rows) {
 
 }  // namespace
 
+std::string element_types(const nlohmann::json& s) {
+  const std::string dtype = s.value("dtype", ""), compute = s.value("compute", dtype);
+  if (dtype.empty()) return "";
+  return " (" + dtype + (compute == dtype ? "" : ", computed in " + compute) + ")";
+}
+
 std::string render_markdown(const nlohmann::json& s) {
   std::ostringstream md;
   const auto& kq = s["kq"];
-  md << "# kq run: " << s.value("op", "") << "\n\n";
+  md << "# kq run: " << s.value("op", "") << element_types(s) << "\n\n";
   md << "- started: " << s.value("started", "") << "\n";
   md << "- kq " << kq.value("version", "") << ", commit " << kq.value("commit", "")
      << (kq.value("dirty", false) ? " (dirty)" : "") << "\n";

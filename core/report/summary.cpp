@@ -10,6 +10,11 @@ nlohmann::json summarize(const RunData& run) {
   s["schema_version"] = rec::kSchemaVersion;
   s["run_dir"] = run.dir.string();
   s["op"] = m.op;
+  // The element type and the precision the contract computes in (runs before issue 13 name
+  // only the dtype; older ones neither).
+  const nlohmann::json spec = m.raw.value("spec", nlohmann::json::object());
+  if (spec.contains("dtype")) s["dtype"] = spec["dtype"];
+  if (spec.contains("compute")) s["compute"] = spec["compute"];
   s["spec_sha256"] = m.spec_sha256;
   s["machine"] = m.machine;
   s["kq"] = m.kq;

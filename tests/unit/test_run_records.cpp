@@ -116,7 +116,8 @@ TEST_CASE("the committed runs read, written before the schema version: version 1
 TEST_CASE("the reference run's summary is the one computed before the schema change") {
   // tests/data/h200-reference-summary.json: `kq report` of runs/reference/h200-residual_relu by
   // kq a38fe8b, before record/ existed. Only the schema version and the directory may differ,
-  // and what later features add: the baseline choice (an ordered list of baselines, issue 12).
+  // and what later features add: the baseline choice (an ordered list of baselines, issue 12),
+  // the dtype (issue 13).
   json before =
       read_json(kq::test::source_dir() / "tests" / "data" / "h200-reference-summary.json");
   json now = kq::summarize_run(kReference);
@@ -124,7 +125,8 @@ TEST_CASE("the reference run's summary is the one computed before the schema cha
   CHECK(now["baseline_choice"] ==
         json{{"list", {"nvrtc_jit"}}, {"used", "nvrtc_jit"}, {"passed_over", json::array()}});
   for (json* s : {&before, &now})
-    for (const char* added : {"schema_version", "run_dir", "baseline_choice"}) s->erase(added);
+    for (const char* added : {"schema_version", "run_dir", "baseline_choice", "dtype"})
+      s->erase(added);
   CHECK(now == before);
 }
 
