@@ -2,27 +2,75 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <iostream>
 
 #include "record/records.hpp"
 
 namespace kq {
 
-Progress::Progress() : tty_(isatty(STDOUT_FILENO) == 1), last_(std::chrono::steady_clock::now()) {}
+namespace {
+
+// KQ_HEARTBEAT_MS, where set to a positive number (tests), else `fallback`.
+std::chrono::milliseconds heartbeat_from_env(std::chrono::milliseconds fallback) {
+  const char* v = std::getenv("KQ_HEARTBEAT_MS");
+  const long ms = v != nullptr ? std::strtol(v, nullptr, 10) : 0;
+  return ms > 0 ? std::chrono::milliseconds(ms) : fallback;
+}
+
+}  // namespace
+
+Progress::Progress(std::chrono::milliseconds heartbeat)
+    : tty_(isatty(STDOUT_FILENO) == 1),
+      last_status_(Clock::now()),
+      last_line_(Clock::now()),
+      heartbeat_(heartbeat_from_env(heartbeat)) {
+  if (!tty_) ticker_ = std::thread([this] { heartbeat_loop(); });
+}
+
+Progress::~Progress() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (ticker_.joinable()) ticker_.join();
+}
 
 void Progress::line(const std::string& s) {
   if (status_shown_) std::cout << "\r\033[K";
   status_shown_ = false;
   std::cout << s << std::endl;
+  last_line_ = Clock::now();
 }
 
 void Progress::status(const std::string& s) {
   if (!tty_) return;
-  auto now = std::chrono::steady_clock::now();
-  if (now - last_ < std::chrono::milliseconds(100)) return;  // no flicker, no slowdown
-  last_ = now;
+  auto now = Clock::now();
+  if (now - last_status_ < std::chrono::milliseconds(100)) return;  // no flicker, no slowdown
+  last_status_ = now;
   std::cout << "\r\033[K" << s.substr(0, 120) << std::flush;
   status_shown_ = true;
+}
+
+std::string Progress::running_text(Clock::time_point now) const {
+  std::string s;
+  for (const auto& [arm, r] : running_) {
+    const auto secs = std::chrono::duration_cast<std::chrono::seconds>(now - r.since).count();
+    s += (s.empty() ? "" : "; ") + arm + " " + r.what + " (" + std::to_string(secs) + " s)";
+  }
+  return s;
+}
+
+void Progress::heartbeat_loop() {
+  std::unique_lock lock(mu_);
+  while (!stop_) {
+    wake_.wait_for(lock, std::min<std::chrono::milliseconds>(heartbeat_, std::chrono::seconds(1)));
+    if (stop_) break;
+    const auto now = Clock::now();
+    if (running_.empty() || now - last_line_ < heartbeat_) continue;
+    line("  ... still running: " + running_text(now));
+  }
 }
 
 void Progress::skipped_lines() {
@@ -35,18 +83,23 @@ void Progress::skipped_lines() {
 }
 
 void Progress::finish() {
+  std::lock_guard lock(mu_);
   skipped_lines();
+  running_.clear();
   if (status_shown_) std::cout << "\r\033[K" << std::flush;
   status_shown_ = false;
 }
 
 void Progress::record(const nlohmann::json& j) {
+  std::lock_guard lock(mu_);
   const std::string_view type = rec::type_of(j);
+  const std::string arm = j.value("arm", "");
   const std::string pass = j.contains("pass") ? " [" + j.value("pass", "") + "]" : "";
+  if (type == rec::VerdictRecord::kType) running_.erase(arm + pass);
   if (type == rec::VerdictRecord::kType && j.value("verdict", "") == "skipped" && pass.empty()) {
-    skipped_[j.value("detail", "")].push_back(j.value("arm", ""));
+    skipped_[j.value("detail", "")].push_back(arm);
   } else if (type == rec::VerdictRecord::kType) {
-    std::string s = "  " + j.value("arm", "") + pass + ": " + j.value("verdict", "");
+    std::string s = "  " + arm + pass + ": " + j.value("verdict", "");
     if (j.contains("counts")) {
       const auto& c = j["counts"];
       s += " (" + std::to_string(c.value("passed", 0)) + " passed, " +
@@ -59,22 +112,26 @@ void Progress::record(const nlohmann::json& j) {
     if (!j.value("detail", "").empty()) s += ": " + j.value("detail", "");
     line(s);
   } else if (type == rec::SanitizerFinding::kType) {
-    line("  " + j.value("arm", "") + " [" + j.value("tool", "") +
-         "]: " + std::to_string(j.value("errors", -1L)) + " error(s)" +
-         (j.value("first", "").empty() ? "" : ": " + j.value("first", "")));
+    line("  " + arm + " [" + j.value("tool", "") + "]: " + std::to_string(j.value("errors", -1L)) +
+         " error(s)" + (j.value("first", "").empty() ? "" : ": " + j.value("first", "")));
   } else if (type == rec::CaseStart::kType) {
-    status("qualify " + j.value("arm", "") + pass + "  " + j.value("case", ""));
+    running_[arm + pass] = {j.value("case", ""), Clock::now()};
+    status("qualify " + arm + pass + "  " + j.value("case", ""));
   } else if (type == rec::RoundSample::kType) {
-    status("time " + std::to_string(j.value("size", 0LL)) + " elements, round " +
-           std::to_string(j.value("round", 0)) + ", " + j.value("arm", ""));
+    const std::string what = std::to_string(j.value("size", 0LL)) + " elements, round " +
+                             std::to_string(j.value("round", 0));
+    running_.clear();  // timing runs one arm at a time, interleaved
+    running_["timing"] = {what + ", " + arm, Clock::now()};
+    status("time " + what + ", " + arm);
   } else if (type == rec::SizeEnd::kType) {
+    running_.clear();
     line("  " + std::to_string(j.value("size", 0LL)) + " elements: " +
          std::to_string(j.value("rounds", 0)) + " rounds, stopped by " + j.value("stopped_by", ""));
   } else if (type == rec::ArmSkip::kType) {
-    line("  " + j.value("arm", "") + " not timed at " + std::to_string(j.value("size", 0LL)) +
-         ": " + j.value("reason", ""));
+    line("  " + arm + " not timed at " + std::to_string(j.value("size", 0LL)) + ": " +
+         j.value("reason", ""));
   } else if (type == rec::Recheck::kType && !j.value("ok", true)) {
-    line("  " + j.value("arm", "") + " at " + std::to_string(j.value("size", 0LL)) +
+    line("  " + arm + " at " + std::to_string(j.value("size", 0LL)) +
          ": output of the timing loop is WRONG: " + j.value("message", ""));
   }
 }

@@ -1,30 +1,58 @@
-// What a run prints as it goes: one line per verdict and per timed size, always; and, on a
-// terminal only, a status line rewritten in place (arm and case, or size, round and arm).
+// What a run prints as it goes: one line per verdict and per timed size, always; on a terminal,
+// a status line rewritten in place (arm and case, or size, round and arm); elsewhere (a log, a
+// pipe, CI), a line about every 10 s of otherwise silence naming what is still running, so that
+// a long run is never silent for minutes.
 #pragma once
 #include <chrono>
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace kq {
 
 class Progress {
  public:
-  Progress();
+  // `heartbeat`: the silence after which a non-terminal output gets a "still running" line
+  // (KQ_HEARTBEAT_MS overrides it, for tests).
+  explicit Progress(std::chrono::milliseconds heartbeat = std::chrono::seconds(10));
+  ~Progress();
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+
   void record(const nlohmann::json& j);
   // Prints the arms skipped so far, one line per reason, and clears the status line.
   void finish();
 
  private:
-  void line(const std::string& s);    // a permanent line
-  void status(const std::string& s);  // the rewritten line (terminals only)
-  void skipped_lines();               // the skipped arms, one line per reason
+  using Clock = std::chrono::steady_clock;
+  struct Running {
+    std::string what;  // "size/1048579", "268435456 elements, round 7"
+    Clock::time_point since;
+  };
+
+  void line(const std::string& s);    // a permanent line (mu_ held)
+  void status(const std::string& s);  // the rewritten line (terminals only; mu_ held)
+  void skipped_lines();               // the skipped arms, one line per reason (mu_ held)
+  void heartbeat_loop();
+  std::string running_text(Clock::time_point now) const;  // (mu_ held)
+
   bool tty_;
   bool status_shown_ = false;
-  std::chrono::steady_clock::time_point last_;
+  Clock::time_point last_status_, last_line_;
   // Arms skipped for want of a device, by reason: one line each at finish(), not one per arm.
   std::map<std::string, std::vector<std::string>> skipped_;
+  // What each arm is doing now, by its name (qualify: its case; time: the size and round).
+  std::map<std::string, Running> running_;
+
+  std::chrono::milliseconds heartbeat_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread ticker_;  // non-terminals only
 };
 
 }  // namespace kq

@@ -2,6 +2,7 @@
 // full run of the CPU arm on residual_relu that leaves a complete run directory.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -305,4 +306,20 @@ TEST_CASE("an interrupted run takes its workers with it") {
   CHECK(out.find("no workers left") != std::string::npos);
   // What was measured before the interrupt is on disk.
   CHECK(std::filesystem::exists(dir / "qualification.jsonl"));
+}
+
+TEST_CASE("output that is not a terminal gets a line naming what still runs after a silence") {
+  // broken_cpu_hangs is silent in one case until its 3 s hang timeout; with a heartbeat of
+  // 400 ms the log names it and its case meanwhile (kq's default heartbeat is 10 s).
+  const auto dir = kq::test::temp_dir("heartbeat") / "run";
+  ::setenv("KQ_HEARTBEAT_MS", "400", 1);
+  auto r = run_kq(
+      "qualify specs/residual_relu.yaml --quick --hang-timeout 3 --arms "
+      "broken_cpu_hangs --out " +
+      dir.string());
+  ::unsetenv("KQ_HEARTBEAT_MS");
+  INFO(r.out);
+  CHECK(r.out.find("... still running: broken_cpu_hangs ") != std::string::npos);
+  CHECK(r.out.find("broken_cpu_hangs: hung") != std::string::npos);
+  CHECK(r.out.find("still running", r.out.find("broken_cpu_hangs: hung")) == std::string::npos);
 }
