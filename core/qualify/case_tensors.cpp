@@ -96,14 +96,17 @@ const CaseTensor& CaseTensors::output_owner() const {
   return alias_input_ >= 0 ? inputs_[static_cast<std::size_t>(alias_input_)] : *output_;
 }
 
-void CaseTensors::load_inputs(const Case& c, std::uint64_t generation) {
+void CaseTensors::generate_inputs(const Case& c, std::uint64_t generation) {
   for (std::size_t i = 0; i < inputs_.size(); ++i) {
     CaseTensor& t = inputs_[i];
     t.pristine.assign(t.memory.size(), kGuardByte);
     fill_input_values(c, static_cast<int>(i), dtype_, t.pristine.data() + data_begin(t),
                       t.span_elems, generation);
-    t.memory.upload(t.pristine.data(), 0, t.pristine.size());
   }
+}
+
+void CaseTensors::upload_inputs() {
+  for (CaseTensor& t : inputs_) t.memory.upload(t.pristine.data(), 0, t.pristine.size());
 }
 
 void CaseTensors::poison_output(int k) {

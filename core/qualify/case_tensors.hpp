@@ -43,7 +43,13 @@ class CaseTensors {
   const std::vector<TensorView>& output_views() const { return output_views_; }
 
   // Draws input values (generation 0, 1, ...), uploads them, and records them as pristine.
-  void load_inputs(const Case& c, std::uint64_t generation);
+  void load_inputs(const Case& c, std::uint64_t generation) {
+    generate_inputs(c, generation);
+    upload_inputs();
+  }
+  // The two halves of load_inputs: the host images, then their copy to the device.
+  void generate_inputs(const Case& c, std::uint64_t generation);
+  void upload_inputs();
   // Fills the output's allocation (data region and guards as they should be) with poison `k`.
   void poison_output(int k);
   // Fills the output's data region alone with poison `k`, enqueued on `stream` (the timing

@@ -1,5 +1,7 @@
 #include "qualify/qualify_arm.hpp"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <memory>
 #include <optional>
@@ -28,6 +30,27 @@ double prepare_budget_seconds(const Spec& spec, const Case& c) {
 
 namespace {
 
+void add(rec::CaseStages& total, const rec::CaseStages& s) {
+  total.generate += s.generate;
+  total.reference += s.reference;
+  total.upload += s.upload;
+  total.run += s.run;
+  total.download += s.download;
+  total.compare += s.compare;
+}
+
+// One line per case in the worker's log (its stderr): the result and where the time went.
+void log_case(const Case& c, const CaseOutcome& o) {
+  const rec::CaseStages& s = o.stages;
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "case %s: %s in %.2f ms (generate %.2f, reference %.2f, upload %.2f, run %.2f, "
+                "download %.2f, compare %.2f)\n",
+                c.name.c_str(), to_string(o.result), 1e3 * o.seconds, 1e3 * s.generate,
+                1e3 * s.reference, 1e3 * s.upload, 1e3 * s.run, 1e3 * s.download, 1e3 * s.compare);
+  std::fputs(line, stderr);
+}
+
 rec::CaseResult case_record(const std::string& arm, const Case& c, const CaseOutcome& o) {
   rec::CaseResult r;
   r.arm = arm;
@@ -36,6 +59,7 @@ rec::CaseResult case_record(const std::string& arm, const Case& c, const CaseOut
   r.in_contract = c.in_contract;
   r.result = to_string(o.result);
   r.seconds = o.seconds;
+  r.stages = o.stages;
   if (!c.in_contract) r.outside_because = c.outside_because;
   if (!o.check.empty()) r.check = o.check;
   if (!o.message.empty()) r.message = o.message;
@@ -105,6 +129,7 @@ rec::VerdictRecord qualify_arm(IKernelArm& arm, const ArmIdentity& id, const Spe
   }
 
   rec::CaseCounts counts;
+  rec::CaseStages stages;
   std::optional<rec::CaseResult> first_failure;
   std::string crash;
   for (const Case& c : cases) {
@@ -116,6 +141,8 @@ rec::VerdictRecord qualify_arm(IKernelArm& arm, const ArmIdentity& id, const Spe
     const CaseOutcome o = checked_case(arm, id, spec, c, crash, emit);
     const rec::CaseResult r = case_record(id.name, c, o);
     emit(r);
+    add(stages, o.stages);
+    log_case(c, o);
     count(counts, o.result);
     if (o.result == CaseOutcome::Result::failed && !first_failure) first_failure = r;
     if (!crash.empty()) break;
@@ -123,6 +150,7 @@ rec::VerdictRecord qualify_arm(IKernelArm& arm, const ArmIdentity& id, const Spe
 
   counts.total = static_cast<int>(cases.size());
   verdict.counts = counts;
+  verdict.stages = stages;
   if (!crash.empty()) {
     verdict.verdict = rec::Verdict::crashed;
     verdict.check = "cuda_error";

@@ -43,6 +43,21 @@ std::uint64_t available_host_bytes() {
   return 0;
 }
 
+// Adds the seconds from its construction to its destruction to a stage's total.
+class StageTimer {
+ public:
+  explicit StageTimer(double& total) : total_(total), t0_(std::chrono::steady_clock::now()) {}
+  ~StageTimer() {
+    total_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+  }
+  StageTimer(const StageTimer&) = delete;
+  StageTimer& operator=(const StageTimer&) = delete;
+
+ private:
+  double& total_;
+  std::chrono::steady_clock::time_point t0_;
+};
+
 CaseOutcome fail(std::string check, std::string message) {
   CaseOutcome o;
   o.result = CaseOutcome::Result::failed;
@@ -63,14 +78,18 @@ class CaseRunner {
         stream_(device),
         tensors_(c, spec.op.inputs, spec.op.outputs[0].name, spec.op.dtype, device) {}
 
+  // The checks, with the seconds each stage took.
   CaseOutcome run() {
-    tensors_.load_inputs(case_, 0);
-    tensors_.poison_output(0);
-    Problem problem{&spec_.op, tensors_.input_views(), tensors_.output_views(), stream_.handle()};
-    const auto t0 = std::chrono::steady_clock::now();
-    Status st = arm_.prepare(problem);
-    if (prepared_)
-      prepared_(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    CaseOutcome o = run_checks();
+    o.stages = stages_;
+    return o;
+  }
+
+ private:
+  CaseOutcome run_checks() {
+    load_inputs(0);
+    poison(0);
+    Status st = prepare();
     if (st.is_ok()) st = call_run();
     if (!case_.in_contract) return out_of_contract(st);
     if (st.is_unsupported())
@@ -78,7 +97,8 @@ class CaseRunner {
     if (st.is_error()) return fail("arm_error", "returned an error: " + st.message());
 
     // First run, poison 0.
-    auto out1 = tensors_.download_output();
+    std::vector<unsigned char> out1;
+    download(out1);
     if (auto o = check_memory(out1, 0)) return *o;
     auto want = reference();
     if (auto o = check_values(out1, want, "values")) return *o;
@@ -86,10 +106,10 @@ class CaseRunner {
     // Second run, poison 1: the same bits again (no dependence on the output's old contents,
     // no nondeterminism). out2 is reused for the third run, want for its reference: a large
     // case then touches no fresh host pages after the first run.
-    tensors_.poison_output(1);
+    poison(1);
     if (auto o = run_again("second run")) return *o;
     std::vector<unsigned char> out2;
-    tensors_.download_output(out2);
+    download(out2);
     if (auto o = check_memory(out2, 1)) return *o;
     if (std::int64_t i = tensors_.first_difference(out1, out2); i >= 0) {
       CaseOutcome o = fail("repeat_differs", "a second run (another poison) gave different bits");
@@ -98,11 +118,11 @@ class CaseRunner {
     }
 
     // New values under the same pointers: defeats result caches keyed on the pointers.
-    tensors_.load_inputs(case_, 1);
-    tensors_.poison_output(0);
+    load_inputs(1);
+    poison(0);
     if (auto o = run_again("run on new values")) return *o;
     std::vector<unsigned char>& out3 = out2;
-    tensors_.download_output(out3);
+    download(out3);
     if (auto o = check_memory(out3, 0)) return *o;
     std::vector<unsigned char>& want3 = want;
     reference(want3);
@@ -126,16 +146,41 @@ class CaseRunner {
     return {};
   }
 
- private:
+  void load_inputs(std::uint64_t generation) {
+    {
+      StageTimer t(stages_.generate);
+      tensors_.generate_inputs(case_, generation);
+    }
+    StageTimer t(stages_.upload);
+    tensors_.upload_inputs();
+  }
+  void poison(int k) {
+    StageTimer t(stages_.upload);
+    tensors_.poison_output(k);
+  }
+  void download(std::vector<unsigned char>& into) {
+    StageTimer t(stages_.download);
+    tensors_.download_output(into);
+  }
+  Status prepare() {
+    StageTimer t(stages_.run);
+    Problem problem{&spec_.op, tensors_.input_views(), tensors_.output_views(), stream_.handle()};
+    const auto t0 = std::chrono::steady_clock::now();
+    Status st = arm_.prepare(problem);
+    if (prepared_)
+      prepared_(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    return st;
+  }
+
   // One call under CUPTI: every kernel, copy and set must run on the stream kq gave (or on a
   // stream forked from it and joined back), and the call must still be right.
   std::optional<CaseOutcome> check_stream(std::vector<unsigned char>& out,
                                           const std::vector<unsigned char>& want) {
-    tensors_.poison_output(1);
+    poison(1);
     StreamCheck sc = check_stream_discipline(stream_.handle(), [&] { checked_call(); });
     detach_profiler();  // the later cases run without CUPTI
     if (!sc.problem.empty()) return fail("wrong_stream", sc.problem);
-    tensors_.download_output(out);
+    download(out);
     if (auto o = check_memory(out, 1)) return *o;
     if (auto o = check_values(out, want, "values")) {
       o->message = "the call profiled under CUPTI: " + o->message;
@@ -149,7 +194,7 @@ class CaseRunner {
   // otherwise time as a fast, empty replay. An arm that cannot be captured is not at fault here.
   std::optional<CaseOutcome> check_graph(std::vector<unsigned char>& out,
                                          const std::vector<unsigned char>& want) {
-    tensors_.poison_output(0);
+    poison(0);
     std::unique_ptr<GraphReplay> g;
     try {
       g = std::make_unique<GraphReplay>(
@@ -159,9 +204,12 @@ class CaseRunner {
       device_synchronize(device_, "work left by a failed capture");
       return std::nullopt;
     }
-    g->launch();
-    stream_.synchronize("the graph's replay");
-    tensors_.download_output(out);
+    {
+      StageTimer t(stages_.run);
+      g->launch();
+      stream_.synchronize("the graph's replay");
+    }
+    download(out);
     if (auto o = check_memory(out, 0)) return *o;
     if (auto o = check_values(out, want, "graph_output")) {
       o->message = "one call captured in a CUDA graph (" + std::to_string(g->work_nodes()) +
@@ -172,11 +220,13 @@ class CaseRunner {
   }
 
   void checked_call() {
+    StageTimer t(stages_.run);
     throw_unless_ok(arm_.run(tensors_.input_views(), tensors_.output_views(), stream_.handle()),
                     "run()");
   }
 
   Status call_run() {
+    StageTimer t(stages_.run);
     Status st = arm_.run(tensors_.input_views(), tensors_.output_views(), stream_.handle());
     stream_.synchronize("the arm's work on its stream");
     return st;
@@ -195,7 +245,8 @@ class CaseRunner {
       o.message = std::string(st.is_error() ? "error: " : "") + st.message();
       return o;
     }
-    auto out = tensors_.download_output();
+    std::vector<unsigned char> out;
+    download(out);
     std::string extra;
     if (auto o = check_memory(out, 0)) extra = "; it also " + o->message;
     return fail("accepted_out_of_contract", "computed a case outside the contract (" +
@@ -204,6 +255,7 @@ class CaseRunner {
   }
 
   std::optional<CaseOutcome> check_memory(const std::vector<unsigned char>& out, int poison) {
+    StageTimer t(stages_.compare);
     // Finish anything the arm left running elsewhere before reading inputs back, so a late
     // write is still caught here rather than in the next case.
     if (device_ == Device::cuda) device_synchronize(device_, "work left running by the arm");
@@ -220,6 +272,7 @@ class CaseRunner {
   }
   // The reference output, dense in logical order, into `want` (resized, its memory reused).
   void reference(std::vector<unsigned char>& want) {
+    StageTimer t(stages_.reference);
     const std::int64_t n = case_.numel();
     want.resize(static_cast<std::size_t>(n) * dtype_size(spec_.op.dtype));
     TensorView out = TensorView::contiguous_1d(want.data(), n, spec_.op.dtype, Device::cpu);
@@ -238,6 +291,7 @@ class CaseRunner {
   std::optional<CaseOutcome> check_values(const std::vector<unsigned char>& got,
                                           const std::vector<unsigned char>& want,
                                           const char* check) {
+    StageTimer t(stages_.compare);
     const DType dt = spec_.op.dtype;
     auto m = tensors_.compare_output(got, want.data(), [&](std::uint64_t w, std::uint64_t g) {
       return element_matches(spec_.op.compare, dt, w, g);
@@ -261,6 +315,7 @@ class CaseRunner {
   const Case& case_;
   Stream stream_;
   CaseTensors tensors_;
+  rec::CaseStages stages_;
 };
 
 }  // namespace

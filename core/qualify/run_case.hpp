@@ -6,6 +6,7 @@
 
 #include "kq/arm.hpp"
 #include "plan/case.hpp"
+#include "record/records.hpp"
 #include "spec/spec.hpp"
 
 namespace kq {
@@ -22,6 +23,7 @@ struct CaseOutcome {
   std::int64_t bad_count = 0;
   std::string expected, got;  // "value (bits)"
   double seconds = 0.0;
+  rec::CaseStages stages;  // where those seconds went
 };
 
 const char* to_string(CaseOutcome::Result r);

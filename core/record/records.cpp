@@ -83,6 +83,15 @@ KQ_FIELDS(CaseResult) {
   f("expected", r.expected);
   f("got", r.got);
   f("pass", r.pass);
+  f("stages", r.stages);
+}
+KQ_FIELDS(CaseStages) {
+  f("generate", r.generate);
+  f("reference", r.reference);
+  f("upload", r.upload);
+  f("run", r.run);
+  f("download", r.download);
+  f("compare", r.compare);
 }
 KQ_FIELDS(CaseCounts) {
   f("passed", r.passed);
@@ -99,6 +108,7 @@ KQ_FIELDS(VerdictRecord) {
   f("detail", r.detail);
   f("counts", r.counts);
   f("pass", r.pass);
+  f("stages", r.stages);
 }
 KQ_FIELDS(SanitizerFinding) {
   f("arm", r.arm);

@@ -63,6 +63,14 @@ struct Waiting {
   std::optional<std::string> pass;
 };
 
+// Seconds one case (or, summed, one arm's cases) spent in each stage of qualification:
+// drawing inputs, the float64 reference, copies to the device (inputs, poison), the arm's
+// prepare() and run() calls with their synchronisation, copies back, and the checks
+// (comparison, guard zones, inputs read back).
+struct CaseStages {
+  double generate = 0, reference = 0, upload = 0, run = 0, download = 0, compare = 0;
+};
+
 struct CaseResult {
   static constexpr std::string_view kType = "case";
   std::string arm, case_name, group;
@@ -75,6 +83,7 @@ struct CaseResult {
   std::optional<std::int64_t> index, bad_count;
   std::optional<std::string> expected, got;
   std::optional<std::string> pass;
+  std::optional<CaseStages> stages;  // where its seconds went (runs before issue 14: absent)
 };
 
 struct CaseCounts {
@@ -88,6 +97,7 @@ struct VerdictRecord {
   std::optional<std::string> check, case_name, detail;
   std::optional<CaseCounts> counts;
   std::optional<std::string> pass;
+  std::optional<CaseStages> stages;  // the arm's cases' stages, summed
 };
 
 struct SanitizerFinding {
@@ -224,13 +234,15 @@ bool is(const json& j) {
   X(Prepared)                                                                                     \
   X(Waiting)                                                                                      \
   X(CaseResult)                                                                                   \
+  X(CaseStages)                                                                                   \
   X(CaseCounts)                                                                                   \
   X(VerdictRecord)                                                                                \
   X(SanitizerFinding)                                                                             \
   X(SizeStart)                                                                                    \
   X(ArmSkip)                                                                                      \
-  X(ArmNote) X(GraphInfo) X(LightSample) X(FloorSample) X(RoundSample) X(TimingReject) X(SizeEnd) \
-      X(Recheck) X(Profile) X(ProfilerAttached) X(TimingStopped) X(Done)
+  X(ArmNote)                                                                                      \
+  X(GraphInfo) X(LightSample) X(FloorSample) X(RoundSample) X(TimingReject) X(SizeEnd) X(Recheck) \
+      X(Profile) X(ProfilerAttached) X(TimingStopped) X(Done)
 
 #define KQ_RECORD_JSON(R)            \
   void to_json(json& j, const R& r); \

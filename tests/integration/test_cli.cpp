@@ -323,3 +323,38 @@ TEST_CASE("output that is not a terminal gets a line naming what still runs afte
   CHECK(r.out.find("broken_cpu_hangs: hung") != std::string::npos);
   CHECK(r.out.find("still running", r.out.find("broken_cpu_hangs: hung")) == std::string::npos);
 }
+
+TEST_CASE("each case's time is broken down by stage, in qualification.jsonl and the worker log") {
+  const auto dir = kq::test::temp_dir("stages") / "run";
+  auto r = run_kq("qualify specs/residual_relu.yaml --quick --arms cpu_tbb --out " + dir.string());
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  const char* stages[] = {"generate", "reference", "upload", "run", "download", "compare"};
+  std::map<std::string, double> summed;
+  int cases = 0;
+  nlohmann::json verdict;
+  for (const auto& j : kq::read_json_lines(dir / "qualification.jsonl")) {
+    if (j["type"] == "verdict") verdict = j;
+    if (j["type"] != "case") continue;
+    ++cases;
+    double parts = 0;
+    for (const char* s : stages) {
+      REQUIRE(j["stages"].contains(s));
+      parts += j["stages"][s].get<double>();
+      summed[s] += j["stages"][s].get<double>();
+    }
+    CHECK(parts <= j["seconds"].get<double>() + 1e-6);  // the stages lie inside the case
+  }
+  REQUIRE(cases > 0);
+  for (const char* s : stages)
+    CHECK(verdict["stages"][s].get<double>() == doctest::Approx(summed[s]));
+  // The worker's log: one line per case, with the same stages.
+  const std::string log = kq::test::read_file(dir / "logs" / "qualify-cpu_tbb.log");
+  CHECK(log.find("case size/1048579: passed in ") != std::string::npos);
+  CHECK(log.find("(generate ") != std::string::npos);
+  int lines = 0;
+  for (std::size_t at = log.find("\ncase "); at != std::string::npos;
+       at = log.find("\ncase ", at + 1))
+    ++lines;
+  CHECK(lines + 1 == cases);
+}
