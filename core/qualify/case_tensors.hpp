@@ -125,6 +125,12 @@ CaseTensors::Mismatch CaseTensors::compare_output(const std::vector<unsigned cha
   std::mutex mu;
   Mismatch m;
   for_chunks(n, [&](std::int64_t lo, std::int64_t hi) {
+    // Equal bits always match, whatever the rule: a dense chunk equal to the reference byte
+    // for byte is done with one memcmp, and only the others are read element by element.
+    if (out_contiguous_ && std::memcmp(out_alloc.data() + output_byte(lo),
+                                       static_cast<const unsigned char*>(want) + lo * es,
+                                       static_cast<std::size_t>(hi - lo) * es) == 0)
+      return;
     std::int64_t first = -1, count = 0;
     std::uint64_t wb = 0, gb = 0;
     for (std::int64_t i = lo; i < hi; ++i) {
