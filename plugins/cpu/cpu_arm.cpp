@@ -29,6 +29,9 @@ Status check_spec(const OpSpec& spec) {
     return Status::unsupported("compute " + std::string(to_string(spec.compute)) +
                                ": cpu_tbb computes in float32 or float64 only");
   }
+  if (spec.dtype == DType::f64 && spec.compute != DType::f64) {
+    return Status::unsupported("compute is narrower than dtype f64");
+  }
   if (spec.inputs.size() > static_cast<std::size_t>(kMaxInputs)) {
     return Status::unsupported("the spec has " + std::to_string(spec.inputs.size()) +
                                " inputs; cpu_tbb handles at most " + std::to_string(kMaxInputs));

@@ -44,7 +44,11 @@ def kernels():
         mask = offs < n
         x = tl.load(x_ptr + offs, mask=mask).to(tl.float32)
         y = tl.load(y_ptr + offs, mask=mask).to(tl.float32)
-        result = x / (1.0 + tl.exp(-x)) * y
+        # silu = x * sigmoid(x), sigmoid from e = exp(-|x|) in (0, 1]: x / (1 + exp(-x))
+        # overflows exp below x = -88.7 and gives -0 where silu(x) * y is still a float32
+        # (and bf16) subnormal or normal, which an {ulp: 1} rule sees.
+        e = tl.exp(-tl.abs(x))
+        result = x * (tl.where(x >= 0.0, 1.0, e) / (1.0 + e)) * y
         tl.store(out_ptr + offs, result.to(out_ptr.dtype.element_ty), mask=mask)
 
     _jit.update(residual_relu=residual_relu, silu_mul=silu_mul)
