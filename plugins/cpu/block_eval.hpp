@@ -7,10 +7,15 @@
 // instruction reads, see program.cpp). Contiguous inputs are read in place; strided ones are
 // gathered into their slot first. The root writes straight into a contiguous output that shares
 // memory with no input; otherwise it is computed into scratch and then stored.
+//
+// T is the type the program computes in (spec.compute), S the type of the elements in memory
+// (spec.dtype). When they differ (a half dtype computed in float), every input is gathered,
+// widened exactly, and the root is always stored through scratch, rounded once to S.
 #pragma once
 #include <array>
 #include <cstdint>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "ops.hpp"
@@ -113,20 +118,20 @@ struct TypedProgram {
   }
 };
 
-// The tensors of one run, simplified (strided_io.hpp).
-template <class T>
+// The tensors of one run, simplified (strided_io.hpp), with elements of type S.
+template <class S>
 struct RunViews {
-  std::vector<StridedLayout<T>> inputs;
-  StridedLayout<T> output;
+  std::vector<StridedLayout<S>> inputs;
+  StridedLayout<S> output;
   std::int64_t numel = 0;
-  bool output_direct = false;  // the root may write straight into the output
+  bool output_direct = false;  // the root may write straight into the output (S is then T)
 };
 
 // Per-thread state for a stretch of blocks: scratch slots and the pointer of every value.
-template <class T>
+template <class T, class S>
 class BlockEvaluator {
  public:
-  BlockEvaluator(const TypedProgram<T>& p, const RunViews<T>& v, T* scratch)
+  BlockEvaluator(const TypedProgram<T>& p, const RunViews<S>& v, T* scratch)
       : p_(p), v_(v), scratch_(scratch) {
     // Constants are the same in every block: broadcast once per stretch.
     for (const auto& c : p_.consts) {
@@ -138,20 +143,13 @@ class BlockEvaluator {
 
   void run(std::int64_t start, std::int64_t n) {
     for (const auto& leaf : p_.leaves) {
-      const StridedLayout<T>& l = v_.inputs[leaf.input];
-      if (l.dense) {
-        ptr_[leaf.value] = l.base + start;
-      } else {
-        T* s = slot(leaf.slot);
-        gather(l, start, n, s);
-        ptr_[leaf.value] = s;
-      }
+      ptr_[leaf.value] = read(v_.inputs[leaf.input], leaf.slot, start, n);
     }
     const std::size_t count = p_.steps.size();
     const bool direct = v_.output_direct && p_.root_is_last_step;
     for (std::size_t i = 0; i < count; ++i) {
       const auto& st = p_.steps[i];
-      T* d = (direct && i + 1 == count) ? v_.output.base + start : slot(st.dst_slot);
+      T* d = (direct && i + 1 == count) ? output_block(start) : slot(st.dst_slot);
       const T* src[3] = {ptr_[st.src[0]], ptr_[st.src[1]], ptr_[st.src[2]]};
       st.fn(d, src, n);
       ptr_[st.dst] = d;
@@ -166,8 +164,28 @@ class BlockEvaluator {
  private:
   T* slot(int s) { return scratch_ + static_cast<std::int64_t>(s) * kSlotStride<T>; }
 
+  // An input's block: in place when it is dense and already of type T, else gathered into its
+  // slot.
+  const T* read(const StridedLayout<S>& l, int s, std::int64_t start, std::int64_t n) {
+    if constexpr (std::is_same_v<T, S>) {
+      if (l.dense) return l.base + start;
+    }
+    T* d = slot(s);
+    gather(l, start, n, d);
+    return d;
+  }
+
+  // Where the root writes directly (output_direct): the output's block.
+  T* output_block(std::int64_t start) {
+    if constexpr (std::is_same_v<T, S>) {
+      return v_.output.base + start;
+    } else {
+      return nullptr;  // not reached: output_direct is false when elements are converted
+    }
+  }
+
   const TypedProgram<T>& p_;
-  const RunViews<T>& v_;
+  const RunViews<S>& v_;
   T* scratch_;
   std::array<const T*, kMaxNodes> ptr_{};
 };

@@ -1,7 +1,9 @@
-// cpu_tbb: evaluates any spec's expression on the CPU in the spec's dtype (float32 arithmetic for
-// f32, float64 for f64), block-wise and in parallel with TBB. prepare() compiles the expression
-// (program.hpp); run() checks the views (validate.hpp) and executes (executor.hpp). No exception
-// crosses the plugin boundary: every interface method catches and returns a Status.
+// cpu_tbb: evaluates any spec's expression on the CPU in the spec's compute type (float32 or
+// float64 arithmetic), block-wise and in parallel with TBB, over elements of the spec's dtype
+// (f32, f64, f16 or bf16: half elements are widened exactly on load and each result rounded once
+// to nearest even on store). prepare() compiles the expression (program.hpp); run() checks the
+// views (validate.hpp) and executes (executor.hpp). No exception crosses the plugin boundary:
+// every interface method catches and returns a Status.
 #include <exception>
 #include <memory>
 #include <optional>
@@ -9,6 +11,7 @@
 #include <variant>
 
 #include "executor.hpp"
+#include "kq/half.hpp"
 #include "kq/plugin_api.hpp"
 #include "program.hpp"
 #include "validate.hpp"
@@ -21,8 +24,13 @@ namespace kq::cpu {
 namespace {
 
 Status check_spec(const OpSpec& spec) {
-  if (spec.dtype != DType::f32 && spec.dtype != DType::f64) {
-    return Status::unsupported("dtype is neither f32 nor f64");
+  if (dtype_size(spec.dtype) == 0) return Status::unsupported("unknown dtype");
+  if (spec.compute != DType::f32 && spec.compute != DType::f64) {
+    return Status::unsupported("compute " + std::string(to_string(spec.compute)) +
+                               ": cpu_tbb computes in float32 or float64 only");
+  }
+  if (spec.dtype == DType::f64 && spec.compute != DType::f64) {
+    return Status::unsupported("compute is narrower than dtype f64");
   }
   if (spec.inputs.size() > static_cast<std::size_t>(kMaxInputs)) {
     return Status::unsupported("the spec has " + std::to_string(spec.inputs.size()) +
@@ -39,18 +47,34 @@ Status check_spec(const OpSpec& spec) {
   return Status::ok();
 }
 
-template <class T>
-RunViews<T> make_views(std::span<const TensorView> inputs, const TensorView& output,
+// The views with elements of type S, for a program computing in T.
+template <class T, class S>
+RunViews<S> make_views(std::span<const TensorView> inputs, const TensorView& output,
                        const CheckedViews& checked) {
-  RunViews<T> v;
+  RunViews<S> v;
   v.numel = checked.numel;
   v.inputs.reserve(inputs.size());
-  for (const TensorView& in : inputs) v.inputs.push_back(simplify<T>(in));
-  v.output = simplify<T>(output);
+  for (const TensorView& in : inputs) v.inputs.push_back(simplify<S>(in));
+  v.output = simplify<S>(output);
   // An exactly aliased input may be read in place by the root instruction itself; then the root
-  // goes through scratch, keeping the kernels' __restrict promise.
-  v.output_direct = v.output.dense && !checked.any_alias;
+  // goes through scratch, keeping the kernels' __restrict promise. Converted elements always do.
+  v.output_direct = std::is_same_v<T, S> && v.output.dense && !checked.any_alias;
   return v;
+}
+
+// Runs `p` over views whose elements are of `dtype`.
+template <class T>
+void execute_on(const TypedProgram<T>& p, DType dtype, std::span<const TensorView> inputs,
+                const TensorView& output, const CheckedViews& checked, ScratchPool& pool) {
+  with_dtype(dtype,
+             [&]<class S>(S) { execute(p, make_views<T, S>(inputs, output, checked), pool); });
+}
+
+// The listing's first line when the elements in memory are not of the arithmetic type.
+std::string element_note(DType elements, DType arithmetic) {
+  if (elements == arithmetic) return "";
+  return "# elements: " + std::string(to_string(elements)) + ", widened exactly to " +
+         std::string(to_string(arithmetic)) + " on load, rounded once to nearest even on store\n";
 }
 
 class CpuTbbArm final : public IKernelArm {
@@ -80,10 +104,10 @@ class CpuTbbArm final : public IKernelArm {
           !s.is_ok()) {
         return s;
       }
-      CompileResult c = compile(spec.semantics, static_cast<int>(spec.inputs.size()), spec.dtype);
+      CompileResult c = compile(spec.semantics, static_cast<int>(spec.inputs.size()), spec.compute);
       if (!c.program) return Status::error("compile: " + c.error);
       state->program = std::move(*c.program);
-      if (spec.dtype == DType::f32) {
+      if (spec.compute == DType::f32) {
         state->typed.emplace<TypedProgram<float>>(state->program);
       } else {
         state->typed.emplace<TypedProgram<double>>(state->program);
@@ -105,9 +129,9 @@ class CpuTbbArm final : public IKernelArm {
       if (Status s = check_views(st.facts, inputs, outputs, checked); !s.is_ok()) return s;
       if (checked.numel == 0) return Status::ok();
       if (const auto* p = std::get_if<TypedProgram<float>>(&st.typed)) {
-        execute(*p, make_views<float>(inputs, outputs[0], checked), pool_);
+        execute_on(*p, st.facts.dtype, inputs, outputs[0], checked, pool_);
       } else if (const auto* p = std::get_if<TypedProgram<double>>(&st.typed)) {
-        execute(*p, make_views<double>(inputs, outputs[0], checked), pool_);
+        execute_on(*p, st.facts.dtype, inputs, outputs[0], checked, pool_);
       } else {
         return Status::error("run: no typed program");
       }
@@ -124,7 +148,8 @@ class CpuTbbArm final : public IKernelArm {
         const std::int64_t block =
             prepared_->program.dtype == DType::f32 ? kBlock<float> : kBlock<double>;
         out.push_back({"source", "program.txt",
-                       prepared_->program.listing(prepared_->facts.input_names, block)});
+                       element_note(prepared_->facts.dtype, prepared_->program.dtype) +
+                           prepared_->program.listing(prepared_->facts.input_names, block)});
       }
       out.push_back(
           {"flags", "flags.txt",

@@ -51,16 +51,17 @@ class ScratchBuffer {
 
 using ScratchPool = tbb::enumerable_thread_specific<ScratchBuffer>;
 
-template <class T>
-void execute(const TypedProgram<T>& p, const RunViews<T>& v, ScratchPool& pool) {
+// Runs `p`, computing in T, over views whose elements are of type S.
+template <class T, class S>
+void execute(const TypedProgram<T>& p, const RunViews<S>& v, ScratchPool& pool) {
   const std::int64_t n = v.numel;
   if (n <= 0) return;
   const std::int64_t nblocks = (n - 1) / kBlock<T> + 1;
-  const std::size_t bytes = BlockEvaluator<T>::scratch_elements(p) * sizeof(T);
+  const std::size_t bytes = BlockEvaluator<T, S>::scratch_elements(p) * sizeof(T);
 
   auto stretch = [&](std::int64_t b0, std::int64_t b1) {
     T* scratch = static_cast<T*>(pool.local().get(bytes));
-    BlockEvaluator<T> ev(p, v, scratch);
+    BlockEvaluator<T, S> ev(p, v, scratch);
     for (std::int64_t b = b0; b < b1; ++b) {
       const std::int64_t start = b * kBlock<T>;
       ev.run(start, std::min(kBlock<T>, n - start));

@@ -8,15 +8,9 @@
 #include "kq/expr_checks.hpp"
 #include "kq/expr_fold.hpp"
 #include "kq/expr_live.hpp"
+#include "kq/half.hpp"
 
 namespace kq::cpu {
-namespace {
-
-double round_to(DType t, double v) {
-  return t == DType::f32 ? static_cast<double>(static_cast<float>(v)) : v;
-}
-
-}  // namespace
 
 std::string check_expr(const Expr& e, int num_inputs) {
   const int n = static_cast<int>(e.nodes.size());
@@ -58,7 +52,7 @@ CompileResult compile(const Expr& e, int num_inputs, DType dtype) {
       v.input = node.input;
     } else if (folded[i]) {
       v.kind = ValueKind::constant;
-      v.constant = round_to(dtype, *folded[i]);
+      v.constant = kq::round_to(dtype, *folded[i]);
     }
     const Key key{
         v.kind == ValueKind::temp ? static_cast<int>(node.op) : -1 - static_cast<int>(v.kind),

@@ -26,7 +26,7 @@ enum class ValueKind : std::uint8_t { input, constant, temp };
 struct Value {
   ValueKind kind = ValueKind::temp;
   int input = -1;         // input: index into the spec's inputs
-  double constant = 0.0;  // constant: already rounded to the program's dtype
+  double constant = 0.0;  // constant: already rounded to the program's dtype (its arithmetic)
   // Scratch slot: where a strided input is gathered, a constant is broadcast, or a temp lives.
   int slot = -1;
 };
@@ -38,7 +38,7 @@ struct Instr {
 };
 
 struct Program {
-  DType dtype = DType::f32;
+  DType dtype = DType::f32;  // the arithmetic: spec.compute (f32 or f64)
   std::vector<Value> values;
   std::vector<Instr> instrs;  // evaluation order
   int root = -1;              // value index of the result
@@ -58,7 +58,8 @@ struct CompileResult {
   std::string error;  // set when program is empty
 };
 
-// Compiles a checked expression for `dtype` (float32 arithmetic for f32, float64 for f64).
+// Compiles a checked expression for arithmetic in `dtype` (float32 for f32, float64 for f64): the
+// spec's compute type, which may be wider than the elements in memory.
 CompileResult compile(const Expr& e, int num_inputs, DType dtype);
 
 }  // namespace kq::cpu

@@ -9,11 +9,17 @@
 // found once per block (a few divisions), then each run along the innermost dimension is one tight
 // loop and the carry into outer dimensions adds and subtracts strides. No division per element.
 // Offsets are std::int64_t throughout, so views above 2^31 elements and negative strides work.
+//
+// The elements in memory (S: float, double, kq::Half, kq::BFloat16) may differ from the type the
+// program computes in (T: float or double): gather widens each element exactly, scatter rounds
+// each result once, to nearest even (convert below).
 #pragma once
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
+#include "kq/half.hpp"
 #include "kq/tensor.hpp"
 
 namespace kq::cpu {
@@ -44,6 +50,18 @@ StridedLayout<T> simplify(const TensorView& v) {
   }
   l.dense = l.rank == 0 || (l.rank == 1 && l.stride[0] == 1);
   return l;
+}
+
+// One element from S to T: a copy when they are the same type, else through double, which holds
+// every value of the four element types exactly, so the only rounding is the last cast (once, to
+// nearest even: kq/half.hpp for the half types, the FPU in round-to-nearest for float).
+template <class To, class From>
+inline To convert(From x) {
+  if constexpr (std::is_same_v<To, From>) {
+    return x;
+  } else {
+    return static_cast<To>(static_cast<double>(x));
+  }
 }
 
 namespace detail {
@@ -84,41 +102,44 @@ inline void for_each_run(const StridedLayout<T>& l, std::int64_t start, std::int
 
 }  // namespace detail
 
-// Copies logical elements [start, start + n) of `l` into dst[0 .. n).
-template <class T>
-void gather(const StridedLayout<T>& l, std::int64_t start, std::int64_t n, T* __restrict dst) {
-  const T* base = l.base;
+// Copies logical elements [start, start + n) of `l` into dst[0 .. n), converted to T.
+template <class T, class S>
+void gather(const StridedLayout<S>& l, std::int64_t start, std::int64_t n, T* __restrict dst) {
+  const S* base = l.base;
   detail::for_each_run(l, start, n,
                        [&](std::int64_t off, std::int64_t k, std::int64_t count, std::int64_t s) {
-                         const T* src = base + off;
+                         const S* src = base + off;
                          T* d = dst + k;
-                         if (s == 1) {
+                         if (std::is_same_v<T, S> && s == 1) {
                            std::memcpy(d, src, static_cast<std::size_t>(count) * sizeof(T));
                          } else if (s == 0) {
-                           const T v = *src;
+                           const T v = convert<T>(*src);
                            for (std::int64_t j = 0; j < count; ++j) d[j] = v;
                          } else {
-                           for (std::int64_t j = 0; j < count; ++j) d[j] = src[j * s];
+                           for (std::int64_t j = 0; j < count; ++j) d[j] = convert<T>(src[j * s]);
                          }
                        });
 }
 
-// Writes src[0 .. n) to logical elements [start, start + n) of `l`. The caller has checked that no
-// two logical elements of `l` share memory (validate.cpp), so blocks never race.
-template <class T>
-void scatter(const StridedLayout<T>& l, std::int64_t start, std::int64_t n, const T* src) {
-  if (l.dense) {
-    T* dst = l.base + start;
-    // src == dst when an exactly aliased input is written back unchanged (semantics `x`).
-    if (dst != src) std::memcpy(dst, src, static_cast<std::size_t>(n) * sizeof(T));
-    return;
+// Writes src[0 .. n) to logical elements [start, start + n) of `l`, each rounded once to S. The
+// caller has checked that no two logical elements of `l` share memory (validate.cpp), so blocks
+// never race.
+template <class T, class S>
+void scatter(const StridedLayout<S>& l, std::int64_t start, std::int64_t n, const T* src) {
+  if constexpr (std::is_same_v<T, S>) {
+    if (l.dense) {
+      T* dst = l.base + start;
+      // src == dst when an exactly aliased input is written back unchanged (semantics `x`).
+      if (dst != src) std::memcpy(dst, src, static_cast<std::size_t>(n) * sizeof(T));
+      return;
+    }
   }
-  T* base = l.base;
+  S* base = l.base;
   detail::for_each_run(l, start, n,
                        [&](std::int64_t off, std::int64_t k, std::int64_t count, std::int64_t s) {
-                         T* d = base + off;
+                         S* d = base + off;
                          const T* s_src = src + k;
-                         for (std::int64_t j = 0; j < count; ++j) d[j * s] = s_src[j];
+                         for (std::int64_t j = 0; j < count; ++j) d[j * s] = convert<S>(s_src[j]);
                        });
 }
 

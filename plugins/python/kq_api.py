@@ -19,10 +19,13 @@ KQ_PYTHON_ARMS or of `--python-arms DIR`:
 
 Tensors (the class attribute `tensors`):
     "torch"  torch tensors (torch.from_dlpack), on the arm's device;
-    "numpy"  numpy arrays, CPU arms only; inputs are read-only;
+    "numpy"  numpy arrays, CPU arms only; inputs are read-only; none for bf16 (numpy has no
+             bfloat16: kq refuses the call, so a numpy arm declines bf16 specs in supports());
     "kq"     kq.Tensor, which exposes __dlpack__, __dlpack_device__ and, on CUDA,
              __cuda_array_interface__ (CuPy, numba, cuda-python), or __array_interface__ on the
-             CPU; data_ptr, shape, strides (in elements), dtype and device as attributes;
+             CPU; data_ptr, shape, strides (in elements), dtype ("f32", "f64", "f16", "bf16")
+             and device as attributes. DLPack gives f16 as kDLFloat and bf16 as kDLBfloat; the
+             array interfaces give f16 as "<f2" and are absent (AttributeError) for bf16;
     "auto"   (the default) torch where torch is installed, else numpy on the CPU, kq.Tensor on CUDA.
 Shapes and strides are kq's, strides in elements; a view's offset is in its data pointer.
 
@@ -119,11 +122,14 @@ def scratch_like(tensors):
     return [torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device) for t in tensors]
 
 
-def torch_dtype(spec):
-    """The torch dtype of the spec's dtype."""
+def torch_dtype(dtype):
+    """The torch dtype of a kq dtype: a name ("f32", "f64", "f16", "bf16", e.g. spec.compute) or
+    a spec (its dtype)."""
     import torch
 
-    return {"f32": torch.float32, "f64": torch.float64}[spec.dtype]
+    name = dtype if isinstance(dtype, str) else dtype.dtype
+    return {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16,
+            "bf16": torch.bfloat16}[name]
 
 
 def matches(spec, ops):
@@ -209,6 +215,8 @@ class _Calls:
 
             return torch.from_dlpack(t)
         if self.kind == "numpy":
+            if t.dtype == "bf16":
+                raise Unsupported("numpy has no bfloat16: a numpy arm cannot take bf16 tensors")
             import numpy
 
             return numpy.asarray(t)

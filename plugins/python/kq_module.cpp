@@ -66,6 +66,7 @@ py::object spec_object(const OpSpec& spec) {
   d["op"] = spec.op;
   d["description"] = spec.description;
   d["dtype"] = std::string(to_string(spec.dtype));
+  d["compute"] = std::string(to_string(spec.compute));
   d["inputs"] = spec.inputs;
   d["outputs"] = outputs;
   d["semantics"] = spec.semantics.text;

@@ -28,7 +28,25 @@ int device_of(const void* p) {
 
 std::uintptr_t address(const TensorView& v) { return reinterpret_cast<std::uintptr_t>(v.data); }
 
-const char* typestr(DType t) { return t == DType::f32 ? "<f4" : "<f8"; }
+// numpy's name of the dtype; bf16 has none (numpy has no bfloat16), so a bf16 tensor has no
+// array interface: numpy arms decline bf16 specs, other libraries read it through DLPack.
+const char* typestr(DType t) {
+  switch (t) {
+    case DType::f32:
+      return "<f4";
+    case DType::f64:
+      return "<f8";
+    case DType::f16:
+      return "<f2";
+    case DType::bf16:
+      break;
+  }
+  throw py::attribute_error(
+      "a bf16 tensor has no array interface (numpy has no bfloat16): see __dlpack__");
+}
+
+// DLPack's code of the dtype: bf16 is a type of its own, not a 16-bit kDLFloat.
+DLDataTypeCode dlpack_code(DType t) { return t == DType::bf16 ? kDLBfloat : kDLFloat; }
 
 py::tuple shape_of(const TensorView& v) {
   py::tuple t(v.rank);
@@ -77,7 +95,8 @@ py::object dlpack_capsule(const TensorObject& t) {
   d.data = v.data;
   d.device = {v.device == Device::cuda ? kDLCUDA : kDLCPU, t.device_id};
   d.ndim = v.rank;
-  d.dtype = {kDLFloat, static_cast<std::uint8_t>(8 * dtype_size(v.dtype)), 1};
+  d.dtype = {static_cast<std::uint8_t>(dlpack_code(v.dtype)),
+             static_cast<std::uint8_t>(8 * dtype_size(v.dtype)), 1};
   d.shape = m->shape.data();
   d.strides = m->strides.data();
   d.byte_offset = 0;

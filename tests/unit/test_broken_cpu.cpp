@@ -111,6 +111,13 @@ const std::set<std::string> kCudaOnlyFlaws = {
 #undef KQ_BROKEN_FLAW
 };
 
+// The flaws of common/flaws_cpu.def: CPU arms without a CUDA twin.
+const std::set<std::string> kCpuOnlyFlaws = {
+#define KQ_BROKEN_FLAW(flaw) #flaw,
+#include "../../plugins/broken/common/flaws_cpu.def"
+#undef KQ_BROKEN_FLAW
+};
+
 // Arms that qualification's cases cannot catch: only the timing loop, which re-poisons the
 // output before every sample, sees their flaw. They are tested on their own below.
 const std::set<std::string> kTimingOnly = {"broken_cpu_reuse_unchanged"};
@@ -241,7 +248,7 @@ TEST_CASE("the CUDA candidates mirror the CPU ones (identities only, no GPU need
     return;
   }
   const kq::ArmList cuda = load_arms(kCudaPluginPath);
-  REQUIRE(cuda.size() == arms().size() + kCudaOnlyFlaws.size());
+  REQUIRE(cuda.size() == arms().size() - kCpuOnlyFlaws.size() + kCudaOnlyFlaws.size());
   std::set<std::string> names;
   for (const auto& a : cuda) {
     const kq::ArmIdentity id = a->identity();
@@ -460,4 +467,22 @@ TEST_CASE("reuse_unchanged leaves a re-poisoned output alone from its third call
   CHECK(call_once() == std::pair{static_cast<int>(n), 0});  // and so on
   for (float& v : x) v = -v;                                // new inputs: its samples see them
   CHECK(call_once() == std::pair{0, 0});
+}
+
+TEST_CASE("half_truncates is caught by the ties cases, where cpu_tbb's rounding to even passes") {
+  for (const kq::Spec& spec : shipped_specs()) {
+    if (!arm_named("broken_cpu_half_truncates").supports(spec.op).is_ok()) continue;
+    INFO(spec_name(spec));
+    int ties = 0;
+    for (const kq::Case& c : kq::plan_cases(spec, {false, true})) {
+      if (c.name.rfind("values/ties", 0) != 0) continue;
+      ++ties;
+      INFO(c.name);
+      const kq::CaseOutcome o =
+          kq::run_case(arm_named("broken_cpu_half_truncates"), kq::Device::cpu, spec, c);
+      CHECK(o.result == kq::CaseOutcome::Result::failed);
+      CHECK(o.check == "values");
+    }
+    CHECK(ties >= 2);  // values/ties and values/ties_n9
+  }
 }

@@ -21,6 +21,7 @@
 #endif
 
 #include "expr_nodes.hpp"
+#include "kq/half.hpp"
 #include "kq/plugin_api.hpp"
 
 namespace {
@@ -70,6 +71,7 @@ kq::OpSpec make_spec(kq::Expr e, std::vector<std::string> inputs, DType t = DTyp
   kq::OpSpec s;
   s.op = "test";
   s.dtype = t;
+  s.compute = t;  // the spec parser's default for f32 and f64
   s.inputs = std::move(inputs);
   s.outputs = {kq::OutputSpec{"out", {}}};
   s.semantics = std::move(e);
@@ -114,6 +116,8 @@ struct Buf {
 
 template <class T>
 constexpr DType dtype_of() {
+  if constexpr (std::is_same_v<T, kq::Half>) return DType::f16;
+  if constexpr (std::is_same_v<T, kq::BFloat16>) return DType::bf16;
   return sizeof(T) == 4 ? DType::f32 : DType::f64;
 }
 
@@ -935,3 +939,174 @@ TEST_CASE("refusals and errors: device, layout contract, malformed calls") {
 }
 
 }  // namespace
+
+// --- half precision -------------------------------------------------------------------------
+
+// `n` values of T spread over its whole range: normals of every binade, subnormals, zeros of
+// both signs and, when `specials`, infinities and NaN.
+template <class T>
+std::vector<T> random_halves(std::size_t n, std::uint32_t seed, bool specials) {
+  std::mt19937 rng(seed);
+  std::vector<T> v(n);
+  for (auto& x : v) {
+    x = T::from_bits(static_cast<std::uint16_t>(rng()));
+    const double d = static_cast<double>(x);
+    if (!specials && !std::isfinite(d)) x = T(1.5);
+  }
+  return v;
+}
+
+template <class T>
+kq::OpSpec half_spec(kq::Expr e, std::vector<std::string> inputs, DType compute = DType::f32) {
+  kq::OpSpec s = make_spec(std::move(e), std::move(inputs), dtype_of<T>());
+  s.compute = compute;
+  s.layouts.min_alignment_bytes = 2;
+  return s;
+}
+
+// The reference for one element: the double value rounded once to T. NaN matches any NaN.
+template <class T>
+bool same_half(T got, double want) {
+  const T w(want);
+  const bool nan = std::isnan(static_cast<double>(got)) && std::isnan(want);
+  return nan || got.bits == w.bits;
+}
+
+TEST_CASE_TEMPLATE("f16 and bf16: relu(x + residual) in float32, rounded once, bitwise", T,
+                   kq::Half, kq::BFloat16) {
+  auto arm = make_arm();
+  const auto spec = half_spec<T>(relu_add(), {"x", "residual"});
+  REQUIRE(arm->supports(spec).is_ok());
+  for (std::size_t n : {std::size_t{1}, std::size_t{9}, std::size_t{4097}, std::size_t{100003}}) {
+    CAPTURE(n);
+    auto x = random_halves<T>(n, 3, true), r = random_halves<T>(n, 4, true);
+    std::vector<T> out(n, T::from_bits(0x7e5a));
+    REQUIRE(prepare_run(*arm, spec, {view1(x.data(), n), view1(r.data(), n)}, view1(out.data(), n))
+                .is_ok());
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      bad += !same_half(out[i], relu_d(static_cast<double>(x[i]) + static_cast<double>(r[i])));
+    CHECK(bad == 0);
+  }
+}
+
+TEST_CASE("f16 specials: ties to even, overflow to inf, NaN, -0, subnormal sums") {
+  auto arm = make_arm();
+  const auto spec = half_spec<kq::Half>(relu_add(), {"x", "residual"});
+  const double ulp1 = std::ldexp(1.0, -10), tiny = std::ldexp(1.0, -24);
+  const std::vector<std::pair<double, double>> in = {
+      {1.0, ulp1 / 2},         // a tie: stays at 1 (even)
+      {1.0 + ulp1, ulp1 / 2},  // a tie: goes up to 1 + 2 ulp (even)
+      {65504.0, 65504.0},      // overflow: +inf
+      {65504.0, 8.0},          // below half an ulp past the largest: stays 65504
+      {-0.0, 0.0},             // +0
+      {-1.0, 0.5},             // negative: +0
+      {tiny, tiny},            // subnormal sum, exact
+      {std::nan(""), 1.0},     // NaN
+      {-INFINITY, 1.0},        // +0
+      {INFINITY, -INFINITY}};  // NaN
+  const std::size_t n = in.size();
+  std::vector<kq::Half> x(n), r(n), out(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    x[i] = kq::Half(in[i].first);
+    r[i] = kq::Half(in[i].second);
+  }
+  REQUIRE(prepare_run(*arm, spec, {view1(x.data(), n), view1(r.data(), n)}, view1(out.data(), n))
+              .is_ok());
+  const std::vector<double> want = {1.0, 1.0 + 2 * ulp1, INFINITY, 65504.0, 0.0,
+                                    0.0, 2 * tiny,       NAN,      0.0,     NAN};
+  for (std::size_t i = 0; i < n; ++i) {
+    CAPTURE(i);
+    CHECK(same_half(out[i], want[i]));
+  }
+}
+
+TEST_CASE("bf16 computes in spec.compute: (x + y) - x is 0 in float32, y in float64") {
+  auto arm = make_arm();
+  ExprBuilder b;
+  b.op(Op::sub, b.op(Op::add, b.in(0), b.in(1)), b.in(0));
+  const kq::Expr e = b.done("(x + y) - x");
+  const double y = std::ldexp(1.0, -30);  // exact in bf16, lost in 1 + y in float32
+  std::vector<kq::BFloat16> xs(5, kq::BFloat16(1.0)), ys(5, kq::BFloat16(y)), out(5);
+  REQUIRE(prepare_run(*arm, half_spec<kq::BFloat16>(e, {"x", "y"}, DType::f32),
+                      {view1(xs.data(), 5), view1(ys.data(), 5)}, view1(out.data(), 5))
+              .is_ok());
+  CHECK(static_cast<double>(out[4]) == 0.0);
+  REQUIRE(prepare_run(*arm, half_spec<kq::BFloat16>(e, {"x", "y"}, DType::f64),
+                      {view1(xs.data(), 5), view1(ys.data(), 5)}, view1(out.data(), 5))
+              .is_ok());
+  CHECK(static_cast<double>(out[4]) == y);
+  // A compute type narrower than float32 is not this arm's.
+  CHECK(arm->supports(half_spec<kq::BFloat16>(e, {"x", "y"}, DType::bf16)).is_unsupported());
+}
+
+TEST_CASE("bf16 silu(x) * y: within 1 ulp of the correctly rounded value") {
+  auto arm = make_arm();
+  ExprBuilder b;
+  b.op(Op::mul, b.op(Op::silu, b.in(0)), b.in(1));
+  const auto spec = half_spec<kq::BFloat16>(b.done("silu(x) * y"), {"x", "y"});
+  const std::size_t n = 20000;
+  std::vector<kq::BFloat16> x(n), y(n), out(n);
+  std::mt19937 rng(9);
+  std::normal_distribution<double> d(0.0, 4.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    x[i] = kq::BFloat16(d(rng));
+    y[i] = kq::BFloat16(d(rng));
+  }
+  REQUIRE(prepare_run(*arm, spec, {view1(x.data(), n), view1(y.data(), n)}, view1(out.data(), n))
+              .is_ok());
+  std::size_t exact = 0, off = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double xd = static_cast<double>(x[i]);
+    const kq::BFloat16 want(xd / (1.0 + std::exp(-xd)) * static_cast<double>(y[i]));
+    const int dist = std::abs(static_cast<int>(out[i].bits) - static_cast<int>(want.bits));
+    exact += dist == 0;
+    off += dist > 1 && (out[i].bits ^ want.bits) != 0x8000;  // +0 and -0 are one value here
+  }
+  CHECK(off == 0);
+  CHECK(exact >= n - n / 100);  // 1 ulp only next to a tie
+}
+
+TEST_CASE("half views: strided, transposed and broadcast inputs, a strided output, offsets") {
+  auto arm = make_arm();
+  using T = kq::BFloat16;
+  const auto spec = half_spec<T>(relu_add(), {"x", "residual"});
+  const std::int64_t R = 131, C = 157;  // 20567 elements: the parallel path
+  auto xt = random_halves<T>(R * C, 41, false);
+  auto bias = random_halves<T>(C, 42, false);
+  std::vector<T> out(2 * R * C + 1, T::from_bits(0x7e5a));
+  // x(i, j) = xt[j * R + i]; residual(i, j) = bias[j] (stride 0 on rows); out(i, j) at
+  // out[1 + 2 * (i * C + j)]: every other element, one element (2 bytes) past the start.
+  REQUIRE(prepare_run(*arm, spec,
+                      {view(xt.data(), {R, C}, {1, R}), view(bias.data(), {R, C}, {0, 1})},
+                      view(out.data() + 1, {R, C}, {2 * C, 2}))
+              .is_ok());
+  std::size_t bad = 0;
+  for (std::int64_t i = 0; i < R; ++i)
+    for (std::int64_t j = 0; j < C; ++j) {
+      const double want = relu_d(static_cast<double>(xt[j * R + i]) + static_cast<double>(bias[j]));
+      bad += !same_half(out[1 + 2 * (i * C + j)], want);
+      bad += out[2 + 2 * (i * C + j)].bits != 0x7e5a;  // gaps untouched
+    }
+  CHECK(bad == 0);
+  CHECK(out[0].bits == 0x7e5a);
+
+  // An odd address is not aligned to a 2-byte element: refused.
+  auto* odd = reinterpret_cast<T*>(reinterpret_cast<char*>(out.data()) + 1);
+  CHECK(prepare_run(*arm, spec, {view1(xt.data(), 4), view1(xt.data() + 4, 4)}, view1(odd, 4))
+            .is_unsupported());
+}
+
+TEST_CASE("the source artifact says how half elements are converted") {
+  auto arm = make_arm();
+  std::vector<kq::Half> x(4), r(4), out(4);
+  REQUIRE(prepare_run(*arm, half_spec<kq::Half>(relu_add(), {"x", "residual"}),
+                      {view1(x.data(), 4), view1(r.data(), 4)}, view1(out.data(), 4))
+              .is_ok());
+  std::string listing;
+  for (const auto& a : arm->artifacts())
+    if (a.kind == "source") listing = a.content;
+  CHECK(listing.find("# elements: f16, widened exactly to f32 on load, rounded once to nearest "
+                     "even on store") == 0);
+  CHECK(listing.find("arithmetic: float32") != std::string::npos);
+}

@@ -17,8 +17,12 @@ class NumpyResidualRelu(kq.Arm):
     def supports(self, spec):
         if not kq.matches(spec, ["input", "input", "add", "relu"]):
             return "computes relu(x + residual) only"
+        if spec.dtype == "bf16":
+            return "numpy has no bfloat16"
         if spec.dtype not in ("f32", "f64"):
-            return "f32 and f64 only"
+            # numpy's float16 (computed in float32, rounded once) gave bits that differ from one
+            # run to the next on a few elements of the large cases (repeat_differs): not yet.
+            return "f32 and f64 only: f16 is not qualified yet"
         return None
 
     def run(self, inputs, outputs):

@@ -11,6 +11,13 @@ for torch.compile, the code Inductor generated are the arm's artifacts.
 
 kq's relu maps to F.threshold(x, 0, 0), not torch.relu: kq's relu(-0) is +0 and keeps NaN,
 which threshold does and torch.relu (clamp_min, -0 stays -0) does not.
+
+Precision: a spec whose compute type is wider than its dtype (f16 and bf16 computed in f32)
+is evaluated as its contract says: the inputs are widened (x.to(DT), DT the compute dtype), the
+expression is evaluated in DT and the result is rounded once into the output by out.copy_(...)
+(round to nearest even). Otherwise everything is in the dtype. Where this PyTorch has no kernel
+for an operation in the dtype (torch 1.13's CPU has no erf, silu, gelu or threshold in float16),
+the eager arms decline the spec with PyTorch's own message.
 """
 import keyword
 import math
@@ -147,19 +154,32 @@ class _Expr:
         return self.leaf(i) or self.call(i, self.nested)
 
 
+def widens(spec):
+    """Whether the spec computes in a type wider than its dtype (f16 or bf16 computed in f32)."""
+    return spec.compute != spec.dtype
+
+
+def _widened(e, spec):
+    """The lines that widen the inputs to the compute dtype, when the spec computes wider."""
+    return ["%s = %s.to(DT)" % (n, n) for n in e.inputs] if widens(spec) else []
+
+
 def eager_source(spec):
-    """The eager function: a temporary per inner operation, the root into `out`."""
+    """The eager function: a temporary per inner operation, the root into `out` (computed in the
+    compute dtype and rounded once into `out` by copy_ when that is wider than the dtype)."""
     e = _Expr(spec)
-    lines, text = [], {}
+    lines, text = _widened(e, spec), {}
 
     def arg(k):
         return e.leaf(k) or text[k]
 
     root = len(e.nodes) - 1
     # The root's chain of unary ops with in-place forms: the operand goes into out, they follow.
+    # Not when widening: an in-place op on out would compute on the rounded value and round again.
     chain = []
     r = root
-    while e.nodes[r].op in _UNARY_INPLACE and e.leaf(e.nodes[r].args[0]) is None:
+    while not widens(spec) and e.nodes[r].op in _UNARY_INPLACE and e.leaf(
+            e.nodes[r].args[0]) is None:
         chain.append(r)
         r = e.nodes[r].args[0]
     # Comparisons read only as a select's condition stay booleans inside the where().
@@ -174,7 +194,7 @@ def eager_source(spec):
             continue
         text[i] = "t%d" % i
         lines.append("t%d = %s" % (i, e.call(i, arg)))
-    lines.append(_into_out(e, r, arg))
+    lines.append("out.copy_(%s)" % e.call(r, arg) if widens(spec) else _into_out(e, r, arg))
     for i in reversed(chain):
         lines.append(_UNARY_INPLACE[e.nodes[i].op].format("out"))
     return _function("eager", e, lines)
@@ -205,7 +225,7 @@ def compiled_source(spec):
     """The function torch.compile is given: the expression, nested, copied into out (Inductor
     fuses it into one kernel that stores into out)."""
     e = _Expr(spec)
-    return _function("compiled", e, ["out.copy_(%s)" % e.nested()])
+    return _function("compiled", e, _widened(e, spec) + ["out.copy_(%s)" % e.nested()])
 
 
 def _function(name, e, lines):
@@ -217,7 +237,7 @@ def _define(source, name, spec):
     import torch
     import torch.nn.functional as F
 
-    scope = {"torch": torch, "F": F, "math": math, "DT": kq.torch_dtype(spec)}
+    scope = {"torch": torch, "F": F, "math": math, "DT": kq.torch_dtype(spec.compute)}
     exec(compile(source, "<kq %s: %s>" % (name, spec.semantics), "exec"), scope)
     return scope[name]
 
@@ -247,23 +267,37 @@ class _TorchArm(kq.Arm):
             why = _compile_missing()
         if why:
             return why
-        if spec.dtype not in ("f32", "f64"):
-            return "f32 and f64 only"
         try:
             self.source_of(spec)
         except kq.Unsupported as e:
             return str(e)
+        if self.kind == "eager" and spec.compute in ("f16", "bf16"):
+            return self._missing_kernel(spec)
+        return None
+
+    def _missing_kernel(self, spec):
+        """PyTorch's message when it has no kernel for some operation of the expression in the
+        spec's half dtype on this device (a call on four zeros shows it), else None."""
+        import torch
+
+        args = [torch.zeros(4, dtype=kq.torch_dtype(spec), device=self.device)
+                for _ in spec.inputs + ["out"]]
+        try:
+            _define(self.source_of(spec), self.kind, spec)(*args)
+        except (RuntimeError, NotImplementedError) as e:
+            return "PyTorch %s: %s" % (torch.__version__, str(e).splitlines()[0])
         return None
 
     def source_of(self, spec):
         return eager_source(spec) if self.kind == "eager" else compiled_source(spec)
 
     def prepare(self, problem):
-        key = (problem.spec.semantics, problem.spec.dtype, tuple(problem.spec.inputs))
+        spec = problem.spec
+        key = (spec.semantics, spec.dtype, spec.compute, tuple(spec.inputs))
         if getattr(self, "_key", None) != key:
             self._key = key
-            self._source = self.source_of(problem.spec)
-            self._fn = self._build(problem.spec)
+            self._source = self.source_of(spec)
+            self._fn = self._build(spec)
             self._codes = {}
         self._warm(problem)
 

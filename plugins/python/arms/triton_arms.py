@@ -1,6 +1,7 @@
 """Hand-written Triton arms: relu(x + residual) and silu(x) * y over flat contiguous tensors, each
 with two block sizes. The last block is masked (any length), offsets are 64-bit (more than 2^31
-elements), and the kernels compute in the tensors' float32.
+elements), and the kernels compute in float32: on f32 tensors, and on f16 and bf16 ones (load,
+widen, compute, round once to nearest even), the specs whose compute type is f32.
 
 The kernels are in _triton_kernels.py (shared with the broken candidates). relu is written as
 where(s <= 0, 0, s): tl.maximum(s, 0) would drop NaN, which broken_triton_nan_max does.
@@ -31,8 +32,8 @@ class TritonArm(kq.Arm):
             return why
         if not kq.matches(spec, self.ops):
             return "computes %s only" % self.kernel
-        if spec.dtype != "f32":
-            return "f32 only"
+        if spec.compute != "f32":
+            return "computes in float32 only (f32, or f16 and bf16 computed in f32)"
         if not spec.layouts.contiguous_only:
             return "flat kernels: contiguous views only, and the spec admits strided ones"
         return None
