@@ -3,9 +3,11 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
+#include "kq/half.hpp"
 #include "qualify/values.hpp"
 
 namespace kq {
@@ -219,7 +221,9 @@ std::int64_t CaseTensors::first_difference(const std::vector<unsigned char>& a,
   for_chunks(output_view_.numel(), [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t i = lo; i < hi; ++i) {
       std::size_t p = output_byte(i);
-      if (std::memcmp(a.data() + p, b.data() + p, es) != 0) {
+      if (std::memcmp(a.data() + p, b.data() + p, es) != 0 &&
+          !(std::isnan(load_as_double(dtype_, a.data() + p)) &&
+            std::isnan(load_as_double(dtype_, b.data() + p)))) {
         std::lock_guard lock(mu);
         if (first < 0 || i < first) first = i;
         return;

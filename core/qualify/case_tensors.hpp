@@ -88,7 +88,10 @@ class CaseTensors {
   Mismatch compare_output(const std::vector<unsigned char>& out_alloc, const void* want,
                           Match&& matches) const;
   // The first element (logical index) at which two downloaded output allocations differ in
-  // their bits, or -1.
+  // their bits, or -1. Two NaNs count as equal whatever their payloads and signs, as in the
+  // comparison with the reference: IEEE leaves them to the implementation, and a library may
+  // give different ones from one call to the next (numpy's vector loops do, with the
+  // alignment of their temporaries).
   std::int64_t first_difference(const std::vector<unsigned char>& a,
                                 const std::vector<unsigned char>& b) const;
 

@@ -73,11 +73,14 @@ TEST_CASE("the shipped numpy arm is listed and qualifies, its file hashed in its
   CHECK(hashed);
 }
 
-TEST_CASE("the numpy arm declines the half specs, each with its reason") {
+TEST_CASE("the numpy arm qualifies on f16 and declines bf16, which numpy lacks") {
+  // residual_relu_f16 is an ieee spec: sums of two NaNs, whose payload and sign numpy's vector
+  // loops pick by the alignment of their float32 temporary, so they differ from one run to the
+  // next. kq compares NaN as a mask, in the repeat check too: the arm qualifies.
   const fs::path dir = kq::test::temp_dir("python-numpy-half");
   auto summary = qualify("specs/residual_relu_f16.yaml", "numpy_residual_relu", dir / "f16");
-  CHECK(summary["arms"][0]["verdict"] == "unsupported");
-  CHECK(summary["arms"][0]["detail"] == "f32 and f64 only: f16 is not qualified yet");
+  INFO(summary.dump());
+  CHECK(summary["arms"][0]["verdict"] == "qualified");
   summary = qualify("specs/residual_relu_bf16.yaml", "numpy_residual_relu", dir / "bf16");
   CHECK(summary["arms"][0]["verdict"] == "unsupported");
   CHECK(summary["arms"][0]["detail"] == "numpy has no bfloat16");
