@@ -111,7 +111,9 @@ void count(Tally& t, const StageArm& arm, const Spec& spec, const nlohmann::json
   if (ok) {
     ++t.as_expected;
   } else if (t.first_problem.empty()) {
-    t.first_problem = spec.op.op + ": " + v + (check.empty() ? "" : " by " + check) +
+    // Named by its file: several specs may share an op (residual_relu in f32, f16, bf16).
+    t.first_problem = std::filesystem::path(spec.path).stem().string() + ": " + v +
+                      (check.empty() ? "" : " by " + check) +
                       (broken ? " (declared " + arm.identity.expected_rejection + ")" : "") +
                       (detail.empty() ? "" : ": " + detail);
   }
