@@ -22,6 +22,9 @@
 #   tools/gpu_check.sh KQ_DIR OUT reference residual_relu and silu_mul with every family's arm
 #                                           (CUDA C++, cuDNN, Thrust, PTX, NVRTC, eager PyTorch,
 #                                           torch.compile, Triton) at 2^20, 2^24 and 2^28
+#   tools/gpu_check.sh KQ_DIR OUT half      kq run --quick on the half-precision specs named in
+#                                           KQ_HALF_SPECS (default: all four) with every arm,
+#                                           at 2^20, 2^24 and 2^28
 #
 # kq needs NVRTC and CUPTI from the CUDA toolkit: /usr/local/cuda/lib64 goes on its library path
 # only (PyTorch, used by crosscheck.py, keeps its own).
@@ -77,6 +80,13 @@ case $part in
     "${kq_env[@]}" timeout "${KQ_REFERENCE_TIMEOUT:-270}" "$kq" run "$specs/silu_mul.yaml" \
       --quick --arms "$sm" --sizes "$sizes" --out "$out/silu_mul" 2>&1 | tail -n 30
     ;;
+  half)
+    for s in ${KQ_HALF_SPECS:-residual_relu_bf16 residual_relu_f16 silu_mul_bf16 gelu_f16}; do
+      step "kq run $s"
+      "${kq_env[@]}" timeout "${KQ_REFERENCE_TIMEOUT:-270}" "$kq" run "$specs/$s.yaml" --quick \
+        --sizes 1048576,16777216,268435456 --out "$out/$s" 2>&1 | tail -n 40
+    done
+    ;;
   tests)
     step "nvidia-smi"
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
@@ -127,7 +137,8 @@ case $part in
       --sizes 1048576,268435456 --out "$out/guards" 2>&1 | tail -n 40
     ;;
   *)
-    echo "unknown part $part (tests, residual, specs, deep, guards)" >&2
+    echo "unknown part $part (python, tests, selftest, reference, half, residual, specs, deep," \
+      "guards)" >&2
     exit 2
     ;;
 esac
