@@ -102,14 +102,15 @@ void DeviceMemory::download(void* host, std::size_t offset, std::size_t bytes) c
 #endif
 }
 
-void DeviceMemory::fill_byte(unsigned char value) {
+void DeviceMemory::fill(std::size_t offset, std::size_t bytes, unsigned char value) {
+  if (offset + bytes > bytes_) throw std::out_of_range("fill past the end of an allocation");
   if (device_ == Device::cpu) {
-    std::memset(data_, value, bytes_);
+    std::memset(static_cast<char*>(data_) + offset, value, bytes);
     return;
   }
 #if KQ_HAVE_CUDA
   auto s = static_cast<cudaStream_t>(host_copy_stream());
-  cuda_check(cudaMemsetAsync(data_, value, bytes_, s), "cudaMemset");
+  cuda_check(cudaMemsetAsync(static_cast<char*>(data_) + offset, value, bytes, s), "cudaMemset");
   cuda_check(cudaStreamSynchronize(s), "cudaMemset");
 #endif
 }

@@ -28,7 +28,10 @@ class DeviceMemory {
 
   void upload(const void* host, std::size_t offset, std::size_t bytes);
   void download(void* host, std::size_t offset, std::size_t bytes) const;
-  void fill_byte(unsigned char value);
+  void fill_byte(unsigned char value) { fill(0, bytes_, value); }
+  // Sets `bytes` from `offset` to `value`, and waits for it (a memset on the device: nothing
+  // crosses the bus).
+  void fill(std::size_t offset, std::size_t bytes, unsigned char value);
   // Sets `bytes` from `offset` to `value`, enqueued on `stream` (a CUDA stream: no wait) or at
   // once (the host).
   void fill_async(std::size_t offset, std::size_t bytes, unsigned char value, void* stream);
