@@ -80,6 +80,15 @@ struct Elem<__half> : HalfElem<__half, __half2, HalfTraits> {};
 template <>
 struct Elem<__nv_bfloat16> : HalfElem<__nv_bfloat16, __nv_bfloat162, BFloat16Traits> {};
 
+// A two-input formula Fn (fused_math.cuh) on elements of E: both widened to float, the result
+// rounded once (the identity for float).
+template <class Fn, class E>
+struct OnElem {
+  __device__ __forceinline__ E operator()(E x, E y) const {
+    return Elem<E>::round(Fn{}(Elem<E>::widen(x), Elem<E>::widen(y)));
+  }
+};
+
 // f(static_cast<E*>(nullptr)) for E the element type of `t`: float for f32, __half for f16,
 // __nv_bfloat16 for bf16 (callers have refused every other dtype; it gets float).
 template <class F>
