@@ -15,38 +15,27 @@
 
 namespace kq::ptx {
 
-__device__ __forceinline__ unsigned relu_sum2(unsigned x, unsigned r, const __half*) {
-  unsigned d;
-  asm("{.reg .b32 s;\n\tadd.rn.f16x2 s, %1, %2;\n\tmax.NaN.f16x2 %0, s, %3;\n\t}"
-      : "=r"(d)
-      : "r"(x), "r"(r), "r"(0u));
-  return d;
-}
+// relu_sum2 (one 32-bit word: a pair) and relu_sum1 (one element) for the half type H, whose
+// PTX type name is P (f16 or bf16); the pointer argument only picks the type.
+#define KQ_PTX_RELU_SUM(H, P)                                                             \
+  __device__ __forceinline__ unsigned relu_sum2(unsigned x, unsigned r, const H*) {       \
+    unsigned d;                                                                           \
+    asm("{.reg .b32 s;\n\tadd.rn." #P "x2 s, %1, %2;\n\tmax.NaN." #P "x2 %0, s, %3;\n\t}" \
+        : "=r"(d)                                                                         \
+        : "r"(x), "r"(r), "r"(0u));                                                       \
+    return d;                                                                             \
+  }                                                                                       \
+  __device__ __forceinline__ unsigned short relu_sum1(unsigned short x, unsigned short r, \
+                                                      const H*) {                         \
+    unsigned short d;                                                                     \
+    asm("{.reg .b16 s;\n\tadd.rn." #P " s, %1, %2;\n\tmax.NaN." #P " %0, s, %3;\n\t}"     \
+        : "=h"(d)                                                                         \
+        : "h"(x), "h"(r), "h"(static_cast<unsigned short>(0)));                           \
+    return d;                                                                             \
+  }
 
-__device__ __forceinline__ unsigned relu_sum2(unsigned x, unsigned r, const __nv_bfloat16*) {
-  unsigned d;
-  asm("{.reg .b32 s;\n\tadd.rn.bf16x2 s, %1, %2;\n\tmax.NaN.bf16x2 %0, s, %3;\n\t}"
-      : "=r"(d)
-      : "r"(x), "r"(r), "r"(0u));
-  return d;
-}
-
-__device__ __forceinline__ unsigned short relu_sum1(unsigned short x, unsigned short r,
-                                                    const __half*) {
-  unsigned short d;
-  asm("{.reg .b16 s;\n\tadd.rn.f16 s, %1, %2;\n\tmax.NaN.f16 %0, s, %3;\n\t}"
-      : "=h"(d)
-      : "h"(x), "h"(r), "h"(static_cast<unsigned short>(0)));
-  return d;
-}
-
-__device__ __forceinline__ unsigned short relu_sum1(unsigned short x, unsigned short r,
-                                                    const __nv_bfloat16*) {
-  unsigned short d;
-  asm("{.reg .b16 s;\n\tadd.rn.bf16 s, %1, %2;\n\tmax.NaN.bf16 %0, s, %3;\n\t}"
-      : "=h"(d)
-      : "h"(x), "h"(r), "h"(static_cast<unsigned short>(0)));
-  return d;
-}
+KQ_PTX_RELU_SUM(__half, f16)
+KQ_PTX_RELU_SUM(__nv_bfloat16, bf16)
+#undef KQ_PTX_RELU_SUM
 
 }  // namespace kq::ptx

@@ -23,27 +23,17 @@ TEST_CASE("half-precision CUDA arms") {
 #include <vector>
 
 #include "expr_nodes.hpp"
+#include "fused_arms.hpp"
 #include "kq/half.hpp"
 #include "kq/plugin_api.hpp"
-#include "plugin_arms.hpp"
 
 namespace {
-
-#define CUDA_OK(call)                                                         \
-  do {                                                                        \
-    const cudaError_t e_ = (call);                                            \
-    REQUIRE_MESSAGE(e_ == cudaSuccess, #call ": " << cudaGetErrorString(e_)); \
-  } while (0)
 
 using kq::DType;
 using kq::test::leaf_input;
 using kq::test::node;
 
-kq::IKernelArm* arm(const std::string& name) {
-  for (const char* plugin : {"kq_cuda_fused", "kq_inline_ptx", "kq_thrust_transform"})
-    if (kq::IKernelArm* a = kq::test::plugin_arm(plugin, name)) return a;
-  return nullptr;
-}
+kq::IKernelArm* arm(const std::string& name) { return kq::test::fused_arm(name); }
 
 kq::OpSpec half_spec(DType t, bool silu) {
   kq::OpSpec s;
