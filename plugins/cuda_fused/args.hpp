@@ -13,21 +13,23 @@ namespace kq::fused {
 enum class Load : std::uint8_t { plain, cs, nc };
 enum class Store : std::uint8_t { plain, cs };
 
-// A contiguous problem; in1 is unused by one-input ops. `head` (0-3) elements come before the
-// first 16-byte boundary, the same for every pointer (vector_kernel only; 0 for scalar_kernel).
+// A contiguous problem of float, __half or __nv_bfloat16 elements (the kernel's element type
+// says which); in1 is unused by one-input ops. `head` elements (fewer than 16 bytes' worth) come
+// before the first 16-byte boundary, the same for every pointer (vector_kernel only; 0 for
+// scalar_kernel).
 struct FlatArgs {
-  const float* in0 = nullptr;
-  const float* in1 = nullptr;
-  float* out = nullptr;
+  const void* in0 = nullptr;
+  const void* in1 = nullptr;
+  void* out = nullptr;
   std::int64_t n = 0;
   std::int64_t head = 0;
 };
 
 // Any strides (in elements; 0 broadcasts, negative runs backwards), one shape for all tensors.
 struct StridedArgs {
-  const float* in0 = nullptr;
-  const float* in1 = nullptr;
-  float* out = nullptr;
+  const void* in0 = nullptr;
+  const void* in1 = nullptr;
+  void* out = nullptr;
   std::int64_t n = 0;
   int rank = 0;
   std::int64_t shape[kMaxRank] = {};

@@ -1,7 +1,9 @@
 // The cuda_fused arms: hand-written CUDA kernels for residual_relu, silu_mul and leaky_relu
 // (fused_common/fused_ops.hpp recognises the spec; fused_common/fused_math.cuh has the formulas),
-// one arm per (op, launch variant) of variants.hpp. This file is host code only: it checks the
-// contract, picks the path the views allow and launches through launch.hpp.
+// one arm per (op, launch variant) of variants.hpp, in f32, and in f16 and bf16 (computed in
+// float, rounded once: fused_common/elem.cuh) for the variants marked half. This file is host
+// code only: it checks the contract, picks the path the views allow and launches through
+// launch.hpp.
 #include <algorithm>
 #include <array>
 #include <exception>
@@ -22,6 +24,9 @@ constexpr const char* kVersion = "1.0.0";
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
+// Elements per 16-byte vector: 4 floats, 8 halves.
+std::int64_t vector_width(DType t) { return 16 / static_cast<std::int64_t>(dtype_size(t)); }
+
 // One pass: a block per chunk of work (variants.hpp says why), at least one (the head and tail
 // need a thread even when there is no full vector); a grid beyond 2^31 - 1 blocks is capped and
 // the kernels' grid-stride loop covers the rest.
@@ -29,10 +34,13 @@ std::int64_t one_pass_grid(std::int64_t chunks) {
   return std::clamp<std::int64_t>(chunks, 1, 0x7fffffff);
 }
 
-std::string describe(const KernelId& k) {
-  std::string s = k.path == Path::vector   ? "vector_kernel (float4)"
-                  : k.path == Path::scalar ? "scalar_kernel (float)"
-                                           : "strided_kernel (float)";
+std::string describe(const KernelId& k, DType t) {
+  const bool half = is_half(t);
+  const std::string e = half ? std::string(to_string(t)) + ", computed in float" : "float";
+  std::string s = k.path == Path::vector ? std::string("vector_kernel (") +
+                                               (half ? "uint4 of 8 halves, " : "float4, ") + e + ")"
+                  : k.path == Path::scalar ? "scalar_kernel (" + e + ")"
+                                           : "strided_kernel (" + e + ")";
   s += ", " + std::to_string(k.per_thread) + " per input per thread in flight, " +
        std::to_string(k.threads) + "-thread blocks, loads " +
        (k.load == Load::nc   ? "ld.global.nc"
@@ -56,6 +64,10 @@ class FusedArm final : public GuardedArm {
     std::string why;
     const std::array<FusedOp, 1> ops{op_};
     if (!recognise(spec, ops, why)) return Status::unsupported(why);
+    if (is_half(spec.dtype) && !variant_.half)
+      return Status::unsupported("variant " + std::string(variant_.suffix) +
+                                 " is built for f32 only; the f16 and bf16 kernels are those of " +
+                                 half_variant_names());
     for (int r : spec.layouts.ranks)
       if (r < 1 || r > kMaxRank)
         return Status::unsupported("rank " + std::to_string(r) + " is outside 1.." +
@@ -65,11 +77,12 @@ class FusedArm final : public GuardedArm {
 
   // Every kernel this arm may launch: loads their modules now, outside timed regions.
   Status on_prepare(const Problem&) override {
-    if (Status s = resident_blocks(op_, main_, resident_main_); !s.is_ok()) return s;
-    if (Status s = resident_blocks(op_, aliasing_safe(main_), resident_alias_); !s.is_ok())
+    const DType t = spec().dtype;
+    if (Status s = resident_blocks(op_, t, main_, resident_main_); !s.is_ok()) return s;
+    if (Status s = resident_blocks(op_, t, aliasing_safe(main_), resident_alias_); !s.is_ok())
       return s;
-    if (Status s = resident_blocks(op_, kScalarFallback, resident_scalar_); !s.is_ok()) return s;
-    return resident_blocks(op_, kStrided, resident_strided_);
+    if (Status s = resident_blocks(op_, t, kScalarFallback, resident_scalar_); !s.is_ok()) return s;
+    return resident_blocks(op_, t, kStrided, resident_strided_);
   }
 
   Status on_run(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
@@ -88,10 +101,11 @@ class FusedArm final : public GuardedArm {
  private:
   Status run_flat(std::span<const TensorView> inputs, const TensorView& out, void* stream) const {
     const std::int64_t n = out.numel();
+    const DType t = out.dtype;
     FlatArgs a;
-    a.in0 = static_cast<const float*>(inputs[0].data);
-    a.in1 = static_cast<const float*>(inputs[input_count(op_) > 1 ? 1 : 0].data);
-    a.out = static_cast<float*>(out.data);
+    a.in0 = inputs[0].data;
+    a.in1 = inputs[input_count(op_) > 1 ? 1 : 0].data;
+    a.out = out.data;
     a.n = n;
 
     std::array<TensorView, 3> views{};
@@ -102,17 +116,17 @@ class FusedArm final : public GuardedArm {
     const bool aliased = output_overlaps_inputs(inputs, out);
 
     KernelId k = main_;
-    if (k.path == Path::vector && head < 0) k = kScalarFallback;  // no common float4 path
+    if (k.path == Path::vector && head < 0) k = kScalarFallback;  // no common 16-byte path
     if (aliased) k = aliasing_safe(k);
     const std::int64_t per_block = static_cast<std::int64_t>(k.per_thread) * k.threads;
     std::int64_t chunks;
     if (k.path == Path::vector) {
       a.head = head;
-      chunks = ceil_div((n - head) / 4, per_block);
+      chunks = ceil_div((n - head) / vector_width(t), per_block);
     } else {
       chunks = ceil_div(n, per_block);
     }
-    return launch_flat(op_, k, a, one_pass_grid(chunks), stream);
+    return launch_flat(op_, t, k, a, one_pass_grid(chunks), stream);
   }
 
   Status run_strided(std::span<const TensorView> inputs, const TensorView& out,
@@ -122,9 +136,9 @@ class FusedArm final : public GuardedArm {
     if (overlaps_itself(out)) return Status::unsupported("the output view overlaps itself");
     StridedArgs a;
     const TensorView& in1 = inputs[input_count(op_) > 1 ? 1 : 0];
-    a.in0 = static_cast<const float*>(inputs[0].data);
-    a.in1 = static_cast<const float*>(in1.data);
-    a.out = static_cast<float*>(out.data);
+    a.in0 = inputs[0].data;
+    a.in1 = in1.data;
+    a.out = out.data;
     a.n = out.numel();
     a.rank = out.rank;
     for (int d = 0; d < out.rank; ++d) {
@@ -137,33 +151,44 @@ class FusedArm final : public GuardedArm {
     // bounds this path.
     const std::int64_t blocks = std::min<std::int64_t>(ceil_div(a.n, kStrided.threads),
                                                        4LL * std::max(resident_strided_, 1));
-    return launch_strided(op_, kStrided, a, one_pass_grid(blocks), stream);
+    return launch_strided(op_, out.dtype, kStrided, a, one_pass_grid(blocks), stream);
   }
 
   std::string notes() const {
     const KernelId& k = main_;
-    std::string s = "arm " + identity().name + " (" + formula(op_) + ", f32)\n";
+    const DType t = prepared() ? spec().dtype : DType::f32;
+    const std::int64_t w = vector_width(t);
+    const std::string unit =
+        k.path == Path::vector ? (w == 4 ? " float4" : " uint4 (8 halves)") : " elements";
+    std::string s = "arm " + identity().name + " (" + formula(op_) + ", " +
+                    (variant_.half ? "f32, f16 and bf16" : "f32") + "; described for " +
+                    std::string(to_string(t)) + ")\n";
     s += "main path (contiguous views, all pointers at one offset from 16 bytes):\n  " +
-         describe(k) + "\n  grid: one pass, a block per " +
-         std::to_string(k.per_thread * k.threads) +
-         (k.path == Path::vector ? " float4" : " floats") + " (2^28 elements: " +
-         std::to_string((k.path == Path::vector ? (1LL << 26) : (1LL << 28)) /
+         describe(k, t) + "\n  grid: one pass, a block per " +
+         std::to_string(k.per_thread * k.threads) + unit + " (2^28 elements: " +
+         std::to_string((k.path == Path::vector ? (1LL << 28) / w : (1LL << 28)) /
                         (static_cast<long long>(k.per_thread) * k.threads)) +
          " blocks)\n  why: " + variant_.why + "\n";
     if (k.path == Path::vector)
-      s += "  a 0-3 element head (to the 16-byte boundary) and the (n - head) % 4 tail are done by "
-           "the first threads, in float\n";
-    s += "output overlapping an input (in place): " + describe(aliasing_safe(k)) + "\n";
-    s += "pointers at different offsets from 16 bytes: " + describe(kScalarFallback) +
+      s += "  a head of 0-" + std::to_string(w - 1) +
+           " elements (to the 16-byte boundary) and the (n - head) % " + std::to_string(w) +
+           " tail are done by the first threads, one element each\n";
+    if (is_half(t))
+      s += "  half: each element widened exactly to float, the formula in float, the result "
+           "rounded once to nearest even (__floats2half2_rn / __floats2bfloat162_rn, "
+           "__float2half_rn / __float2bfloat16_rn)\n";
+    s += "output overlapping an input (in place): " + describe(aliasing_safe(k), t) + "\n";
+    s += "pointers at different offsets from 16 bytes: " + describe(kScalarFallback, t) +
          ", one pass\n";
-    s += "strided views: " + describe(kStrided) + ", at most 4 waves, grid-stride\n";
+    s += "strided views: " + describe(kStrided, t) + ", at most 4 waves, grid-stride\n";
     if (prepared())
       s += "resident blocks on the device (SMs x blocks per SM): main " +
            std::to_string(resident_main_) + ", aliasing-safe " + std::to_string(resident_alias_) +
            ", scalar fallback " + std::to_string(resident_scalar_) + ", strided " +
            std::to_string(resident_strided_) + "\n";
     s += "measurements and the reasons for these shapes: plugins/cuda_fused/variants.hpp\n";
-    s += "semantics: plugins/fused_common/fused_math.cuh (exact roundings, NaN and -0 rules)\n";
+    s += "semantics: plugins/fused_common/fused_math.cuh (exact roundings, NaN and -0 rules), "
+         "plugins/fused_common/elem.cuh (half loads and the one rounding)\n";
     return s;
   }
 

@@ -25,6 +25,8 @@
 //   - the scalar fallback with 4 floats per input per thread and 1024-thread blocks ran as fast
 //     as the float4 path (731.7 us with x one element off); 2 or 8 per thread ran 840 and 814 us.
 #pragma once
+#include <string>
+
 #include "launch.hpp"
 
 namespace kq::fused {
@@ -33,6 +35,11 @@ struct Variant {
   const char* suffix;
   KernelId kernel;  // the main path; grid: one pass, a block per per_thread*threads vectors
   const char* why;
+  // Whether the arm also takes f16 and bf16 specs (kHalfKernels below). A 16-byte vector is 8
+  // halves, so a half kernel moves the bytes per thread of its float twin: the float
+  // measurements carry over, and three shapes (the best, the 256-thread one, the scalar
+  // baseline) keep the instance count, and nvcc's time, modest.
+  bool half = false;
 };
 
 // clang-format off
@@ -41,7 +48,7 @@ inline constexpr Variant kVariants[] = {
      "one float4 per input per thread, 1024-thread blocks, one pass, plain loads and stores "
      "(st.global.cs for silu_mul, see main_kernel): the fastest shape measured for residual_relu "
      "(729-731 us at 2^28 on two H200s, 4.40-4.42 TB/s at 12 B/element; the arm itself 731.3-731.4 "
-     "us on the slower one); plain loads also serve in place"},
+     "us on the slower one); plain loads also serve in place", true},
     {"v4x2_b1024", {Path::vector, 2, 1024, Load::nc, Store::cs},
      "two float4 per input per thread loaded before the first is used (4 independent 16-byte "
      "loads in flight for two inputs), 1024-thread blocks, one pass, ld.global.nc loads and "
@@ -49,14 +56,14 @@ inline constexpr Variant kVariants[] = {
     {"v4_b256", {Path::vector, 1, 256, Load::nc, Store::cs},
      "one float4 per input per thread, 256-thread blocks, one pass, ld.global.nc loads and "
      "st.global.cs stores: the float4 kernel of ANCHORS.md (738 us there), measured 733-734 us "
-     "(4.39 TB/s); the fastest for one-input leaky_relu (509 us, the copy's speed)"},
+     "(4.39 TB/s); the fastest for one-input leaky_relu (509 us, the copy's speed)", true},
     {"v4x4_b256", {Path::vector, 4, 256, Load::nc, Store::cs},
      "four float4 per input per thread in flight (8 independent 16-byte loads for two inputs) "
      "before the first use, 256-thread blocks, one pass: more bytes in flight did not help "
      "(740 us), kept as the deep-pipeline data point"},
     {"scalar_b256", {Path::scalar, 1, 256, Load::nc, Store::cs},
      "baseline: one float per input per thread, 256-thread blocks, one pass, coalesced 4-byte "
-     "accesses (942 us, 3.42 TB/s)"},
+     "accesses (942 us, 3.42 TB/s)", true},
 };
 // clang-format on
 
@@ -100,5 +107,46 @@ inline constexpr KernelId kKernels[] = {
     main_kernel(FusedOp::silu_mul, kVariants[0].kernel),
     kStrided,
 };
+
+// The kernels compiled for f16 and bf16 too: those of the half variants, their aliasing-safe
+// twins and the shared fallbacks (duplicates harmless, as above).
+inline constexpr KernelId kHalfKernels[] = {
+    kVariants[0].kernel,
+    main_kernel(FusedOp::silu_mul, kVariants[0].kernel),
+    kVariants[2].kernel,
+    aliasing_safe(kVariants[2].kernel),
+    kVariants[4].kernel,
+    aliasing_safe(kVariants[4].kernel),
+    kScalarFallback,
+    aliasing_safe(kScalarFallback),
+    kStrided,
+};
+
+constexpr bool has_half(const KernelId& k) {
+  for (const KernelId& h : kHalfKernels)
+    if (h == k) return true;
+  return false;
+}
+
+// Every kernel a half variant may launch has its half instances.
+constexpr bool half_variants_complete() {
+  for (const Variant& v : kVariants)
+    if (v.half)
+      for (FusedOp op : {FusedOp::residual_relu, FusedOp::silu_mul, FusedOp::leaky_relu})
+        if (!has_half(main_kernel(op, v.kernel)) ||
+            !has_half(aliasing_safe(main_kernel(op, v.kernel))))
+          return false;
+  return has_half(kScalarFallback) && has_half(aliasing_safe(kScalarFallback)) &&
+         has_half(kStrided);
+}
+static_assert(half_variants_complete(), "a half variant launches a kernel kHalfKernels lacks");
+
+// The suffixes of the half variants, for a refusal's reason.
+inline std::string half_variant_names() {
+  std::string s;
+  for (const Variant& v : kVariants)
+    if (v.half) s += (s.empty() ? "" : ", ") + std::string(v.suffix);
+  return s;
+}
 
 }  // namespace kq::fused

@@ -92,9 +92,13 @@ class CudnnPointwiseArm final : public IKernelArm {
       std::size_t v = cudnnGetVersion();
       if (v / 10000 != 9)
         return Status::unsupported("cuDNN runtime " + version_text(v) + " is not 9.x");
-      if (spec.dtype != DType::f32)
+      if (spec.dtype != DType::f32 && !is_half(spec.dtype))
         return Status::unsupported("dtype " + std::string(to_string(spec.dtype)) +
-                                   ": this arm builds float32 graphs only");
+                                   ": this arm builds FLOAT, HALF and BFLOAT16 graphs only");
+      if (is_half(spec.dtype) && spec.compute != DType::f32)
+        return Status::unsupported("dtype " + std::string(to_string(spec.dtype)) + " computed in " +
+                                   std::string(to_string(spec.compute)) +
+                                   ": this arm's graphs compute in FLOAT only");
       if (spec.outputs.size() != 1)
         return Status::unsupported("the spec has " + std::to_string(spec.outputs.size()) +
                                    " outputs; the graph computes one");
@@ -265,6 +269,7 @@ class CudnnPointwiseArm final : public IKernelArm {
       buf.inputs = pointers(problem.inputs);
       buf.output = problem.outputs[0].data;
       buf.n = n;
+      buf.dtype = spec.dtype;
       GraphOptions opt = options_;
       opt.alignment = align;
       SearchResult r;

@@ -98,6 +98,20 @@ Op mirrored(Op op) {
 
 using Raw = cudnnBackendDescriptor_t;
 
+// The real tensors' type: the spec's dtype. Half inputs are read, and the output written, by the
+// pointwise operations themselves; everything between is FLOAT (virtual tensors, scalars, and
+// CUDNN_ATTR_POINTWISE_MATH_PREC), the contract's compute f32.
+cudnnDataType_t io_type(DType t) {
+  switch (t) {
+    case DType::f16:
+      return CUDNN_DATA_HALF;
+    case DType::bf16:
+      return CUDNN_DATA_BFLOAT16;
+    default:
+      return CUDNN_DATA_FLOAT;
+  }
+}
+
 struct Pointwise {
   cudnnPointwiseMode_t mode = CUDNN_POINTWISE_IDENTITY;
   cudnnDataType_t compute = CUDNN_DATA_FLOAT;
@@ -109,7 +123,7 @@ class Builder {
  public:
   Builder(cudnnHandle_t h, const OpSpec& spec, const Shaping& shape, const GraphOptions& o,
           BuiltGraph& g)
-      : h_(h), e_(spec.semantics), shape_(shape), o_(o), g_(g) {
+      : h_(h), e_(spec.semantics), shape_(shape), o_(o), g_(g), io_(io_type(spec.dtype)) {
     std::size_t n = e_.nodes.size();
     value_.assign(n, nullptr);
     mask_.assign(n, nullptr);
@@ -195,7 +209,7 @@ class Builder {
       return Status::ok();
     }
     std::int64_t uid = 1 + k;
-    Status s = tensor(uid, CUDNN_DATA_FLOAT, false, false, out);
+    Status s = tensor(uid, io_, false, false, out);
     if (!s.is_ok()) return s;
     inputs_[idx] = out;
     g_.input_uids[idx] = uid;
@@ -213,7 +227,7 @@ class Builder {
   Status result_tensor(int i, Raw& out, std::string& name) {
     if (i == e_.root()) {
       name = "out";
-      return tensor(kOutputUid, CUDNN_DATA_FLOAT, false, false, out);
+      return tensor(kOutputUid, io_, false, false, out);
     }
     return virtual_tensor(CUDNN_DATA_FLOAT, out, name);
   }
@@ -463,6 +477,7 @@ class Builder {
   const Shaping& shape_;
   const GraphOptions& o_;
   BuiltGraph& g_;
+  cudnnDataType_t io_;  // the inputs' and the output's type (io_type)
   std::int64_t next_virtual_ = kFirstVirtualUid;
   std::vector<std::optional<double>> folded_;
   std::vector<Raw> value_, mask_, inputs_;

@@ -1,5 +1,6 @@
 // The spec's expression (a post-order node list) as a cuDNN backend operation graph of pointwise
-// operations. Inputs and the output are real tensors laid out by a Shaping (the same contiguous
+// operations. Inputs and the output are real tensors of the spec's dtype (FLOAT, HALF or
+// BFLOAT16; everything else FLOAT, the compute type) laid out by a Shaping (the same contiguous
 // elements seen as, say, NHWC {N/32, 32, 1, 1}); intermediates are virtual tensors; constants are
 // pass-by-value scalar tensors broadcast against the others. Sub-expressions made of constants only
 // are folded on the host first (kq/expr_fold.hpp).

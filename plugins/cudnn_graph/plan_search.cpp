@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "kq/expr_eval.hpp"
+#include "kq/half.hpp"
 #include "spot_check.hpp"
 
 namespace kq::cudnn_graph {
@@ -72,16 +73,23 @@ Probe probe_for(std::int64_t n) {
   return p;
 }
 
-Status read_probe(cudaStream_t stream, const void* dev, const Probe& p, std::vector<float>& out) {
-  out.assign(p.count(), 0.0f);
-  const auto* base = static_cast<const float*>(dev);
-  cudaError_t e = cudaMemcpyAsync(out.data(), base, static_cast<std::size_t>(p.head) * 4,
+// The probe's elements of a buffer of dtype t, widened (exactly) to float.
+Status read_probe(cudaStream_t stream, const void* dev, const Probe& p, DType t,
+                  std::vector<float>& out) {
+  const std::size_t es = dtype_size(t);
+  std::vector<unsigned char> bytes(p.count() * es);
+  const auto* base = static_cast<const unsigned char*>(dev);
+  cudaError_t e = cudaMemcpyAsync(bytes.data(), base, static_cast<std::size_t>(p.head) * es,
                                   cudaMemcpyDeviceToHost, stream);
   if (e == cudaSuccess && p.tail > 0)
-    e = cudaMemcpyAsync(out.data() + p.head, base + p.tail_start,
-                        static_cast<std::size_t>(p.tail) * 4, cudaMemcpyDeviceToHost, stream);
+    e = cudaMemcpyAsync(bytes.data() + static_cast<std::size_t>(p.head) * es,
+                        base + static_cast<std::size_t>(p.tail_start) * es,
+                        static_cast<std::size_t>(p.tail) * es, cudaMemcpyDeviceToHost, stream);
   if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
   if (e != cudaSuccess) return Status::error("reading back elements: " + cuda_text(e));
+  out.resize(p.count());
+  for (std::size_t k = 0; k < out.size(); ++k)
+    out[k] = static_cast<float>(load_as_double(t, bytes.data() + k * es));
   return Status::ok();
 }
 
@@ -224,8 +232,8 @@ std::string check_output(const OpSpec& spec, const Probe& p,
     // Inputs are unspecified at prepare(): elements with NaN or infinite inputs are left to the
     // qualification, whose cases are chosen.
     if (!finite) continue;
-    auto want = static_cast<float>(ref::eval_expr(spec.semantics, x));
-    if (!close_enough(got[k], want, scale)) {
+    auto want = static_cast<float>(round_to(spec.dtype, ref::eval_expr(spec.semantics, x)));
+    if (!close_enough(got[k], want, scale, spec.dtype)) {
       char buf[160];
       std::snprintf(buf, sizeof buf, "element %lld: got %.9g, expected %.9g",
                     static_cast<long long>(p.index(k)), static_cast<double>(got[k]),
@@ -298,7 +306,7 @@ Status try_config(Context& cx, const std::shared_ptr<BuiltGraph>& g, Config& cfg
   };
 
   // Poison the output so that a plan that writes nothing cannot pass the check.
-  std::size_t bytes = static_cast<std::size_t>(cx.buf.n) * 4;
+  std::size_t bytes = static_cast<std::size_t>(cx.buf.n) * dtype_size(cx.buf.dtype);
   cudaError_t e = cudaMemsetAsync(cx.buf.output, 0xFF, bytes, cx.stream);
   if (e != cudaSuccess) return Status::error("poisoning the output: " + cuda_text(e));
   std::string why = execute(true);
@@ -310,7 +318,7 @@ Status try_config(Context& cx, const std::shared_ptr<BuiltGraph>& g, Config& cfg
     return Status::ok();
   }
   std::vector<float> out;
-  s = read_probe(cx.stream, cx.buf.output, cx.probe, out);
+  s = read_probe(cx.stream, cx.buf.output, cx.probe, cx.buf.dtype, out);
   if (!s.is_ok()) return s;
   std::string bad = check_output(cx.spec, cx.probe, cx.inputs, out);
   if (!bad.empty()) {
@@ -436,7 +444,7 @@ Status search(cudnnHandle_t h, cudaStream_t stream, const OpSpec& spec, const Bu
   Probe probe = probe_for(buf.n);
   std::vector<std::vector<float>> inputs(buf.inputs.size());
   for (std::size_t k = 0; k < buf.inputs.size(); ++k) {
-    s = read_probe(stream, buf.inputs[k], probe, inputs[k]);
+    s = read_probe(stream, buf.inputs[k], probe, buf.dtype, inputs[k]);
     if (!s.is_ok()) return s;
   }
   Events ev;

@@ -34,6 +34,7 @@ struct Buffers {
   std::vector<void*> inputs;
   void* output = nullptr;
   std::int64_t n = 0;
+  DType dtype = DType::f32;  // of every buffer: f32, f16 or bf16
 };
 
 // One (shaping, engine configuration) tried, or one shaping whose graph did not build.

@@ -2,12 +2,13 @@
 // the reference's own evaluation of the expression (kq::ref::eval_expr, kq/expr_eval.hpp). The
 // real qualification is the host's; this only catches a plan that computes garbage.
 #pragma once
+#include "kq/tensor.hpp"
 
 namespace kq::cudnn_graph {
 
 // Whether `got` (what the plan wrote) is close enough to `want` (the reference's value rounded
-// to float) for the search's sanity check; `scale` is the largest magnitude among the element's
-// inputs.
-bool close_enough(float got, float want, double scale);
+// to the dtype t, f32 or half) for the search's sanity check; `scale` is the largest magnitude
+// among the element's inputs.
+bool close_enough(float got, float want, double scale, DType t = DType::f32);
 
 }  // namespace kq::cudnn_graph

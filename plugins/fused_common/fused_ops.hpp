@@ -1,6 +1,7 @@
 // The three elementwise operations the hand-written CUDA arms implement, and how a spec is
-// recognised as one of them: dtype f32, the expected inputs, and the semantics expression
-// matched node by node (expr_match.hpp). Host-only; the device formulas are in fused_math.cuh.
+// recognised as one of them: dtype f32, or f16 / bf16 computed in float32 (load half, compute in
+// float, round once: elem.cuh), the expected inputs, and the semantics expression matched node
+// by node (expr_match.hpp). Host-only; the device formulas are in fused_math.cuh.
 #pragma once
 #include <optional>
 #include <string>
@@ -53,15 +54,29 @@ inline const char* formula(FusedOp op) {
   return "?";
 }
 
-// Which of `ops` the spec is (dtype f32, one output, the input count, the exact expression); on
-// failure `why` says what did not fit. Domain: every formula here propagates NaN and inf as the
-// float64 reference does, so finite and ieee are both accepted.
+// Whether these arms compute the spec's dtype as its contract says: f32 in float32; f16 and bf16
+// loaded, computed in float32 and rounded once (compute f32). Otherwise `why` says what not.
+inline bool dtype_supported(const OpSpec& spec, std::string& why) {
+  if (spec.dtype == DType::f32) return true;
+  if (!is_half(spec.dtype)) {
+    why = "dtype " + std::string(kq::to_string(spec.dtype)) + ": this arm takes f32, f16 and bf16";
+    return false;
+  }
+  if (spec.compute != DType::f32) {
+    why = "dtype " + std::string(kq::to_string(spec.dtype)) + " computed in " +
+          std::string(kq::to_string(spec.compute)) + ": this arm computes half in float32 only";
+    return false;
+  }
+  return true;
+}
+
+// Which of `ops` the spec is (a dtype_supported dtype, one output, the input count, the exact
+// expression); on failure `why` says what did not fit. Domain: every formula here propagates NaN
+// and inf as the float64 reference does (and the round-to-nearest conversions to half keep NaN
+// and overflow to inf), so finite and ieee are both accepted.
 template <class Ops>
 std::optional<FusedOp> recognise(const OpSpec& spec, const Ops& ops, std::string& why) {
-  if (spec.dtype != DType::f32) {
-    why = "dtype " + std::string(kq::to_string(spec.dtype)) + ": this arm is float32 only";
-    return std::nullopt;
-  }
+  if (!dtype_supported(spec, why)) return std::nullopt;
   if (spec.outputs.size() != 1) {
     why = "expects exactly one output";
     return std::nullopt;

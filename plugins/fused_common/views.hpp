@@ -23,15 +23,16 @@ inline std::uintptr_t address(const TensorView& v) {
   return reinterpret_cast<std::uintptr_t>(v.data);
 }
 
-// The number of leading elements (0-3) before every pointer reaches a 16-byte boundary, or -1
-// when the pointers sit at different offsets from 16 bytes (no common vector path) or are not
-// even 4-byte aligned. Capped at n.
+// The number of leading elements (fewer than 16 bytes' worth: 0-3 floats, 0-7 halves) before
+// every pointer reaches a 16-byte boundary, or -1 when the pointers sit at different offsets from
+// 16 bytes (no common vector path) or are not aligned to their element size. Capped at n.
 inline std::int64_t common_head(std::span<const TensorView> views, std::int64_t n) {
   if (views.empty()) return -1;
+  const std::uintptr_t es = dtype_size(views[0].dtype);
   const std::uintptr_t r = address(views[0]) % 16;
   for (const TensorView& v : views)
-    if (address(v) % 16 != r || address(v) % 4 != 0) return -1;
-  return std::min<std::int64_t>(static_cast<std::int64_t>((16 - r) % 16) / 4, n);
+    if (address(v) % 16 != r || address(v) % es != 0) return -1;
+  return std::min<std::int64_t>(static_cast<std::int64_t>((16 - r) % 16 / es), n);
 }
 
 inline bool aligned16(std::span<const TensorView> views) {

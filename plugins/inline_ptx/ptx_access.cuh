@@ -13,7 +13,8 @@
 // as free of side effects, and the compiler could then run a load ahead of the bounds check
 // that guards it. Loads have no memory clobber (the kernels issue all of a thread's loads
 // before its first store anyway); stores have one, so nothing moves across them. Each access has
-// a float and a float4 overload.
+// a float and a float4 overload, and for the half types (bits only: unsigned short for one
+// element, uint4 for eight) a .u16 and a .v4.u32 one.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -41,6 +42,30 @@ __device__ __forceinline__ void st_stream(float4* p, float4 v) {
 
 __device__ __forceinline__ void st_stream(float* p, float v) {
   asm volatile("st.global.cs.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory");
+}
+
+__device__ __forceinline__ uint4 ld_stream(const uint4* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
+__device__ __forceinline__ unsigned short ld_stream(const unsigned short* p) {
+  unsigned short v;
+  asm volatile("ld.global.nc.u16 %0, [%1];" : "=h"(v) : "l"(p));
+  return v;
+}
+
+__device__ __forceinline__ void st_stream(uint4* p, uint4 v) {
+  asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z),
+               "r"(v.w)
+               : "memory");
+}
+
+__device__ __forceinline__ void st_stream(unsigned short* p, unsigned short v) {
+  asm volatile("st.global.cs.u16 [%0], %1;" ::"l"(p), "h"(v) : "memory");
 }
 
 }  // namespace kq::ptx

@@ -1,5 +1,7 @@
 // inline_ptx_residual_relu: relu(x + residual) whose global loads and stores are inline PTX with
-// streaming cache hints (ptx_access.cuh). Contiguous, out-of-place only: the loads use the
+// streaming cache hints (ptx_access.cuh), in f32, and in f16 and bf16 with the PTX half-pair
+// instructions add.rn.{f16,bf16}x2 and max.NaN.{f16,bf16}x2 (ptx_half.cuh). Contiguous,
+// out-of-place only: the loads use the
 // read-only (.nc) path, which is wrong if the output aliases an input, so a spec admitting
 // in-place or strided views is refused. Host code only; kernels in ptx_kernels.cuh.
 #include <algorithm>
@@ -43,8 +45,8 @@ class PtxArm final : public GuardedArm {
   }
 
   Status on_prepare(const Problem&) override {
-    if (Status s = resident_blocks(true, resident_vector_); !s.is_ok()) return s;
-    return resident_blocks(false, resident_scalar_);
+    if (Status s = resident_blocks(spec().dtype, true, resident_vector_); !s.is_ok()) return s;
+    return resident_blocks(spec().dtype, false, resident_scalar_);
   }
 
   Status on_run(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
@@ -62,19 +64,19 @@ class PtxArm final : public GuardedArm {
     // One pass: a block per chunk of work, so no thread loops and the grid is as wide as the
     // data (65536 blocks at 2^28 elements, ~250 waves of the 132 SMs); it beat grid-stride
     // loops over a few waves by ~5% (plugins/cuda_fused/variants.hpp).
+    const auto per_vec = static_cast<std::int64_t>(16 / dtype_size(out.dtype));
     const std::int64_t chunks =
-        vector ? ceil_div(n / 4, static_cast<std::int64_t>(kVectorsPerThread) * kThreads)
+        vector ? ceil_div(n / per_vec, static_cast<std::int64_t>(kVectorsPerThread) * kThreads)
                : ceil_div(n, static_cast<std::int64_t>(kScalarsPerThread) * kThreads);
     const std::int64_t blocks = std::clamp<std::int64_t>(chunks, 1, 0x7fffffff);
-    return launch(vector, static_cast<const float*>(inputs[0].data),
-                  static_cast<const float*>(inputs[1].data), static_cast<float*>(out.data), n,
-                  blocks, stream);
+    return launch(out.dtype, vector, inputs[0].data, inputs[1].data, out.data, n, blocks, stream);
   }
 
   std::vector<Artifact> on_artifacts() const override {
     std::vector<Artifact> a = build::cuda_artifacts();
     std::string notes =
-        "arm inline_ptx_residual_relu (relu(x + residual), f32, contiguous, out of place)\n"
+        "arm inline_ptx_residual_relu (relu(x + residual), f32, f16 and bf16, contiguous, out of "
+        "place)\n"
         "all three pointers 16-byte aligned: ptx_vector_kernel<" +
         std::to_string(kVectorsPerThread) + ", " + std::to_string(kThreads) +
         ">: ld.global.nc.L2::256B.v4.f32 and st.global.cs.v4.f32, " +
@@ -82,6 +84,10 @@ class PtxArm final : public GuardedArm {
         " float4 per input per thread in flight, one pass (a block per " +
         std::to_string(kVectorsPerThread * kThreads) +
         " float4); the n % 4 tail in ld.global.nc.f32 / st.global.cs.f32\n"
+        "f16 and bf16: the same shapes over uint4 (8 halves: ld.global.nc.L2::256B.v4.u32, "
+        "st.global.cs.v4.u32; the n % 8 tail in .u16), each pair computed by add.rn.f16x2 + "
+        "max.NaN.f16x2 (bf16x2 for bf16) against +0: one correctly rounded addition (the "
+        "reference rounded once), NaN kept, relu(-0) = +0 (see ptx_half.cuh)\n"
         "L1::no_allocate and L1::evict_first load hints measured ~10% slower on the H200 and "
         "are not used (see ptx_access.cuh)\n"
         "otherwise: ptx_scalar_kernel<" +

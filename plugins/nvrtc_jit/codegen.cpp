@@ -165,6 +165,37 @@ __device__ __forceinline__ double kq_gelu(double a) {
 )";
 }
 
+// The element type of an f16 / bf16 module and its conversions: widened to float exactly, stored
+// rounded once to nearest even, from float (__float2half_rn) or straight from double
+// (__double2half: never through float, which would round twice); and the bits of a pair in one
+// 32-bit word of a uint4 vector (low half first).
+std::string half_library(DType t) {
+  const bool f16 = t == DType::f16;
+  const std::string H = f16 ? "__half" : "__nv_bfloat16";
+  const std::string B = f16 ? "half" : "bfloat16";
+  return std::string("#include <") + (f16 ? "cuda_fp16.h" : "cuda_bf16.h") + ">\n" + "typedef " +
+         H +
+         " kq_half;\n"
+         "__device__ __forceinline__ float kq_widen(kq_half v) { return __" +
+         B +
+         "2float(v); }\n"
+         "__device__ __forceinline__ kq_half kq_narrow(float v) { return __float2" +
+         B +
+         "_rn(v); }\n"
+         "__device__ __forceinline__ kq_half kq_narrow(double v) { return __double2" +
+         B +
+         "(v); }\n"
+         "__device__ __forceinline__ kq_half kq_lo(unsigned w) { return __ushort_as_" +
+         B +
+         "((unsigned short)(w & 0xffffu)); }\n"
+         "__device__ __forceinline__ kq_half kq_hi(unsigned w) { return __ushort_as_" +
+         B +
+         "((unsigned short)(w >> 16)); }\n"
+         "__device__ __forceinline__ unsigned kq_pack(kq_half lo, kq_half hi) {\n"
+         "  return (unsigned)__" +
+         B + "_as_ushort(lo) | ((unsigned)__" + B + "_as_ushort(hi) << 16);\n}\n\n";
+}
+
 struct Node {
   bool live = false;
   bool folded = false;  // constant-only: `value` holds the reference's float64 value
@@ -178,9 +209,10 @@ class Writer {
  public:
   Writer(const OpSpec& spec, const CodegenOptions& opt) : spec_(spec), opt_(opt) {
     f64_ = spec.dtype == DType::f64;
-    T_ = f64_ ? "double" : "float";
-    V_ = f64_ ? "double2" : "float4";
-    W_ = f64_ ? 2 : 4;
+    half_ = is_half(spec.dtype);
+    T_ = f64_ ? "double" : half_ ? "kq_half" : "float";  // the element type in memory
+    V_ = f64_ ? "double2" : half_ ? "uint4" : "float4";
+    W_ = f64_ ? 2 : half_ ? 8 : 4;
     ni_ = static_cast<int>(spec.inputs.size());
   }
 
@@ -188,6 +220,7 @@ class Writer {
     analyse();
     Generated g;
     g.vec_width = W_;
+    g.cuda_headers = half_;
     g.num_inputs = ni_;
     g.block = opt_.block;
     g.unroll = opt_.unroll;
@@ -197,6 +230,7 @@ class Writer {
     s += "// semantics: " + one_line(spec_.semantics.text) + "\n// inputs:";
     for (int i = 0; i < ni_; ++i) s += " in" + std::to_string(i) + "=" + one_line(spec_.inputs[i]);
     s += "\n\n";
+    if (half_) s += half_library(spec_.dtype);
     s += helper_library();
     s += "\n";
     s += eval_function(g.plan);
@@ -322,6 +356,7 @@ class Writer {
                    : "folded " + std::string(to_string(e.op)) + " = " + decimal(d.value);
       } else if (e.op == Op::input) {
         rhs = "in" + std::to_string(e.input);
+        if (half_) rhs = "kq_widen(" + rhs + ")";
         what = "input " + one_line(spec_.inputs[static_cast<std::size_t>(e.input)]);
       } else {
         what = std::string(to_string(e.op));
@@ -380,21 +415,43 @@ class Writer {
       plan += tname(i) + " " + what + ": " + type_of(i) + "\n";
     }
     const int root = n - 1;
-    const std::string ret = f64_ ? tname(root) : operand(root, false);
+    // Half: the root's float or double rounded once to the element type (kq_narrow).
+    const std::string ret = f64_    ? tname(root)
+                            : half_ ? "kq_narrow(" + tname(root) + ")"
+                                    : operand(root, false);
     s += "  return " + ret + ";\n}\n\n";
-    plan += "result: " +
-            std::string(f64_ || !info_[root].is_double ? "stored as is" : "rounded once to float") +
-            "\n";
+    plan +=
+        "result: " +
+        (half_ ? "rounded once to " + std::string(to_string(spec_.dtype)) + " from " + type_of(root)
+               : std::string(f64_ || !info_[root].is_double ? "stored as is"
+                                                            : "rounded once to float")) +
+        "\n";
+    return s;
+  }
+
+  // Half: one 32-bit word of each input's uint4, a pair of elements, computed one by one.
+  std::string pair_eval_function() const {
+    std::string s = "__device__ __forceinline__ unsigned kq_eval2(";
+    for (int i = 0; i < ni_; ++i)
+      s += (i ? ", " : "") + std::string("unsigned in") + std::to_string(i);
+    s += ") {\n  return kq_pack(kq_eval(";
+    for (int i = 0; i < ni_; ++i)
+      s += (i ? ", " : "") + std::string("kq_lo(in") + std::to_string(i) + ")";
+    s += "), kq_eval(";
+    for (int i = 0; i < ni_; ++i)
+      s += (i ? ", " : "") + std::string("kq_hi(in") + std::to_string(i) + ")";
+    s += "));\n}\n\n";
     return s;
   }
 
   std::string vec_eval_function() const {
-    std::string s = "__device__ __forceinline__ " + V_ + " kq_evalv(";
+    std::string s = half_ ? pair_eval_function() : std::string();
+    s += "__device__ __forceinline__ " + V_ + " kq_evalv(";
     for (int i = 0; i < ni_; ++i) s += (i ? ", " : "") + V_ + " in" + std::to_string(i);
     s += ") {\n  " + V_ + " r;\n";
     const char* lanes[] = {"x", "y", "z", "w"};
-    for (int l = 0; l < W_; ++l) {
-      s += std::string("  r.") + lanes[l] + " = kq_eval(";
+    for (int l = 0; l < (half_ ? 4 : W_); ++l) {
+      s += std::string("  r.") + lanes[l] + (half_ ? " = kq_eval2(" : " = kq_eval(");
       for (int i = 0; i < ni_; ++i)
         s += (i ? ", " : "") + std::string("in") + std::to_string(i) + "." + lanes[l];
       s += ");\n";
@@ -520,6 +577,7 @@ class Writer {
   const OpSpec& spec_;
   CodegenOptions opt_;
   bool f64_ = false;
+  bool half_ = false;  // f16 / bf16: elements widened to float, the f32 plan, rounded once
   std::string T_, V_;
   int W_ = 4;
   int ni_ = 0;
@@ -536,9 +594,17 @@ std::string check_expr(const Expr& e, std::size_t num_inputs) {
   return expr_problem(e, num_inputs);
 }
 
+std::string check_dtype(const OpSpec& spec) {
+  if (spec.dtype == DType::f32 || spec.dtype == DType::f64) return {};
+  if (!is_half(spec.dtype)) return "dtype must be f32, f64, f16 or bf16";
+  if (spec.compute != DType::f32)
+    return "dtype " + std::string(to_string(spec.dtype)) + " computed in " +
+           std::string(to_string(spec.compute)) + ": half is computed in float32 only";
+  return {};
+}
+
 Generated generate(const OpSpec& spec, const CodegenOptions& options) {
-  if (spec.dtype != DType::f32 && spec.dtype != DType::f64)
-    throw std::invalid_argument("dtype must be f32 or f64");
+  if (std::string why = check_dtype(spec); !why.empty()) throw std::invalid_argument(why);
   std::string why = check_expr(spec.semantics, spec.inputs.size());
   if (!why.empty()) throw std::invalid_argument(why);
   if (options.block < 32 || options.block > 1024 || options.block % 32 != 0)

@@ -1,9 +1,12 @@
 // CUDA C++ from a spec's expression: a pure function of (OpSpec, CodegenOptions), so it can be
 // tested without a GPU and its output hashed as the compile-cache key.
 //
-// The generated module is self-contained (no #include: NVRTC provides the vector types and the
-// math library) and holds five extern "C" kernels over the same element function kq_eval:
-//   kq_vec, kq_vec_alias        contiguous, 16-byte vectors (float4 / double2), `unroll` vectors
+// The generated module is self-contained for f32 and f64 (no #include: NVRTC provides the vector
+// types and the math library); an f16 or bf16 module includes cuda_fp16.h or cuda_bf16.h
+// (Generated::cuda_headers: the compile needs the CUDA include folder, cuda_include.hpp). It
+// holds five extern "C" kernels over the same element function kq_eval:
+//   kq_vec, kq_vec_alias        contiguous, 16-byte vectors (float4 / double2 / uint4 of 8
+//                               halves), `unroll` vectors
 //                               in flight per thread; a scalar head (elements before the first
 //                               16-byte boundary, the same for every pointer) and tail
 //   kq_scalar, kq_scalar_alias  contiguous, one element at a time, `unroll` in flight
@@ -31,6 +34,14 @@
 //     Transcendentals (exp, log, tanh, erf, sigmoid, silu, gelu) are computed in float32 by the
 //     CUDA math library (a few ulp), on their argument rounded to float: float speed where it
 //     matters; their results, overflow included, are float32's.
+//   - f16 and bf16 specs (compute f32, the contract: load half, compute in float32, round once):
+//     each input widened exactly to float, the expression planned and computed as for f32, and
+//     the root rounded once to the half type from the float or double it was computed in
+//     (__float2half_rn / __double2half; bf16 alike), never through float from a double. A float
+//     node of the f32 plan is one correctly rounded + - * / sqrt of exact operands whose result
+//     reaches the output through exact ops: rounding it to float and then to half equals
+//     rounding the exact value to half (24 >= 2 * 11 + 2 bits), so relu(x + r) matches the
+//     reference bit for bit; transcendentals are float32's, as the contract's compute says.
 //   - Constant-only subexpressions are folded on the host in float64 by the reference's own
 //     evaluation (kq/expr_fold.hpp), then kept exact (double) or as a float when the value is
 //     exactly one.
@@ -68,8 +79,9 @@ struct CodegenOptions {
 };
 
 struct Generated {
-  std::string source;  // the .cu text
-  int vec_width = 4;   // elements per 16-byte vector: 4 (f32) or 2 (f64)
+  std::string source;         // the .cu text
+  int vec_width = 4;          // elements per 16-byte vector: 4 (f32), 2 (f64) or 8 (f16, bf16)
+  bool cuda_headers = false;  // includes cuda_fp16.h / cuda_bf16.h (f16, bf16)
   int num_inputs = 0;
   int block = 256;
   int unroll = 4;
@@ -80,7 +92,11 @@ struct Generated {
 // (kq::expr_problem, kq/expr_checks.hpp); otherwise the reason.
 std::string check_expr(const Expr& e, std::size_t num_inputs);
 
-// The module for `spec` (dtype f32 or f64). Throws std::invalid_argument when check_expr fails
+// Empty when the spec's dtype is one the generator handles (f32, f64; f16 and bf16 computed in
+// f32); otherwise the reason.
+std::string check_dtype(const OpSpec& spec);
+
+// The module for `spec` (check_dtype). Throws std::invalid_argument when check_expr fails
 // or an option is out of range (block not a multiple of 32 in [32, 1024], unroll not in [1, 16],
 // min_blocks not in [1, 32]).
 Generated generate(const OpSpec& spec, const CodegenOptions& options = {});

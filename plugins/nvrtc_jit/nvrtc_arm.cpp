@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "cuda_include.hpp"
+
 namespace kq::nvrtc {
 namespace {
 
@@ -47,8 +49,14 @@ ArmIdentity NvrtcArm::identity() const {
 
 Status NvrtcArm::supports(const OpSpec& spec) const {
   try {
-    if (spec.dtype != DType::f32 && spec.dtype != DType::f64)
-      return Status::unsupported("dtype must be f32 or f64");
+    if (std::string why = check_dtype(spec); !why.empty()) return Status::unsupported(why);
+    if (is_half(spec.dtype)) {
+      std::string looked;
+      if (cuda_include_dir(looked).empty())
+        return Status::unsupported(
+            "f16 and bf16 modules include cuda_fp16.h / cuda_bf16.h, found in none of " + looked +
+            " (set CUDA_HOME or KQ_CUDA_INCLUDE)");
+    }
     if (spec.outputs.size() != 1) return Status::unsupported("exactly one output is supported");
     std::string why = check_expr(spec.semantics, spec.inputs.size());
     if (!why.empty()) return Status::unsupported("semantics: " + why);
@@ -103,7 +111,12 @@ LoadedModule& NvrtcArm::load(const OpSpec& spec) {
   if (ctx == nullptr) throw std::runtime_error("no current CUDA context after cudaFree(0)");
 
   Generated gen = generate(spec, config_.codegen);
-  CompileOutcome co = compile(gen.source, "kq_" + spec.op + ".cu", major, minor);
+  std::string include_dir, looked;
+  if (gen.cuda_headers) {
+    include_dir = cuda_include_dir(looked);
+    if (include_dir.empty()) throw std::runtime_error("no CUDA include folder among " + looked);
+  }
+  CompileOutcome co = compile(gen.source, "kq_" + spec.op + ".cu", major, minor, include_dir);
   const std::string key = co.compiled->key + "@" + hex_ptr(ctx);
   if (auto it = modules_.find(key); it != modules_.end()) return *it->second;
 

@@ -106,10 +106,12 @@ std::vector<std::string> nvrtc_options(int major, int minor, std::string& arch) 
   };
 }
 
-CompileOutcome compile(const std::string& source, const std::string& name, int major, int minor) {
+CompileOutcome compile(const std::string& source, const std::string& name, int major, int minor,
+                       const std::string& include_dir) {
   CompileOutcome out;
   std::string arch;
-  const std::vector<std::string> opts = nvrtc_options(major, minor, arch);
+  std::vector<std::string> opts = nvrtc_options(major, minor, arch);
+  if (!include_dir.empty()) opts.push_back("--include-path=" + include_dir);
   const std::string version = nvrtc_version_string();
   Sha256 h;  // everything the output depends on, each part NUL-separated
   for (const std::string& part : {std::string(kKeySalt), version}) {

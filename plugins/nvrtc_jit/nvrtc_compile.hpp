@@ -33,8 +33,10 @@ struct CompileOutcome {
 // target. Throws std::runtime_error when NVRTC supports no target for this device.
 std::vector<std::string> nvrtc_options(int major, int minor, std::string& arch);
 
-// Compiles `source` (or finds it in the cache). Throws std::runtime_error with the NVRTC log
-// when compilation fails.
-CompileOutcome compile(const std::string& source, const std::string& name, int major, int minor);
+// Compiles `source` (or finds it in the cache), with --include-path=`include_dir` when that is
+// not empty (a module that includes CUDA headers; the folder is part of the cache key). Throws
+// std::runtime_error with the NVRTC log when compilation fails.
+CompileOutcome compile(const std::string& source, const std::string& name, int major, int minor,
+                       const std::string& include_dir = {});
 
 }  // namespace kq::nvrtc

@@ -1,8 +1,9 @@
 // The thrust_transform arms: thrust::transform with the op's functor on the caller's stream, for
 // residual_relu (thrust_residual_relu) and silu_mul (thrust_silu_mul); any other spec is refused
-// with a reason. Thrust runs over any 4-byte aligned contiguous range (it peels and vectorises
-// internally), so no alignment check is needed; strided specs are refused. Host code only; the
-// Thrust call is in thrust_launch.cu.
+// with a reason; f32, and f16 and bf16 through a functor that widens to float, computes and
+// rounds once (fused_common/elem.cuh). Thrust runs over any element-aligned contiguous range (it
+// peels and vectorises internally), so no alignment check is needed; strided specs are refused.
+// Host code only; the Thrust call is in thrust_launch.cu.
 #include <array>
 #include <exception>
 #include <memory>
@@ -44,9 +45,7 @@ class ThrustArm final : public GuardedArm {
     const TensorView& out = outputs[0];
     if (!out.is_contiguous() || !fused::all_contiguous(inputs))
       return Status::unsupported("strided views");
-    return transform(op_, static_cast<const float*>(inputs[0].data),
-                     static_cast<const float*>(inputs[1].data), static_cast<float*>(out.data),
-                     out.numel(), stream);
+    return transform(op_, out.dtype, inputs[0].data, inputs[1].data, out.data, out.numel(), stream);
   }
 
   std::vector<Artifact> on_artifacts() const override {
@@ -54,7 +53,9 @@ class ThrustArm final : public GuardedArm {
     a.push_back(
         {"notes", "launch.txt",
          std::string("arm ") + identity().name + " (" + fused::formula(op_) +
-             ", f32, contiguous)\n"
+             ", f32, f16 and bf16, contiguous)\n"
+             "f16 / bf16: the functor is elem.cuh's OnElem: each element widened to float, the "
+             "formula in float, the result rounded once (__float2half_rn / __float2bfloat16_rn)\n"
              "thrust::transform(thrust::cuda::par_nosync(refusing_allocator).on(stream), x, x + "
              "n, y, out, functor) over raw device pointers; 64-bit n is dispatched by Thrust.\n"
              "CCCL 3.0: thrust::transform -> cub::DeviceTransform (no temporary storage). The "

@@ -26,22 +26,12 @@ TEST_CASE("cuda_fused, inline_ptx and thrust_transform arms") {
 #include <vector>
 
 #include "expr_nodes.hpp"
+#include "fused_arms.hpp"
 #include "kq/plugin_api.hpp"
-#include "plugin_arms.hpp"
 
 namespace {
 
-#define CUDA_OK(call)                                                         \
-  do {                                                                        \
-    const cudaError_t e_ = (call);                                            \
-    REQUIRE_MESSAGE(e_ == cudaSuccess, #call ": " << cudaGetErrorString(e_)); \
-  } while (0)
-
-kq::IKernelArm* arm(const std::string& name) {
-  for (const char* plugin : {"kq_cuda_fused", "kq_inline_ptx", "kq_thrust_transform"})
-    if (kq::IKernelArm* a = kq::test::plugin_arm(plugin, name)) return a;
-  return nullptr;
-}
+kq::IKernelArm* arm(const std::string& name) { return kq::test::fused_arm(name); }
 
 using kq::test::leaf_constant;
 using kq::test::leaf_input;

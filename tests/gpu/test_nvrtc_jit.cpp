@@ -26,6 +26,7 @@ TEST_CASE("nvrtc_jit arms") { MESSAGE("skipped: no CUDA device (kq was built wit
 
 #include "expr_nodes.hpp"
 #include "kq/expr_eval.hpp"
+#include "kq/half.hpp"
 #include "kq/plugin_api.hpp"
 #include "plugin_arms.hpp"
 
@@ -80,13 +81,13 @@ struct Tolerance {
 
 template <typename T>
 bool matches(T want, T got, Tolerance tol) {
-  if (std::isnan(want) || std::isnan(got)) return std::isnan(want) && std::isnan(got);
+  const double w = static_cast<double>(want), g = static_cast<double>(got);
+  if (std::isnan(w) || std::isnan(g)) return std::isnan(w) && std::isnan(g);
   if (std::memcmp(&want, &got, sizeof(T)) == 0) return true;
   if (tol.ulps == 0 && tol.abs == 0) return false;
-  if (std::isinf(want) || std::isinf(got)) return false;
-  const double eps = std::numeric_limits<T>::epsilon();
-  return std::fabs(static_cast<double>(got) - static_cast<double>(want)) <=
-         tol.ulps * eps * std::fabs(static_cast<double>(want)) + tol.abs;
+  if (std::isinf(w) || std::isinf(g)) return false;
+  const double eps = static_cast<double>(std::numeric_limits<T>::epsilon());
+  return std::fabs(g - w) <= tol.ulps * eps * std::fabs(w) + tol.abs;
 }
 
 // Device memory with guard zones: `pad` elements on each side filled with a sentinel byte.
@@ -208,7 +209,7 @@ void check_case(const char* arm_name, const OpSpec& spec, const Layout& lay, con
                   img.data() + (static_cast<char*>(views[k].data) - b.base) +
                       offset_of(views[k], j) * static_cast<std::int64_t>(sizeof(T)),
                   sizeof(T));
-      in[k][j] = val;
+      in[k][j] = static_cast<double>(val);
     }
   }
 
@@ -272,11 +273,11 @@ double edgy(int input, std::int64_t j) {
   const double u = static_cast<double>((h >> 11) & 0xFFFFF) / 1048576.0;  // [0, 1)
   switch ((h >> 40) % 16) {
     case 0:
-      return L::quiet_NaN();
+      return static_cast<double>(L::quiet_NaN());
     case 1:
-      return L::infinity();
+      return static_cast<double>(L::infinity());
     case 2:
-      return -L::infinity();
+      return -static_cast<double>(L::infinity());
     case 3:
       return 0.0;
     case 4:
@@ -321,6 +322,36 @@ TEST_CASE("nvrtc_jit: residual_relu f64 bit for bit") {
       check_case<double>(name, s, {{n}, {}, {1, 1, 1}}, edgy<double>);
       check_case<double>(name, s, {{n}, {}, {1, 0, 0}}, edgy<double>);
     }
+}
+
+TEST_CASE("nvrtc_jit: residual_relu f16 and bf16 bit for bit over sizes and offsets") {
+  // Elements widened to float, the sum rounded once to the half type: the reference exactly.
+  for (DType t : {DType::f16, DType::bf16}) {
+    const OpSpec s = residual_relu(t);
+    for (const char* name : kArms)
+      for (std::int64_t n : {1, 3, 7, 8, 9, 33, 4097, (1 << 20) + 3})
+        for (const std::vector<std::int64_t>& off :
+             std::vector<std::vector<std::int64_t> >{{0, 0, 0}, {1, 1, 1}, {7, 7, 7}, {1, 0, 3}}) {
+          if (t == DType::f16)
+            check_case<kq::Half>(name, s, {{n}, {}, off}, edgy<kq::Half>);
+          else
+            check_case<kq::BFloat16>(name, s, {{n}, {}, off}, edgy<kq::BFloat16>);
+        }
+  }
+}
+
+TEST_CASE("nvrtc_jit: silu_mul in bf16 and gelu in f16 within their specs' rules") {
+  Builder s;  // silu(x) * y, computed in float, rounded once: {ulp: 1}
+  int sx = s.op(Op::silu, s.in(0));
+  s.op(Op::mul, sx, s.in(1));
+  const OpSpec silu = spec_of(s.e, {"x", "y"}, DType::bf16, "silu(x) * y");
+  Builder g;  // gelu(x): {atol: 1e-6, rtol: 1e-3}
+  g.op(Op::gelu, g.in(0));
+  const OpSpec gelu = spec_of(g.e, {"x"}, DType::f16, "gelu(x)");
+  for (const char* name : kArms) {
+    check_case<kq::BFloat16>(name, silu, {{4097}, {}, {1, 1, 1}}, finite<kq::BFloat16>, {1, 1e-38});
+    check_case<kq::Half>(name, gelu, {{4097}, {}, {3, 3}}, finite<kq::Half>, {1.03, 1e-6});
+  }
 }
 
 TEST_CASE("nvrtc_jit: every non-transcendental op, bit for bit in f32 and f64") {

@@ -31,6 +31,19 @@ TEST_CASE("kq selftest qualifies every good CUDA arm and rejects every broken on
     CHECK_MESSAGE(a["counted"] == true, name << ": " << a["outcome"]);
   }
   CHECK(cuda_arms > 20);
+  // The half-precision arms (specs residual_relu_f16 / _bf16, silu_mul_bf16, gelu_f16) and
+  // their broken candidates: qualified, or rejected as declared, on the specs they claim.
+  std::map<std::string, nlohmann::json> by_name;
+  for (const auto& a : s["arms"]) by_name[a["arm"]] = a;
+  for (const char* arm : {"cuda_fused_residual_relu_v4_b1024", "cuda_fused_residual_relu_v4_b256",
+                          "cuda_fused_residual_relu_scalar_b256", "cuda_fused_silu_mul_v4_b1024",
+                          "inline_ptx_residual_relu", "thrust_residual_relu", "thrust_silu_mul",
+                          "nvrtc_jit", "broken_cuda_half_truncates", "broken_cuda_half_odd_tail",
+                          "broken_cuda_half_plain_max", "broken_cuda_half_ftz"}) {
+    INFO(arm);
+    REQUIRE(by_name.count(arm) == 1);
+    CHECK_MESSAGE(by_name[arm]["ok"] == true, by_name[arm]["outcome"]);
+  }
   if (python.empty()) {
     MESSAGE("the python plugin is not built here: its arms were not run");
     return;

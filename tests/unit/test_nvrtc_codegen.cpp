@@ -18,6 +18,7 @@
 // The plugin's pure parts, compiled into this test (plugins are not libraries to link against).
 #include "../../plugins/nvrtc_jit/cache_store.cpp"
 #include "../../plugins/nvrtc_jit/codegen.cpp"
+#include "../../plugins/nvrtc_jit/cuda_include.cpp"
 #include "../../plugins/nvrtc_jit/launch_plan.cpp"
 #include "../../plugins/plugin_common/sha256.cpp"
 
@@ -91,6 +92,11 @@ OpSpec silu_mul() {
   int s = b.op(Op::silu, b.in(0));
   b.op(Op::mul, s, b.in(1));
   return make_spec(b.e, {"x", "y"}, DType::f32, "silu(x) * y");
+}
+
+OpSpec in_dtype(OpSpec s, DType t) {
+  s.dtype = t;
+  return s;
 }
 
 // One spec per op over inputs x, y, z (select and clamp take three).
@@ -169,6 +175,50 @@ TEST_CASE("codegen: f64 uses double2 vectors and the double intrinsics") {
   CHECK(g.source.find("double2 a0[4];") != std::string::npos);
   CHECK(g.source.find("const kq_i64 nvec = (n - head) / 2;") != std::string::npos);
   CHECK(g.vec_width == 2);
+}
+
+TEST_CASE("codegen: f16 and bf16 widen to float, plan as f32 and round once to the half type") {
+  auto g = nv::generate(residual_relu(DType::f16));
+  const std::string body = eval_body(g.source);
+  CHECK(g.cuda_headers);
+  CHECK(g.vec_width == 8);
+  CHECK(g.source.find("#include <cuda_fp16.h>") != std::string::npos);
+  CHECK(g.source.find("typedef __half kq_half;") != std::string::npos);
+  CHECK(g.source.find("return __float2half_rn(v);") != std::string::npos);
+  CHECK(g.source.find("return __double2half(v);") != std::string::npos);  // never through float
+  CHECK(body.find("kq_eval(kq_half in0, kq_half in1)") != std::string::npos);
+  CHECK(body.find("const float t0 = kq_widen(in0);") != std::string::npos);
+  CHECK(body.find("const float t2 = kq_add(t0, t1);") != std::string::npos);
+  CHECK(body.find("const float t3 = kq_relu(t2);") != std::string::npos);
+  CHECK(body.find("return kq_narrow(t3);") != std::string::npos);
+  CHECK(g.plan.find("result: rounded once to f16 from float") != std::string::npos);
+  // 16-byte vectors of 8 halves: four words, each a pair computed element by element.
+  CHECK(g.source.find("uint4 a0[4];") != std::string::npos);
+  CHECK(g.source.find("const kq_i64 nvec = (n - head) / 8;") != std::string::npos);
+  CHECK(g.source.find("r.w = kq_eval2(in0.w, in1.w);") != std::string::npos);
+  CHECK(g.source.find("return kq_pack(kq_eval(kq_lo(in0), kq_lo(in1)), kq_eval(kq_hi(in0), "
+                      "kq_hi(in1)));") != std::string::npos);
+  CHECK(g.source.find("const kq_half* __restrict__ in0") != std::string::npos);
+
+  auto b = nv::generate(residual_relu(DType::bf16));
+  CHECK(b.source.find("#include <cuda_bf16.h>") != std::string::npos);
+  CHECK(b.source.find("cuda_fp16.h") == std::string::npos);
+  CHECK(b.source.find("typedef __nv_bfloat16 kq_half;") != std::string::npos);
+  CHECK(b.source.find("return __float2bfloat16_rn(v);") != std::string::npos);
+  CHECK(b.source.find("return __double2bfloat16(v);") != std::string::npos);
+  CHECK(b.source.find("return __bfloat162float(v);") != std::string::npos);
+
+  // A double root (2.5 * x - 0.75 * y needs its exact products) goes to half in one rounding.
+  auto a = nv::generate(in_dtype(axpby(), DType::bf16));
+  CHECK(eval_body(a.source).find("return kq_narrow(t6);") != std::string::npos);
+  CHECK(a.plan.find("result: rounded once to bf16 from double") != std::string::npos);
+
+  // The contract computes half in float32; anything else is refused.
+  OpSpec wide = residual_relu(DType::f16);
+  wide.compute = DType::f64;
+  CHECK(nv::check_dtype(wide).find("float32 only") != std::string::npos);
+  CHECK_THROWS_AS(nv::generate(wide), std::invalid_argument);
+  CHECK(nv::check_dtype(residual_relu(DType::bf16)).empty());
 }
 
 TEST_CASE("codegen: f32 arithmetic feeding arithmetic is computed in double, rounded once") {
@@ -479,21 +529,25 @@ struct Nvrtc {
     int result = -1;
     std::string log, ptx;
   };
-  // The plugin's options (nvrtc_compile.cpp) for an sm_90 device.
-  Out build(const std::string& src) const {
+  // The plugin's options (nvrtc_compile.cpp) for an sm_90 device, and the CUDA include folder
+  // for a module that includes CUDA headers (cuda_include.hpp).
+  Out build(const std::string& src, bool cuda_headers = false) const {
     Out o;
     Program p = nullptr;
     if (create(&p, src.c_str(), "kq_test.cu", 0, nullptr, nullptr) != 0) return o;
-    const char* opts[] = {"--gpu-architecture=sm_90",
-                          "-std=c++17",
-                          "-default-device",
-                          "--fmad=false",
-                          "-ftz=false",
-                          "-prec-div=true",
-                          "-prec-sqrt=true",
-                          "-lineinfo",
-                          "--ptxas-options=-v"};
-    o.result = compile(p, static_cast<int>(std::size(opts)), opts);
+    std::string looked;
+    const std::string include = "--include-path=" + nv::cuda_include_dir(looked);
+    std::vector<const char*> opts{"--gpu-architecture=sm_90",
+                                  "-std=c++17",
+                                  "-default-device",
+                                  "--fmad=false",
+                                  "-ftz=false",
+                                  "-prec-div=true",
+                                  "-prec-sqrt=true",
+                                  "-lineinfo",
+                                  "--ptxas-options=-v"};
+    if (cuda_headers) opts.push_back(include.c_str());
+    o.result = compile(p, static_cast<int>(opts.size()), opts.data());
     std::size_t n = 0;
     log_size(p, &n);
     o.log.assign(n, '\0');
@@ -517,14 +571,14 @@ const Nvrtc& nvrtc() {
 // kernels issue 16-byte loads through the non-coherent path.
 void compiles_clean(const OpSpec& s) {
   auto g = nv::generate(s);
-  auto o = nvrtc().build(g.source);
+  auto o = nvrtc().build(g.source, g.cuda_headers);
   INFO(s.semantics.text, " ", kq::to_string(s.dtype), "\nlog:\n", o.log, "\nsource:\n", g.source);
   REQUIRE(o.result == 0);
   CHECK(count(o.log, "Compiling entry function") == 5);
   CHECK(count(o.log, "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads") == 5);
-  const bool f32 = s.dtype == DType::f32;
-  CHECK(o.ptx.find(f32 ? "ld.global.nc.v4.f32" : "ld.global.nc.v2.f64") != std::string::npos);
-  CHECK(o.ptx.find(f32 ? "st.global.v4.f32" : "st.global.v2.f64") != std::string::npos);
+  const char* v = s.dtype == DType::f32 ? "v4.f32" : s.dtype == DType::f64 ? "v2.f64" : "v4.u32";
+  CHECK(o.ptx.find(std::string("ld.global.nc.") + v) != std::string::npos);
+  CHECK(o.ptx.find(std::string("st.global.") + v) != std::string::npos);
   CHECK(o.ptx.find("ld.local") == std::string::npos);
   CHECK(o.ptx.find("fma.rn") == std::string::npos);  // nothing contracted into an FMA
 }
@@ -567,4 +621,33 @@ TEST_CASE("nvrtc: the shipped specs' expressions compile clean") {
     CHECK(count(o.log, "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads") == 5);
     CHECK(o.ptx.find("ld.global.nc.v4.f32") != std::string::npos);
   }
+}
+
+TEST_CASE("nvrtc: f16 and bf16 modules compile clean with the CUDA headers") {
+  if (!nvrtc().lib) {
+    MESSAGE("skipped: libnvrtc not loadable (", nvrtc().why, ")");
+    return;
+  }
+  std::string looked;
+  REQUIRE_MESSAGE(!nv::cuda_include_dir(looked).empty(), "no cuda_fp16.h in ", looked);
+  for (DType t : {DType::f16, DType::bf16}) {
+    compiles_clean(residual_relu(t));
+    compiles_clean(in_dtype(axpby(), t));
+    compiles_clean(in_dtype(leaky_relu(), t));
+    compiles_clean(in_dtype(clamp_spec(), t));
+    // The one rounding: cvt.rn from float (or from double, for a double root).
+    auto o = nvrtc().build(nv::generate(residual_relu(t)).source, true);
+    CHECK(o.ptx.find(t == DType::f16 ? "cvt.rn.f16.f32" : "cvt.rn.bf16.f32") != std::string::npos);
+    CHECK(o.ptx.find("cvt.rz") == std::string::npos);
+  }
+  // The shipped half specs with transcendentals (no FMA check: erff / expf use it on purpose).
+  for (const OpSpec& s : {in_dtype(silu_mul(), DType::bf16), in_dtype(gelu_spec(), DType::f16)}) {
+    auto o = nvrtc().build(nv::generate(s).source, true);
+    INFO(s.semantics.text, "\n", o.log);
+    REQUIRE(o.result == 0);
+    CHECK(count(o.log, "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads") == 5);
+    CHECK(o.ptx.find("ld.global.nc.v4.u32") != std::string::npos);
+  }
+  // A module that includes the headers does not compile without the folder.
+  CHECK(nvrtc().build(nv::generate(residual_relu(DType::f16)).source, false).result != 0);
 }

@@ -16,9 +16,11 @@ namespace kq::broken {
 // The specs a candidate takes. It must take only specs on which its flaw is observable inside
 // the contract: a broken arm has to be rejected on every spec it supports.
 enum class Takes {
-  residual_relu,       // relu(x + residual), f32, either domain
-  residual_relu_ieee,  // the same, domain ieee only (flaws about NaN and infinities)
-  leaky_relu,          // select(x > 0, x, 0.01 * x), f32: strided views are in its contract
+  residual_relu,           // relu(x + residual), f32, either domain
+  residual_relu_ieee,      // the same, domain ieee only (flaws about NaN and infinities)
+  leaky_relu,              // select(x > 0, x, 0.01 * x), f32: strided views are in its contract
+  residual_relu_half,      // relu(x + residual) in f16 or bf16 (computed in f32), either domain
+  residual_relu_f16_ieee,  // the same in f16, domain ieee only (NaN flaws of half arithmetic)
 };
 
 namespace detail {
@@ -65,15 +67,23 @@ inline bool is_leaky_relu(const Expr& e) {
 }  // namespace detail
 
 inline Status takes(Takes what, const OpSpec& spec) {
-  if (spec.dtype != DType::f32) return Status::unsupported("f32 only");
+  const bool half = what == Takes::residual_relu_half || what == Takes::residual_relu_f16_ieee;
+  if (!half && spec.dtype != DType::f32) return Status::unsupported("f32 only");
+  if (half && (!is_half(spec.dtype) || spec.compute != DType::f32))
+    return Status::unsupported("f16 and bf16 (computed in f32) only");
+  if (what == Takes::residual_relu_f16_ieee && spec.dtype != DType::f16)
+    return Status::unsupported("its flaw is in f16 arithmetic: f16 only");
   if (spec.outputs.size() != 1) return Status::unsupported("one output only");
   switch (what) {
     case Takes::residual_relu:
     case Takes::residual_relu_ieee:
+    case Takes::residual_relu_half:
+    case Takes::residual_relu_f16_ieee:
       if (spec.op != "residual_relu" || spec.inputs.size() != 2 ||
           !detail::is_relu_of_sum(spec.semantics))
         return Status::unsupported("implements relu(x + residual) (op residual_relu) only");
-      if (what == Takes::residual_relu_ieee && spec.domain != Domain::ieee)
+      if ((what == Takes::residual_relu_ieee || what == Takes::residual_relu_f16_ieee) &&
+          spec.domain != Domain::ieee)
         return Status::unsupported(
             "its flaw shows only on NaN or infinite inputs: ieee domain only");
       return Status::ok();
