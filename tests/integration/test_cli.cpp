@@ -358,3 +358,22 @@ TEST_CASE("each case's time is broken down by stage, in qualification.jsonl and 
     ++lines;
   CHECK(lines + 1 == cases);
 }
+
+TEST_CASE("a half-precision run names its dtype and compute type in the manifest and reports") {
+  const auto dir = kq::test::temp_dir("bf16-run") / "run";
+  auto r = run_kq("run specs/residual_relu_bf16.yaml --arms cpu_tbb --quick --sizes 4096 --out " +
+                  dir.string());
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  const auto manifest = nlohmann::json::parse(kq::test::read_file(dir / "manifest.json"));
+  CHECK(manifest["spec"]["dtype"] == "bf16");
+  CHECK(manifest["spec"]["compute"] == "f32");
+  CHECK(manifest["spec"]["bytes_per_element"] == 6);  // two bf16 inputs and a bf16 output
+  const auto summary = nlohmann::json::parse(kq::test::read_file(dir / "summary.json"));
+  CHECK(summary["dtype"] == "bf16");
+  CHECK(summary["arms"][0]["verdict"] == "qualified");
+  CHECK(kq::test::read_file(dir / "report.md")
+            .rfind("# kq run: residual_relu (bf16, computed in f32)\n", 0) == 0);
+  CHECK(kq::test::read_file(dir / "report.html")
+            .find("kq run: residual_relu (bf16, computed in f32)</h1>") != std::string::npos);
+}
