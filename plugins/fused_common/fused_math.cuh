@@ -20,17 +20,19 @@ struct ResidualReluFn {
   }
 };
 
-// silu(x) * y = x / (1 + exp(-x)) * y, in float: expf (the accurate one: never __expf, and
-// plugins are built without --use_fast_math), then a correctly rounded add, divide and
-// multiply. About 3 ulp from the reference for normal results; for x below about -88.7 expf
-// overflows and the result is -0 * y where the reference has a tiny value (the silu_mul spec's
-// atol covers that). NaN and +-inf follow the reference: silu(-inf) = -inf / inf = NaN.
+// silu(x) * y in float, with the stable logistic: e = exp(-|x|) in (0, 1] never overflows, so
+// silu(x) = x / (1 + e) for x >= 0 and x * e / (1 + e) below. The textbook x / (1 + exp(-x))
+// overflows expf below x = -88.7 and gives -0 where silu(x) * y is still a float32 (and bf16)
+// subnormal or normal number: an {ulp: 1} rule (silu_mul_bf16) rejects that. expf is the
+// accurate one (never __expf; plugins are built without --use_fast_math); adds, divides and
+// multiplies are correctly rounded. NaN propagates through expf; silu(-inf) = -inf * 0 = NaN and
+// silu(inf) = inf, as in the reference.
 struct SiluMulFn {
   static constexpr int kInputs = 2;
   __device__ __forceinline__ float operator()(float x, float y) const {
-    const float e = expf(-x);
+    const float e = expf(-fabsf(x));
     const float d = __fadd_rn(1.0f, e);
-    const float s = __fdiv_rn(x, d);
+    const float s = x >= 0.0f ? __fdiv_rn(x, d) : __fdiv_rn(__fmul_rn(x, e), d);
     return __fmul_rn(s, y);
   }
 };
