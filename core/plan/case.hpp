@@ -25,7 +25,8 @@ enum class ValueClass {
   // `max_abs_input` bounds them), NaN and infinities (when `ieee_specials`).
   sprinkled,
   // Input 0 + input k exactly halfway between two values of the dtype (k > 0 holds half or
-  // three halves of input 0's ulp): round to nearest even against truncation. Half dtypes.
+  // three halves of input 0's ulp): round to nearest even against truncation. Half dtypes with
+  // two inputs or more; input 0 lies in [1/8, 8), so not where max_abs_input is below 8.
   ties,
 };
 
