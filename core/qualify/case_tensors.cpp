@@ -9,7 +9,9 @@
 #include <stdexcept>
 
 #include "kq/half.hpp"
+#include "qualify/case_data.hpp"
 #include "qualify/values.hpp"
+#include "util/parallel_copy.hpp"
 
 namespace kq {
 namespace {
@@ -28,31 +30,20 @@ TensorView make_view(void* data, DType dtype, Device device, const std::vector<s
   return v;
 }
 
-std::int64_t numel_of(const std::vector<std::int64_t>& shape) {
-  std::int64_t n = 1;
-  for (auto d : shape) n *= d;
-  return n;
-}
-
 // Allocates a tensor for `place` between guard zones.
 CaseTensor make_tensor(const std::string& name, const std::vector<std::int64_t>& shape,
                        const Placement& place, DType dtype, Device device) {
   CaseTensor t;
   t.name = name;
   auto strides = place.strides.empty() ? row_major_strides(shape) : place.strides;
-  std::int64_t lo = 0, hi = 0;
-  const bool empty = numel_of(shape) == 0;
-  for (std::size_t i = 0; i < shape.size() && !empty; ++i) {
-    std::int64_t reach = (shape[i] - 1) * strides[i];
-    (reach < 0 ? lo : hi) += reach;
-  }
-  t.min_elem = lo;
-  t.span_elems = empty ? 0 : hi - lo + 1;
+  const Span span = span_of(shape, place);
+  t.min_elem = span.min_elem;
+  t.span_elems = span.elems;
   const std::size_t es = dtype_size(dtype);
   // A fenced tensor has no guard zones: unmapped memory borders its data instead.
   const std::size_t guard = place.fence == Fence::none ? kGuardBytes : 0;
-  t.view_offset =
-      guard + static_cast<std::size_t>(place.offset_bytes) + static_cast<std::size_t>(-lo) * es;
+  t.view_offset = guard + static_cast<std::size_t>(place.offset_bytes) +
+                  static_cast<std::size_t>(-span.min_elem) * es;
   const std::size_t bytes = guard + static_cast<std::size_t>(place.offset_bytes) +
                             static_cast<std::size_t>(t.span_elems) * es + guard;
   t.memory = DeviceMemory(device, bytes, place.fence);
@@ -105,6 +96,16 @@ void CaseTensors::generate_inputs(const Case& c, std::uint64_t generation) {
     t.pristine.assign(t.memory.size(), kGuardByte);
     fill_input_values(c, static_cast<int>(i), dtype_, t.pristine.data() + data_begin(t),
                       t.span_elems, generation);
+  }
+}
+
+void CaseTensors::copy_inputs(const CaseDataLayout& layout, const unsigned char* data,
+                              int generation) {
+  for (std::size_t i = 0; i < inputs_.size(); ++i) {
+    CaseTensor& t = inputs_[i];
+    t.pristine.assign(t.memory.size(), kGuardByte);
+    parallel_copy(t.pristine.data() + data_begin(t), data + layout.input_offset(i, generation),
+                  layout.input_bytes(i));
   }
 }
 

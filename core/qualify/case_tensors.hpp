@@ -19,6 +19,8 @@
 
 namespace kq {
 
+class CaseDataLayout;
+
 inline constexpr std::size_t kGuardBytes = 256;
 inline constexpr unsigned char kGuardByte = 0xCD;
 // Two output poisons: finite, normal, distinct (0xA5A5A5A5 = -2.87e-16f, 0x5A5A5A5A = 1.54e16f).
@@ -49,6 +51,8 @@ class CaseTensors {
   }
   // The two halves of load_inputs: the host images, then their copy to the device.
   void generate_inputs(const Case& c, std::uint64_t generation);
+  // generate_inputs from data computed already (qualify/case_data.hpp): the same images.
+  void copy_inputs(const CaseDataLayout& layout, const unsigned char* data, int generation);
   void upload_inputs();
   // Fills the output's allocation (data region and guards as they should be) with poison `k`.
   void poison_output(int k);

@@ -9,6 +9,7 @@
 #include "device/cuda_check.hpp"
 #include "qualify/big_case_lock.hpp"
 #include "qualify/run_case.hpp"
+#include "qualify/shared_cases.hpp"
 
 namespace kq {
 
@@ -75,11 +76,14 @@ rec::CaseResult case_record(const std::string& arm, const Case& c, const CaseOut
 // Runs one case; a CUDA error or an exception is the case's failure. `crash` is set when the
 // CUDA error is sticky: the process can run no more CUDA work.
 CaseOutcome checked_case(IKernelArm& arm, const ArmIdentity& id, const Spec& spec, const Case& c,
-                         std::string& crash, const Emit& emit) {
+                         std::string& crash, const Emit& emit, const unsigned char* shared) {
   try {
-    return run_case(arm, id.device, spec, c, [&](double s) {
-      emit(rec::Prepared{id.name, c.name, s});
-    });
+    return run_case(
+        arm, id.device, spec, c,
+        [&](double s) {
+          emit(rec::Prepared{id.name, c.name, s});
+        },
+        shared);
   } catch (const CudaError& e) {
     CaseOutcome o;
     o.result = CaseOutcome::Result::failed;
@@ -116,7 +120,8 @@ void count(rec::CaseCounts& n, CaseOutcome::Result r) {
 }  // namespace
 
 rec::VerdictRecord qualify_arm(IKernelArm& arm, const ArmIdentity& id, const Spec& spec,
-                               const std::vector<Case>& cases, const Emit& emit) {
+                               const std::vector<Case>& cases, const Emit& emit,
+                               const SharedCases* shared) {
   rec::VerdictRecord verdict;
   verdict.arm = id.name;
   Status sup = arm.supports(spec.op);
@@ -138,7 +143,8 @@ rec::VerdictRecord qualify_arm(IKernelArm& arm, const ArmIdentity& id, const Spe
       turn = std::make_unique<BigCaseLock>([&] { emit(rec::Waiting{id.name, c.name, {}}); });
     emit(rec::CaseStart{
         id.name, c.name, case_budget_seconds(spec, c), {}, prepare_budget_seconds(spec, c)});
-    const CaseOutcome o = checked_case(arm, id, spec, c, crash, emit);
+    const CaseOutcome o =
+        checked_case(arm, id, spec, c, crash, emit, shared ? shared->find(c.name) : nullptr);
     const rec::CaseResult r = case_record(id.name, c, o);
     emit(r);
     add(stages, o.stages);

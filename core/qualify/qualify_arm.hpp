@@ -16,12 +16,16 @@
 
 namespace kq {
 
+class SharedCases;
+
 using Emit = std::function<void(const nlohmann::json&)>;
 
 // Returns the verdict record (also emitted). A sticky CUDA error ends qualification at once
 // (the process can run no more CUDA work): the verdict is "crashed".
+// `shared` (when set) holds cases' data computed once for every worker of the stage.
 rec::VerdictRecord qualify_arm(IKernelArm& arm, const ArmIdentity& id, const Spec& spec,
-                               const std::vector<Case>& cases, const Emit& emit);
+                               const std::vector<Case>& cases, const Emit& emit,
+                               const SharedCases* shared = nullptr);
 
 // Seconds a case may run silently before its worker is declared hung.
 double case_budget_seconds(const Spec& spec, const Case& c);

@@ -9,8 +9,11 @@
 #include <thread>
 
 #include "device/memory.hpp"
+#include "plan/plan_cases.hpp"
 #include "qualify/big_case_lock.hpp"
 #include "qualify/sanitizer_log.hpp"
+#include "qualify/shared_cases.hpp"
+#include "spec/spec.hpp"
 #include "util/json_lines.hpp"
 #include "worker/protocol.hpp"
 #include "worker/supervise.hpp"
@@ -29,8 +32,8 @@ struct WorkerVerdict {
 // One worker: `prefix` (a sanitizer command, or nothing) then kq in worker mode. Records are
 // passed to `record`, tagged with "pass" when `pass` is not empty.
 WorkerVerdict run_worker(const StageArm& a, const QualifyStageOptions& opt,
-                         const std::vector<std::string>& prefix, const std::string& pass,
-                         bool quick, const std::filesystem::path& log,
+                         const std::string& case_data, const std::vector<std::string>& prefix,
+                         const std::string& pass, bool quick, const std::filesystem::path& log,
                          const std::function<void(const json&)>& record, double slowdown) {
   const std::string& name = a.identity.name;
   QualifyWorkerArgs w;
@@ -40,6 +43,7 @@ WorkerVerdict run_worker(const StageArm& a, const QualifyStageOptions& opt,
   w.quick = quick;
   w.timing_sizes = opt.timing_sizes;
   w.hang_timeout = opt.hang_timeout_s;
+  w.case_data = case_data;
   if (pass.empty()) w.artifacts_dir = opt.artifacts_dir.string();
   std::vector<std::string> argv = prefix;
   argv.insert(argv.end(), {self_executable().string(), kWorkerQualifyMode});
@@ -95,11 +99,12 @@ namespace {
 // One arm's qualification: its worker, then (for a CUDA arm with sanitize tools) one worker per
 // tool under compute-sanitizer. Returns the final verdict.
 rec::VerdictRecord qualify_one(const StageArm& a, const QualifyStageOptions& opt,
+                               const std::string& case_data,
                                const std::function<void(const json&)>& record) {
   const std::string& name = a.identity.name;
-  rec::VerdictRecord verdict =
-      run_worker(a, opt, {}, "", opt.quick, opt.log_dir / ("qualify-" + name + ".log"), record, 1.0)
-          .verdict;
+  rec::VerdictRecord verdict = run_worker(a, opt, case_data, {}, "", opt.quick,
+                                          opt.log_dir / ("qualify-" + name + ".log"), record, 1.0)
+                                   .verdict;
 
   const bool sanitize = a.identity.device == Device::cuda && !opt.sanitize_tools.empty() &&
                         verdict.verdict != rec::Verdict::unsupported;
@@ -121,7 +126,7 @@ rec::VerdictRecord qualify_one(const StageArm& a, const QualifyStageOptions& opt
                                        "all"};
     // Sanitizers slow kernels by 10 to 100 times: give the worker that much more time.
     const WorkerVerdict v =
-        run_worker(a, opt, prefix, tool, true,
+        run_worker(a, opt, case_data, prefix, tool, true,
                    opt.log_dir / ("qualify-" + tool + "-" + name + ".log"), record, 20.0);
     const json found = read_sanitizer_log(log);
     rec::SanitizerFinding f;
@@ -149,6 +154,17 @@ rec::VerdictRecord qualify_one(const StageArm& a, const QualifyStageOptions& opt
   return verdict;
 }
 
+// The cases' data for the stage's workers: none when no arm will start one.
+SharedCases share_cases(const std::vector<StageArm>& arms, const QualifyStageOptions& opt) {
+  if (arms.empty()) return {};
+  const Spec spec = load_spec(opt.spec_file);
+  PlanOptions plan;
+  plan.quick = opt.quick;
+  plan.timing_sizes = opt.timing_sizes;
+  return SharedCases::compute(spec, plan_cases(spec, plan), shared_cases_budget(),
+                              opt.log_dir / "shared-cases.log");
+}
+
 }  // namespace
 
 int default_qualify_jobs() {
@@ -171,6 +187,10 @@ std::vector<rec::VerdictRecord> qualify_stage(const std::vector<StageArm>& arms,
 
   // Workers side by side take turns at the cases that need most of the machine's memory.
   std::filesystem::create_directories(opt.log_dir);
+  // Every case's inputs and references, computed once here for all the workers, which inherit
+  // them sealed (read-only for every process).
+  const SharedCases shared = share_cases(arms, opt);
+  const std::string case_data = shared.argument();
   ::setenv(kBigCaseLockEnv, (opt.log_dir / "big-case.lock").c_str(), 1);
   std::vector<rec::VerdictRecord> verdicts(arms.size());
   std::atomic<std::size_t> next{0};
@@ -186,7 +206,7 @@ std::vector<rec::VerdictRecord> qualify_stage(const std::vector<StageArm>& arms,
           record(verdicts[i]);
           continue;
         }
-        verdicts[i] = qualify_one(a, opt, record);
+        verdicts[i] = qualify_one(a, opt, case_data, record);
       } catch (...) {
         std::lock_guard lock(mu);
         if (!failure) failure = std::current_exception();

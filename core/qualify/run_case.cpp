@@ -12,8 +12,10 @@
 #include "device/stream_discipline.hpp"
 #include "expr/reference.hpp"
 #include "plugins/guarded_call.hpp"
+#include "qualify/case_data.hpp"
 #include "qualify/case_tensors.hpp"
 #include "qualify/compare.hpp"
+#include "util/parallel_copy.hpp"
 
 namespace kq {
 
@@ -69,12 +71,14 @@ CaseOutcome fail(std::string check, std::string message) {
 class CaseRunner {
  public:
   CaseRunner(IKernelArm& arm, Device device, const Spec& spec, const Case& c,
-             const std::function<void(double)>& prepared)
+             const std::function<void(double)>& prepared, const unsigned char* shared)
       : arm_(arm),
         prepared_(prepared),
         device_(device),
         spec_(spec),
         case_(c),
+        shared_(shared),
+        layout_(spec, c),
         stream_(device),
         tensors_(c, spec.op.inputs, spec.op.outputs[0].name, spec.op.dtype, device) {}
 
@@ -146,10 +150,14 @@ class CaseRunner {
     return {};
   }
 
-  void load_inputs(std::uint64_t generation) {
+  void load_inputs(int generation) {
+    generation_ = generation;
     {
       StageTimer t(stages_.generate);
-      tensors_.generate_inputs(case_, generation);
+      if (shared_)
+        tensors_.copy_inputs(layout_, shared_, generation);
+      else
+        tensors_.generate_inputs(case_, static_cast<std::uint64_t>(generation));
     }
     StageTimer t(stages_.upload);
     tensors_.upload_inputs();
@@ -270,11 +278,16 @@ class CaseRunner {
     reference(want);
     return want;
   }
-  // The reference output, dense in logical order, into `want` (resized, its memory reused).
+  // The reference output for the inputs loaded last, dense in logical order, into `want`
+  // (resized, its memory reused).
   void reference(std::vector<unsigned char>& want) {
     StageTimer t(stages_.reference);
     const std::int64_t n = case_.numel();
     want.resize(static_cast<std::size_t>(n) * dtype_size(spec_.op.dtype));
+    if (shared_) {
+      parallel_copy(want.data(), shared_ + layout_.reference_offset(generation_), want.size());
+      return;
+    }
     TensorView out = TensorView::contiguous_1d(want.data(), n, spec_.op.dtype, Device::cpu);
     auto inputs = tensors_.pristine_input_views();
     // Evaluate over the case's shape: the dense output takes the same shape.
@@ -313,6 +326,9 @@ class CaseRunner {
   Device device_;
   const Spec& spec_;
   const Case& case_;
+  const unsigned char* shared_;  // the case's data computed already, or nullptr
+  CaseDataLayout layout_;
+  int generation_ = 0;  // of the inputs loaded last
   Stream stream_;
   CaseTensors tensors_;
   rec::CaseStages stages_;
@@ -321,7 +337,7 @@ class CaseRunner {
 }  // namespace
 
 CaseOutcome run_case(IKernelArm& arm, Device device, const Spec& spec, const Case& c,
-                     const std::function<void(double)>& prepared) {
+                     const std::function<void(double)>& prepared, const unsigned char* shared) {
   auto t0 = std::chrono::steady_clock::now();
   const std::uint64_t need = c.host_bytes(dtype_size(spec.op.dtype));
   if (const std::uint64_t have = available_host_bytes(); have != 0 && need > have) {
@@ -331,7 +347,7 @@ CaseOutcome run_case(IKernelArm& arm, Device device, const Spec& spec, const Cas
                 std::to_string(have >> 20) + " MiB available";
     return o;
   }
-  CaseOutcome o = CaseRunner(arm, device, spec, c, prepared).run();
+  CaseOutcome o = CaseRunner(arm, device, spec, c, prepared, shared).run();
   o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return o;
 }

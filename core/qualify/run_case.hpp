@@ -29,9 +29,12 @@ struct CaseOutcome {
 const char* to_string(CaseOutcome::Result r);
 
 // Runs `c` on `arm`; `prepared` (when set) is told the seconds prepare() took as soon as it
-// returns. Throws CudaError for a CUDA failure (the caller decides whether the process can go
-// on), std::exception for host-side trouble.
+// returns. `shared` (when set) holds the case's inputs and references computed already
+// (qualify/case_data.hpp, its CaseDataLayout); otherwise they are computed here. Throws
+// CudaError for a CUDA failure (the caller decides whether the process can go on),
+// std::exception for host-side trouble.
 CaseOutcome run_case(IKernelArm& arm, Device device, const Spec& spec, const Case& c,
-                     const std::function<void(double)>& prepared = {});
+                     const std::function<void(double)>& prepared = {},
+                     const unsigned char* shared = nullptr);
 
 }  // namespace kq

@@ -99,12 +99,14 @@ std::vector<std::string> QualifyWorkerArgs::to_argv() const {
     argv.insert(argv.end(), {"--timing-sizes", encode_sizes(timing_sizes)});
   if (hang_timeout) argv.insert(argv.end(), {"--hang-timeout", std::to_string(*hang_timeout)});
   if (!artifacts_dir.empty()) argv.insert(argv.end(), {"--artifacts-dir", artifacts_dir});
+  if (!case_data.empty()) argv.insert(argv.end(), {"--case-data", case_data});
   return argv;
 }
 
 QualifyWorkerArgs QualifyWorkerArgs::parse(const std::vector<std::string>& args) {
-  ArgReader r(args, {"spec", "plugin", "arm", "timing-sizes", "hang-timeout", "artifacts-dir"},
-              {"quick"});
+  ArgReader r(
+      args, {"spec", "plugin", "arm", "timing-sizes", "hang-timeout", "artifacts-dir", "case-data"},
+      {"quick"});
   QualifyWorkerArgs a;
   a.spec = r.required("spec");
   a.plugin = r.required("plugin");
@@ -113,6 +115,7 @@ QualifyWorkerArgs QualifyWorkerArgs::parse(const std::vector<std::string>& args)
   if (r.has("timing-sizes")) a.timing_sizes = decode_sizes(r.one("timing-sizes"));
   if (r.has("hang-timeout")) a.hang_timeout = decode_seconds(r.one("hang-timeout"));
   a.artifacts_dir = r.one("artifacts-dir");
+  a.case_data = r.one("case-data");
   return a;
 }
 

@@ -6,6 +6,7 @@
 #include "plan/plan_cases.hpp"
 #include "plugins/loader.hpp"
 #include "qualify/qualify_arm.hpp"
+#include "qualify/shared_cases.hpp"
 #include "spec/spec.hpp"
 #include "timing/time_arms.hpp"
 #include "worker/supervise.hpp"
@@ -48,7 +49,9 @@ bool worker_qualify(const QualifyWorkerArgs& args) {
     PlanOptions plan;
     plan.quick = args.quick;
     plan.timing_sizes = args.timing_sizes;
-    auto verdict = qualify_arm(*arm->arm, arm->identity, spec, plan_cases(spec, plan), emit);
+    const SharedCases shared = SharedCases::adopt(args.case_data);
+    auto verdict =
+        qualify_arm(*arm->arm, arm->identity, spec, plan_cases(spec, plan), emit, &shared);
     if (!args.artifacts_dir.empty() && verdict.verdict != rec::Verdict::unsupported &&
         verdict.verdict != rec::Verdict::crashed)
       write_arm_artifacts(std::filesystem::path(args.artifacts_dir) / name, *arm->arm,

@@ -299,3 +299,62 @@ TEST_CASE("checks_contract = False: an arm that computes what it should refuse i
   CHECK(summary["arms"][0]["verdict"] == "rejected");
   CHECK(summary["arms"][0]["check"] == "accepted_out_of_contract");
 }
+
+TEST_CASE("an arm cannot change the shared inputs and references the other workers check against") {
+  // The stage computes every case's data once, in sealed memory the workers inherit. An arm
+  // that goes looking for it (its worker's descriptors) and tries every way to write finds
+  // each refused; the arm beside it qualifies on the same data.
+  const fs::path dir = kq::test::temp_dir("python-tamper");
+  const fs::path arms = dir / "arms";
+  fs::create_directories(arms);
+  const fs::path report = dir / "tamper.txt";
+  write(arms / "tamper.py",
+        "import mmap, os\nimport numpy as np\nimport kq\n\n"
+        "def tamper(report):\n"
+        "    found = written = 0\n"
+        "    for fd in os.listdir('/proc/self/fd'):\n"
+        "        path = '/proc/self/fd/' + fd\n"
+        "        try:\n"
+        "            if not os.readlink(path).startswith('/memfd:kq-'):\n"
+        "                continue\n"
+        "        except OSError:\n"
+        "            continue\n"
+        "        found += 1\n"
+        "        for attempt in ('pwrite', 'mmap', 'truncate'):\n"
+        "            try:\n"
+        "                w = os.open(path, os.O_RDWR)\n"
+        "                if attempt == 'pwrite':\n"
+        "                    os.pwrite(w, b'\\0' * 64, 0)\n"
+        "                elif attempt == 'mmap':\n"
+        "                    m = mmap.mmap(w, 64, mmap.MAP_SHARED, mmap.PROT_WRITE)\n"
+        "                    m[0:4] = b'\\0\\0\\0\\0'\n"
+        "                else:\n"
+        "                    os.ftruncate(w, 0)\n"
+        "                written += 1\n"
+        "            except (OSError, ValueError):  # refused, or nothing to map\n"
+        "                pass\n"
+        "    with open(report, 'a') as f:\n"
+        "        f.write('%d %d\\n' % (found, written))\n\n"
+        "class Tamper(kq.Arm):\n"
+        "    name, tensors = 'py_tamper', 'numpy'\n"
+        "    def supports(self, spec):\n"
+        "        return None if spec.dtype == 'f32' else 'f32 only'\n"
+        "    def run(self, inputs, outputs):\n"
+        "        if not getattr(self, 'tried', False):\n"
+        "            tamper(" +
+            ("'" + report.string() + "'") +
+            ")\n"
+            "            self.tried = True\n"
+            "        np.add(inputs[0], inputs[1], out=outputs[0])\n"
+            "        np.copyto(outputs[0], 0, where=~(outputs[0] > 0) & ~np.isnan(outputs[0]))\n");
+  const auto summary = qualify("specs/residual_relu.yaml", "py_tamper,cpu_tbb", dir / "run",
+                               "-j 2 --python-arms '" + arms.string() + "'");
+  INFO(summary.dump());
+  for (const auto& a : summary["arms"]) CHECK(a["verdict"] == "qualified");
+  const std::string tried = kq::test::read_file(report);
+  INFO(tried);
+  int found = 0, written = -1;
+  REQUIRE(std::sscanf(tried.c_str(), "%d %d", &found, &written) == 2);
+  CHECK(found > 10);  // every shared case was within its reach
+  CHECK(written == 0);
+}

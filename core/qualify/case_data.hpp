@@ -1,0 +1,46 @@
+// What every arm's checks of one case compare against, the same for all of them: for each of
+// the two generations of values (the first run's, and the new values under the same pointers),
+// each input's data span as fill_input_values draws it, and the float64 reference rounded to
+// the dtype. Computed once (compute_case_data) and then only read: by the worker that computed
+// it, or by every worker of a stage from one sealed shared copy (qualify/shared_cases.hpp).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "plan/case.hpp"
+#include "spec/spec.hpp"
+
+namespace kq {
+
+inline constexpr int kGenerations = 2;
+
+// The elements an input's view reaches, from the lowest (min_elem <= 0, relative to the view's
+// first element) over `elems` positions, gaps included.
+struct Span {
+  std::int64_t min_elem = 0;
+  std::int64_t elems = 0;
+};
+Span span_of(const std::vector<std::int64_t>& shape, const Placement& place);
+
+// Where each part lies in a case's data, in bytes: parts start on 64-byte boundaries.
+class CaseDataLayout {
+ public:
+  CaseDataLayout(const Spec& spec, const Case& c);
+  std::size_t input_offset(std::size_t input, int generation) const;
+  std::size_t input_bytes(std::size_t input) const { return input_bytes_[input]; }
+  std::size_t reference_offset(int generation) const;
+  std::size_t reference_bytes() const { return reference_bytes_; }
+  std::size_t total_bytes() const { return total_; }
+
+ private:
+  std::vector<std::size_t> input_bytes_, offsets_;  // offsets_: inputs by generation, then refs
+  std::size_t reference_bytes_ = 0, total_ = 0;
+};
+
+// Draws the inputs of both generations and computes their references into `dst`
+// (layout.total_bytes() bytes), in parallel.
+void compute_case_data(const Spec& spec, const Case& c, const CaseDataLayout& layout,
+                       unsigned char* dst);
+
+}  // namespace kq
