@@ -11,7 +11,6 @@
 #include "kq/half.hpp"
 #include "qualify/case_data.hpp"
 #include "qualify/values.hpp"
-#include "util/parallel_copy.hpp"
 
 namespace kq {
 namespace {
@@ -93,30 +92,38 @@ const CaseTensor& CaseTensors::output_owner() const {
 void CaseTensors::generate_inputs(const Case& c, std::uint64_t generation) {
   for (std::size_t i = 0; i < inputs_.size(); ++i) {
     CaseTensor& t = inputs_[i];
-    t.pristine.assign(t.memory.size(), kGuardByte);
-    fill_input_values(c, static_cast<int>(i), dtype_, t.pristine.data() + data_begin(t),
-                      t.span_elems, generation);
+    t.own.resize(data_end(t) - data_begin(t));
+    fill_input_values(c, static_cast<int>(i), dtype_, t.own.data(), t.span_elems, generation);
+    t.pristine = t.own.data();
   }
 }
 
-void CaseTensors::copy_inputs(const CaseDataLayout& layout, const unsigned char* data,
-                              int generation) {
-  for (std::size_t i = 0; i < inputs_.size(); ++i) {
-    CaseTensor& t = inputs_[i];
-    t.pristine.assign(t.memory.size(), kGuardByte);
-    parallel_copy(t.pristine.data() + data_begin(t), data + layout.input_offset(i, generation),
-                  layout.input_bytes(i));
-  }
+void CaseTensors::use_inputs(const CaseDataLayout& layout, const unsigned char* data,
+                             int generation) {
+  for (std::size_t i = 0; i < inputs_.size(); ++i)
+    inputs_[i].pristine = data + layout.input_offset(i, generation);
 }
+
+namespace {
+
+// An input's whole allocation as it must be: guard zones, then its pristine data.
+void upload_pristine(const CaseTensor& t) {
+  DeviceMemory& m = const_cast<DeviceMemory&>(t.memory);
+  const std::size_t b = data_begin(t), e = data_end(t);
+  m.fill(0, b, kGuardByte);
+  if (e > b) m.upload(t.pristine, b, e - b);
+  m.fill(e, m.size() - e, kGuardByte);
+}
+
+}  // namespace
 
 void CaseTensors::upload_inputs() {
-  for (CaseTensor& t : inputs_) t.memory.upload(t.pristine.data(), 0, t.pristine.size());
+  for (const CaseTensor& t : inputs_) upload_pristine(t);
 }
 
 void CaseTensors::poison_output(int k) {
   if (alias_input_ >= 0) {  // in place: start again from the pristine input
-    const CaseTensor& t = inputs_[static_cast<std::size_t>(alias_input_)];
-    const_cast<DeviceMemory&>(t.memory).upload(t.pristine.data(), 0, t.pristine.size());
+    upload_pristine(inputs_[static_cast<std::size_t>(alias_input_)]);
     return;
   }
   // Set where the output lives: no host image is built or copied.
@@ -138,7 +145,7 @@ std::vector<TensorView> CaseTensors::pristine_input_views() const {
   for (const auto& t : inputs_) {
     TensorView h = t.view;
     h.device = Device::cpu;
-    h.data = const_cast<unsigned char*>(t.pristine.data()) + t.view_offset;
+    h.data = const_cast<unsigned char*>(t.pristine) + (t.view_offset - data_begin(t));
     v.push_back(h);
   }
   return v;
@@ -146,23 +153,31 @@ std::vector<TensorView> CaseTensors::pristine_input_views() const {
 
 namespace {
 
-// The first byte in [begin, end) at which `now` differs from `was`, or `end`: chunks of 1 MiB
-// in parallel, each passed with one memcmp when equal (the usual case), scanned when not.
+// The first byte in [begin, end) at which `now` differs from `was` (`was` indexed from
+// `begin`), or `end`: chunks of 1 MiB in parallel, each passed with one memcmp when equal (the
+// usual case), scanned when not.
 std::size_t first_changed_byte(const unsigned char* now, const unsigned char* was,
                                std::size_t begin, std::size_t end) {
   constexpr std::size_t kChunk = std::size_t{1} << 20;
   std::atomic<std::size_t> first{end};
   tbb::parallel_for(tbb::blocked_range<std::size_t>(begin, end, kChunk),
                     [&](const tbb::blocked_range<std::size_t>& r) {
-                      const std::size_t n = r.end() - r.begin();
-                      if (std::memcmp(now + r.begin(), was + r.begin(), n) == 0) return;
+                      const unsigned char* w = was + (r.begin() - begin);
+                      if (std::memcmp(now + r.begin(), w, r.end() - r.begin()) == 0) return;
                       std::size_t k = r.begin();
-                      while (now[k] == was[k]) ++k;
+                      while (now[k] == was[k - begin]) ++k;
                       for (std::size_t f = first.load();
                            k < f && !first.compare_exchange_weak(f, k);) {
                       }
                     });
   return first.load();
+}
+
+// The first byte in [begin, end) of `now` that is not the guard byte, or `end`.
+std::size_t first_off_guard(const unsigned char* now, std::size_t begin, std::size_t end) {
+  for (std::size_t k = begin; k < end; ++k)
+    if (now[k] != kGuardByte) return k;
+  return end;
 }
 
 }  // namespace
@@ -173,18 +188,20 @@ std::string CaseTensors::check_inputs_unchanged() const {
     std::vector<unsigned char>& now = scratch_;
     now.resize(t.memory.size());
     t.memory.download(now.data(), 0, now.size());
-    const std::size_t b = data_begin(t), e = data_end(t);
+    const std::size_t b = data_begin(t), e = data_end(t), size = now.size();
     // In place, the data region is the output's: only the guard zones must stay as they were.
     const bool in_place = static_cast<int>(i) == alias_input_;
-    std::size_t k = first_changed_byte(now.data(), t.pristine.data(), 0, in_place ? b : now.size());
-    if (in_place && k == b) k = first_changed_byte(now.data(), t.pristine.data(), e, now.size());
-    if (k == now.size()) continue;
+    std::size_t k = first_off_guard(now.data(), 0, b);
+    if (k == b) k = in_place ? e : first_changed_byte(now.data(), t.pristine, b, e);
+    if (k == e) k = first_off_guard(now.data(), e, size);
+    if (k == size) continue;
+    const unsigned char was = (k >= b && k < e) ? t.pristine[k - b] : kGuardByte;
     std::string where = k < b ? std::to_string(b - k) + " bytes before its data (guard zone)"
                         : k >= e
                             ? std::to_string(k - e) + " bytes past its end (guard zone)"
                             : "at storage element " + std::to_string((k - b) / dtype_size(dtype_));
     char buf[48];
-    std::snprintf(buf, sizeof buf, " (byte 0x%02x, was 0x%02x)", now[k], t.pristine[k]);
+    std::snprintf(buf, sizeof buf, " (byte 0x%02x, was 0x%02x)", now[k], was);
     return "input " + t.name + " was modified " + where + buf;
   }
   return {};

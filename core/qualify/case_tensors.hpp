@@ -28,12 +28,16 @@ inline constexpr unsigned char kPoisonBytes[2] = {0xA5, 0x5A};
 
 struct CaseTensor {
   std::string name;
-  DeviceMemory memory;                  // the allocation on the arm's device
-  std::vector<unsigned char> pristine;  // what the whole allocation must hold (inputs)
-  std::size_t view_offset = 0;          // bytes from the allocation start to the view's data
-  std::int64_t min_elem = 0;            // lowest element offset the view reaches (<= 0)
-  std::int64_t span_elems = 0;          // elements between the lowest and highest reached
-  TensorView view;                      // on the device
+  DeviceMemory memory;  // the allocation on the arm's device
+  // Inputs: what the data region (the span) must hold, from data_begin to data_end of the
+  // allocation; kGuardByte everywhere else. `pristine` points into `own` (drawn here) or into
+  // the stage's shared, sealed copy of the case's data.
+  std::vector<unsigned char> own;
+  const unsigned char* pristine = nullptr;
+  std::size_t view_offset = 0;  // bytes from the allocation start to the view's data
+  std::int64_t min_elem = 0;    // lowest element offset the view reaches (<= 0)
+  std::int64_t span_elems = 0;  // elements between the lowest and highest reached
+  TensorView view;              // on the device
 };
 
 class CaseTensors {
@@ -51,8 +55,9 @@ class CaseTensors {
   }
   // The two halves of load_inputs: the host images, then their copy to the device.
   void generate_inputs(const Case& c, std::uint64_t generation);
-  // generate_inputs from data computed already (qualify/case_data.hpp): the same images.
-  void copy_inputs(const CaseDataLayout& layout, const unsigned char* data, int generation);
+  // generate_inputs from data computed already (qualify/case_data.hpp): the same images, read
+  // where they are (`data` must outlive the use).
+  void use_inputs(const CaseDataLayout& layout, const unsigned char* data, int generation);
   void upload_inputs();
   // Fills the output's allocation (data region and guards as they should be) with poison `k`.
   void poison_output(int k);

@@ -15,7 +15,6 @@
 #include "qualify/case_data.hpp"
 #include "qualify/case_tensors.hpp"
 #include "qualify/compare.hpp"
-#include "util/parallel_copy.hpp"
 
 namespace kq {
 
@@ -104,11 +103,12 @@ class CaseRunner {
     std::vector<unsigned char> out1;
     download(out1);
     if (auto o = check_memory(out1, 0)) return *o;
-    auto want = reference();
+    std::vector<unsigned char> want_storage;  // where a reference not shared is computed
+    const unsigned char* want = reference(want_storage);
     if (auto o = check_values(out1, want, "values")) return *o;
 
     // Second run, poison 1: the same bits again (no dependence on the output's old contents,
-    // no nondeterminism). out2 is reused for the third run, want for its reference: a large
+    // no nondeterminism). out2 is reused for the third run, want_storage for its reference: a large
     // case then touches no fresh host pages after the first run.
     poison(1);
     if (auto o = run_again("second run")) return *o;
@@ -128,8 +128,7 @@ class CaseRunner {
     std::vector<unsigned char>& out3 = out2;
     download(out3);
     if (auto o = check_memory(out3, 0)) return *o;
-    std::vector<unsigned char>& want3 = want;
-    reference(want3);
+    const unsigned char* want3 = reference(want_storage);
     if (auto o = check_values(out3, want3, "values")) {
       // Wrong, and bit for bit what the first inputs gave: a replayed (cached) result.
       if (tensors_.first_difference(out1, out3) < 0) {
@@ -155,7 +154,7 @@ class CaseRunner {
     {
       StageTimer t(stages_.generate);
       if (shared_)
-        tensors_.copy_inputs(layout_, shared_, generation);
+        tensors_.use_inputs(layout_, shared_, generation);
       else
         tensors_.generate_inputs(case_, static_cast<std::uint64_t>(generation));
     }
@@ -183,7 +182,7 @@ class CaseRunner {
   // One call under CUPTI: every kernel, copy and set must run on the stream kq gave (or on a
   // stream forked from it and joined back), and the call must still be right.
   std::optional<CaseOutcome> check_stream(std::vector<unsigned char>& out,
-                                          const std::vector<unsigned char>& want) {
+                                          const unsigned char* want) {
     poison(1);
     StreamCheck sc = check_stream_discipline(stream_.handle(), [&] { checked_call(); });
     detach_profiler();  // the later cases run without CUPTI
@@ -201,7 +200,7 @@ class CaseRunner {
   // reference: a graph that holds less than the call (nothing enqueued under capture) would
   // otherwise time as a fast, empty replay. An arm that cannot be captured is not at fault here.
   std::optional<CaseOutcome> check_graph(std::vector<unsigned char>& out,
-                                         const std::vector<unsigned char>& want) {
+                                         const unsigned char* want) {
     poison(0);
     std::unique_ptr<GraphReplay> g;
     try {
@@ -273,21 +272,14 @@ class CaseRunner {
     return std::nullopt;
   }
 
-  std::vector<unsigned char> reference() {
-    std::vector<unsigned char> want;
-    reference(want);
-    return want;
-  }
-  // The reference output for the inputs loaded last, dense in logical order, into `want`
-  // (resized, its memory reused).
-  void reference(std::vector<unsigned char>& want) {
+  // The reference for the inputs loaded last, dense in logical order: in the shared data, or
+  // computed into `local` (resized, its memory reused).
+  const unsigned char* reference(std::vector<unsigned char>& local) {
     StageTimer t(stages_.reference);
+    if (shared_) return shared_ + layout_.reference_offset(generation_);
     const std::int64_t n = case_.numel();
+    std::vector<unsigned char>& want = local;
     want.resize(static_cast<std::size_t>(n) * dtype_size(spec_.op.dtype));
-    if (shared_) {
-      parallel_copy(want.data(), shared_ + layout_.reference_offset(generation_), want.size());
-      return;
-    }
     TensorView out = TensorView::contiguous_1d(want.data(), n, spec_.op.dtype, Device::cpu);
     auto inputs = tensors_.pristine_input_views();
     // Evaluate over the case's shape: the dense output takes the same shape.
@@ -299,14 +291,14 @@ class CaseRunner {
       s *= out.shape[d];
     }
     eval_reference(spec_.op.semantics, inputs, out);
+    return want.data();
   }
 
   std::optional<CaseOutcome> check_values(const std::vector<unsigned char>& got,
-                                          const std::vector<unsigned char>& want,
-                                          const char* check) {
+                                          const unsigned char* want, const char* check) {
     StageTimer t(stages_.compare);
     const DType dt = spec_.op.dtype;
-    auto m = tensors_.compare_output(got, want.data(), [&](std::uint64_t w, std::uint64_t g) {
+    auto m = tensors_.compare_output(got, want, [&](std::uint64_t w, std::uint64_t g) {
       return element_matches(spec_.op.compare, dt, w, g);
     });
     if (m.count == 0) return std::nullopt;
@@ -339,7 +331,7 @@ class CaseRunner {
 CaseOutcome run_case(IKernelArm& arm, Device device, const Spec& spec, const Case& c,
                      const std::function<void(double)>& prepared, const unsigned char* shared) {
   auto t0 = std::chrono::steady_clock::now();
-  const std::uint64_t need = c.host_bytes(dtype_size(spec.op.dtype));
+  const std::uint64_t need = c.host_bytes(dtype_size(spec.op.dtype), shared != nullptr);
   if (const std::uint64_t have = available_host_bytes(); have != 0 && need > have) {
     CaseOutcome o;
     o.result = CaseOutcome::Result::skipped;

@@ -68,7 +68,7 @@ TEST_CASE("computed once, a case's inputs are the ones a worker draws itself, in
     kq::CaseTensors copied(c, spec().op.inputs, "out", kq::DType::f32, kq::Device::cpu);
     for (int g = 0; g < kq::kGenerations; ++g) {
       own.generate_inputs(c, static_cast<std::uint64_t>(g));
-      copied.copy_inputs(layout, data.data(), g);
+      copied.use_inputs(layout, data.data(), g);
       const auto a = own.pristine_input_views(), b = copied.pristine_input_views();
       for (std::size_t i = 0; i < a.size(); ++i) {
         INFO(c.name << " input " << i << " generation " << g);
