@@ -75,6 +75,12 @@ SharedCases SharedCases::adopt(const std::string& argument) {
   return s;
 }
 
+std::uint64_t SharedCases::bytes() const {
+  std::uint64_t n = 0;
+  for (const auto& [name, m] : cases_) n += m.size();
+  return n;
+}
+
 const unsigned char* SharedCases::find(const std::string& case_name) const {
   auto it = cases_.find(case_name);
   return it == cases_.end() ? nullptr : it->second.data();

@@ -30,6 +30,7 @@ class SharedCases {
   // The case's data (its CaseDataLayout), or nullptr when the case is not shared.
   const unsigned char* find(const std::string& case_name) const;
   std::size_t size() const { return cases_.size(); }
+  std::uint64_t bytes() const;  // all of it
 
  private:
   std::map<std::string, SealedMemory> cases_;
