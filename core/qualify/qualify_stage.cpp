@@ -157,9 +157,14 @@ rec::VerdictRecord qualify_one(const StageArm& a, const QualifyStageOptions& opt
   return verdict;
 }
 
-// The cases' data for the stage's workers: none when no arm will start one.
-SharedCases share_cases(const std::vector<StageArm>& arms, const QualifyStageOptions& opt) {
-  if (arms.empty()) return {};
+// The cases' data for the stage's workers: none when no arm will start one (none, or only CUDA
+// arms where CUDA is unusable).
+SharedCases share_cases(const std::vector<StageArm>& arms, const QualifyStageOptions& opt,
+                        bool cuda_ok) {
+  const bool any_worker = std::any_of(arms.begin(), arms.end(), [&](const StageArm& a) {
+    return a.identity.device != Device::cuda || cuda_ok;
+  });
+  if (!any_worker) return {};
   const Spec spec = load_spec(opt.spec_file);
   PlanOptions plan;
   plan.quick = opt.quick;
@@ -201,7 +206,7 @@ std::vector<rec::VerdictRecord> qualify_stage(const std::vector<StageArm>& arms,
   std::filesystem::create_directories(opt.log_dir);
   // Every case's inputs and references, computed once here for all the workers, which inherit
   // them sealed (read-only for every process).
-  const SharedCases shared = share_cases(arms, opt);
+  const SharedCases shared = share_cases(arms, opt, cuda_ok);
   const std::string case_data = shared.argument();
   ::setenv(kBigCaseLockEnv, (opt.log_dir / "big-case.lock").c_str(), 1);
   std::vector<rec::VerdictRecord> verdicts(arms.size());
