@@ -55,8 +55,6 @@ SealedMemory::SealedMemory(const std::string& name, std::size_t bytes,
 }
 
 SealedMemory SealedMemory::adopt(int fd, std::size_t bytes) {
-  SealedMemory m;
-  m.fd_ = fd;
   const std::string what = "shared case data (descriptor " + std::to_string(fd) + ")";
   const int seals = ::fcntl(fd, F_GET_SEALS);
   if (seals < 0 || (seals & (F_SEAL_WRITE | F_SEAL_SHRINK)) != (F_SEAL_WRITE | F_SEAL_SHRINK))
@@ -64,8 +62,10 @@ SealedMemory SealedMemory::adopt(int fd, std::size_t bytes) {
   struct stat st {};
   if (::fstat(fd, &st) != 0 || static_cast<std::size_t>(st.st_size) != bytes)
     throw std::runtime_error(what + " does not hold " + std::to_string(bytes) + " bytes");
-  m.bytes_ = bytes;
+  SealedMemory m;
   m.data_ = map_read_only(fd, bytes, what);
+  m.fd_ = fd;  // ours from here on
+  m.bytes_ = bytes;
   return m;
 }
 

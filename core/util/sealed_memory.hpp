@@ -18,7 +18,8 @@ class SealedMemory {
   SealedMemory(const std::string& name, std::size_t bytes,
                const std::function<void(unsigned char*)>& fill);
   // Maps an inherited descriptor read-only, after checking that it is sealed against writes
-  // and has `bytes` bytes; throws std::runtime_error otherwise. Takes ownership of `fd`.
+  // and has `bytes` bytes; throws std::runtime_error otherwise, leaving `fd` alone. Takes
+  // ownership of `fd` when it returns.
   static SealedMemory adopt(int fd, std::size_t bytes);
   SealedMemory(SealedMemory&& o) noexcept;
   SealedMemory& operator=(SealedMemory&& o) noexcept;

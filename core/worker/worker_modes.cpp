@@ -1,6 +1,7 @@
 #include "worker/worker_modes.hpp"
 
 #include <algorithm>
+#include <iostream>
 
 #include "artifacts/artifacts.hpp"
 #include "plan/plan_cases.hpp"
@@ -35,6 +36,18 @@ void make_brief(TimingPolicy& t) {
   t.warmup_ms = std::min(t.warmup_ms, 10.0);
 }
 
+// The stage's shared case data; where it cannot be used (a tool in between, compute-sanitizer
+// say, closed the descriptors), the worker computes every case's own, as without it.
+SharedCases adopt_shared_cases(const std::string& argument) {
+  try {
+    return SharedCases::adopt(argument);
+  } catch (const std::exception& e) {
+    std::cerr << "shared case data not usable (" << e.what()
+              << "): this worker computes every case's own\n";
+    return {};
+  }
+}
+
 }  // namespace
 
 bool worker_qualify(const QualifyWorkerArgs& args) {
@@ -49,7 +62,7 @@ bool worker_qualify(const QualifyWorkerArgs& args) {
     PlanOptions plan;
     plan.quick = args.quick;
     plan.timing_sizes = args.timing_sizes;
-    const SharedCases shared = SharedCases::adopt(args.case_data);
+    const SharedCases shared = adopt_shared_cases(args.case_data);
     auto verdict =
         qualify_arm(*arm->arm, arm->identity, spec, plan_cases(spec, plan), emit, &shared);
     if (!args.artifacts_dir.empty() && verdict.verdict != rec::Verdict::unsupported &&

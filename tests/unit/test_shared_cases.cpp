@@ -128,6 +128,11 @@ TEST_CASE("sealed memory cannot be written, through any descriptor or mapping") 
   const int again = ::dup(m.fd());
   CHECK_THROWS_WITH_AS(kq::SealedMemory::adopt(again, 100), doctest::Contains("does not hold"),
                        std::runtime_error);
+  // A descriptor it refuses is left open (it may be anything of the caller's).
+  CHECK(::fcntl(plain, F_GETFD) >= 0);
+  CHECK(::fcntl(again, F_GETFD) >= 0);
+  ::close(plain);
+  ::close(again);
 }
 
 TEST_CASE("the workers' argument names each shared case's descriptor and size") {
