@@ -1,19 +1,43 @@
-#include "kq/half.hpp"
+// relu(a + b) computed in float32 and rounded once to f16 (or bf16) against the float64 result
+// rounded once, over every pair of f16 and of bf16 values: the claim behind the bitwise compare
+// rule of specs/residual_relu_{f16,bf16}.yaml. float32's 24 bits are at least 2p + 2 for both
+// formats, so rounding twice is innocuous (Figueroa 1995); this checks it exhaustively. Prints
+// the number of mismatching pairs per format (0 and 0), in about a minute on 2 cores:
+//   g++ -std=c++20 -O2 -fopenmp -Iplugin-api/include tools/half_double_rounding.cpp -o /tmp/hdr
+//   /tmp/hdr
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
-template <typename F> long check() {
+
+#include "kq/half.hpp"
+
+namespace {
+
+double relu(double s) { return std::isnan(s) ? s : (s > 0 ? s : 0.0); }
+
+// Pairs (a, b) of format F, NaN inputs left out, where the two ways differ.
+template <typename F>
+long mismatches() {
   long bad = 0;
-  #pragma omp parallel for reduction(+:bad) schedule(dynamic, 256)
+#pragma omp parallel for reduction(+ : bad) schedule(dynamic, 256)
   for (long a = 0; a < 65536; ++a) {
-    double x = F::to_double((uint16_t)a); if (std::isnan(x)) continue;
+    const double x = F::to_double(static_cast<std::uint16_t>(a));
+    if (std::isnan(x)) continue;
     for (long b = 0; b < 65536; ++b) {
-      double y = F::to_double((uint16_t)b); if (std::isnan(y)) continue;
-      float s = (float)x + (float)y;  // f32 compute
-      double r = (double)s > 0 ? (double)s : 0.0; if (std::isnan(s)) r = s;
-      double rr = x + y; double want = rr > 0 ? rr : 0.0; if (std::isnan(rr)) want = rr;
-      uint16_t g = F::from_double(r), w = F::from_double(want);
-      if (g != w && !(std::isnan(r) && std::isnan(want))) ++bad;
+      const double y = F::to_double(static_cast<std::uint16_t>(b));
+      if (std::isnan(y)) continue;
+      const double in_f32 = relu(static_cast<float>(x) + static_cast<float>(y));
+      const double in_f64 = relu(x + y);
+      const std::uint16_t got = F::from_double(in_f32), want = F::from_double(in_f64);
+      if (got != want && !(std::isnan(in_f32) && std::isnan(in_f64))) ++bad;
     }
   }
   return bad;
 }
-int main() { printf("f16 bad %ld\n", check<kq::HalfFormat>()); printf("bf16 bad %ld\n", check<kq::BFloat16Format>()); }
+
+}  // namespace
+
+int main() {
+  std::printf("f16: %ld mismatching pairs\n", mismatches<kq::HalfFormat>());
+  std::printf("bf16: %ld mismatching pairs\n", mismatches<kq::BFloat16Format>());
+}
