@@ -118,10 +118,14 @@ void Progress::record(const nlohmann::json& j) {
     running_[arm + pass] = {j.value("case", ""), Clock::now()};
     status("qualify " + arm + pass + "  " + j.value("case", ""));
   } else if (type == rec::RoundSample::kType) {
-    const std::string what = std::to_string(j.value("size", 0LL)) + " elements, round " +
-                             std::to_string(j.value("round", 0));
-    running_.clear();  // timing runs one arm at a time, interleaved
-    running_["timing"] = {what + ", " + arm, Clock::now()};
+    const std::string size = std::to_string(j.value("size", 0LL)) + " elements";
+    const std::string what = size + ", round " + std::to_string(j.value("round", 0));
+    // Timing runs one arm at a time, interleaved: one entry, timed from the size's first sample.
+    const auto at = running_.find("timing");
+    const bool same_size = at != running_.end() && at->second.what.rfind(size + ",", 0) == 0;
+    const Clock::time_point since = same_size ? at->second.since : Clock::now();
+    running_.clear();
+    running_["timing"] = {what + ", " + arm, since};
     status("time " + what + ", " + arm);
   } else if (type == rec::SizeEnd::kType) {
     running_.clear();
