@@ -9,6 +9,7 @@
 
 #include "device/cuda_check.hpp"
 #include "device/memory.hpp"
+#include "util/host_memory.hpp"
 
 namespace kq {
 namespace {
@@ -19,15 +20,6 @@ std::string cpu_model() {
   while (std::getline(in, line))
     if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
   return "unknown";
-}
-
-std::uint64_t mem_total() {
-  std::ifstream in("/proc/meminfo");
-  std::string key, unit;
-  std::uint64_t kb = 0;
-  while (in >> key >> kb >> unit)
-    if (key == "MemTotal:") return kb * 1024;
-  return 0;
 }
 
 }  // namespace
@@ -41,7 +33,7 @@ nlohmann::json machine_info() {
   if (uname(&u) == 0) j["os"] = std::string(u.sysname) + " " + u.release + " " + u.machine;
   j["cpu"] = cpu_model();
   j["cores"] = std::thread::hardware_concurrency();
-  j["memory_bytes"] = mem_total();
+  j["memory_bytes"] = total_host_bytes();
   j["gpus"] = nlohmann::json::array();
   std::string why;
   if (!cuda_usable(&why)) {

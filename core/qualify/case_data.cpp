@@ -1,5 +1,6 @@
 #include "qualify/case_data.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "expr/reference.hpp"
@@ -12,18 +13,14 @@ constexpr std::size_t kAlign = 64;
 
 std::size_t aligned(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
-std::int64_t numel_of(const std::vector<std::int64_t>& shape) {
-  std::int64_t n = 1;
-  for (auto d : shape) n *= d;
-  return n;
-}
+}  // namespace
 
-TensorView host_view(unsigned char* data, DType dtype, const std::vector<std::int64_t>& shape,
-                     const std::vector<std::int64_t>& strides) {
+TensorView view_of(void* data, DType dtype, Device device, const std::vector<std::int64_t>& shape,
+                   const std::vector<std::int64_t>& strides) {
   TensorView v;
   v.data = data;
   v.dtype = dtype;
-  v.device = Device::cpu;
+  v.device = device;
   v.rank = static_cast<int>(shape.size());
   for (int d = 0; d < v.rank; ++d) {
     v.shape[d] = shape[static_cast<std::size_t>(d)];
@@ -32,10 +29,14 @@ TensorView host_view(unsigned char* data, DType dtype, const std::vector<std::in
   return v;
 }
 
-}  // namespace
+void case_reference(const Spec& spec, const Case& c, std::span<const TensorView> inputs,
+                    unsigned char* dst) {
+  eval_reference(spec.op.semantics, inputs,
+                 view_of(dst, spec.op.dtype, Device::cpu, c.shape, row_major_strides(c.shape)));
+}
 
 Span span_of(const std::vector<std::int64_t>& shape, const Placement& place) {
-  if (numel_of(shape) == 0) return {};
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return {};  // no elements
   const auto strides = place.strides.empty() ? row_major_strides(shape) : place.strides;
   Span s;
   std::int64_t hi = 0;
@@ -51,7 +52,7 @@ CaseDataLayout::CaseDataLayout(const Spec& spec, const Case& c) {
   const std::size_t es = dtype_size(spec.op.dtype);
   for (const Placement& p : c.inputs)
     input_bytes_.push_back(static_cast<std::size_t>(span_of(c.shape, p).elems) * es);
-  reference_bytes_ = static_cast<std::size_t>(numel_of(c.shape)) * es;
+  reference_bytes_ = static_cast<std::size_t>(c.numel()) * es;
   for (int g = 0; g < kGenerations; ++g)
     for (std::size_t b : input_bytes_) {
       offsets_.push_back(total_);
@@ -82,13 +83,11 @@ void compute_case_data(const Spec& spec, const Case& c, const CaseDataLayout& la
       const Span s = span_of(c.shape, c.inputs[i]);
       fill_input_values(c, static_cast<int>(i), dt, span, s.elems, static_cast<std::uint64_t>(g));
       const auto& place = c.inputs[i];
-      inputs.push_back(
-          host_view(span + static_cast<std::size_t>(-s.min_elem) * es, dt, c.shape,
-                    place.strides.empty() ? row_major_strides(c.shape) : place.strides));
+      inputs.push_back(view_of(span + static_cast<std::size_t>(-s.min_elem) * es, dt, Device::cpu,
+                               c.shape,
+                               place.strides.empty() ? row_major_strides(c.shape) : place.strides));
     }
-    eval_reference(
-        spec.op.semantics, inputs,
-        host_view(dst + layout.reference_offset(g), dt, c.shape, row_major_strides(c.shape)));
+    case_reference(spec, c, inputs, dst + layout.reference_offset(g));
   }
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "plan/case.hpp"
@@ -22,6 +23,15 @@ struct Span {
   std::int64_t elems = 0;
 };
 Span span_of(const std::vector<std::int64_t>& shape, const Placement& place);
+
+// A view of `data` over `shape` with `strides` (elements), on `device`.
+TensorView view_of(void* data, DType dtype, Device device, const std::vector<std::int64_t>& shape,
+                   const std::vector<std::int64_t>& strides);
+
+// The float64 reference of case `c` on `inputs` (host views), rounded to the dtype, dense in
+// logical order into `dst` (c.numel() elements).
+void case_reference(const Spec& spec, const Case& c, std::span<const TensorView> inputs,
+                    unsigned char* dst);
 
 // Where each part lies in a case's data, in bytes: parts start on 64-byte boundaries.
 class CaseDataLayout {

@@ -15,20 +15,6 @@
 namespace kq {
 namespace {
 
-TensorView make_view(void* data, DType dtype, Device device, const std::vector<std::int64_t>& shape,
-                     const std::vector<std::int64_t>& strides) {
-  TensorView v;
-  v.data = data;
-  v.dtype = dtype;
-  v.device = device;
-  v.rank = static_cast<int>(shape.size());
-  for (int i = 0; i < v.rank; ++i) {
-    v.shape[i] = shape[i];
-    v.strides[i] = strides[i];
-  }
-  return v;
-}
-
 // Allocates a tensor for `place` between guard zones.
 CaseTensor make_tensor(const std::string& name, const std::vector<std::int64_t>& shape,
                        const Placement& place, DType dtype, Device device) {
@@ -47,7 +33,7 @@ CaseTensor make_tensor(const std::string& name, const std::vector<std::int64_t>&
                             static_cast<std::size_t>(t.span_elems) * es + guard;
   t.memory = DeviceMemory(device, bytes, place.fence);
   t.view =
-      make_view(static_cast<char*>(t.memory.data()) + t.view_offset, dtype, device, shape, strides);
+      view_of(static_cast<char*>(t.memory.data()) + t.view_offset, dtype, device, shape, strides);
   return t;
 }
 
@@ -71,8 +57,8 @@ CaseTensors::CaseTensors(const Case& c, const std::vector<std::string>& input_na
     out_view_offset_ = owner.view_offset + static_cast<std::size_t>(c.alias_shift) * es;
     out_strides_ = std::vector<std::int64_t>(owner.view.strides.begin(),
                                              owner.view.strides.begin() + owner.view.rank);
-    output_view_ = make_view(static_cast<char*>(owner.memory.data()) + out_view_offset_, dtype,
-                             device, c.shape, out_strides_);
+    output_view_ = view_of(static_cast<char*>(owner.memory.data()) + out_view_offset_, dtype,
+                           device, c.shape, out_strides_);
   } else {
     output_ = make_tensor(output_name, c.shape, c.output, dtype, device);
     out_view_offset_ = output_->view_offset;
@@ -236,10 +222,9 @@ CaseTensors::Finding CaseTensors::check_output_surroundings(
   if (alias_input_ >= 0) return {};  // the input checks cover the owner's guards
   const CaseTensor& t = *output_;
   const std::size_t b = data_begin(t), e = data_end(t);
-  for (std::size_t k = 0; k < b; ++k)
-    if (out_alloc[k] != kGuardByte)
-      return {"output_guard",
-              "wrote " + std::to_string(b - k) + " bytes before the start of output " + t.name};
+  if (const std::size_t k = first_off_guard(out_alloc.data(), 0, b); k < b)
+    return {"output_guard",
+            "wrote " + std::to_string(b - k) + " bytes before the start of output " + t.name};
   for (std::size_t k = out_alloc.size(); k-- > e;)
     if (out_alloc[k] != kGuardByte)
       return {"output_guard", "wrote past the end of output " + t.name + " (byte " +

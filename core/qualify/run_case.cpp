@@ -1,7 +1,6 @@
 #include "qualify/run_case.hpp"
 
 #include <chrono>
-#include <fstream>
 #include <memory>
 #include <optional>
 
@@ -10,11 +9,11 @@
 #include "device/kernel_profile.hpp"
 #include "device/stream.hpp"
 #include "device/stream_discipline.hpp"
-#include "expr/reference.hpp"
 #include "plugins/guarded_call.hpp"
 #include "qualify/case_data.hpp"
 #include "qualify/case_tensors.hpp"
 #include "qualify/compare.hpp"
+#include "util/host_memory.hpp"
 
 namespace kq {
 
@@ -33,16 +32,6 @@ const char* to_string(CaseOutcome::Result r) {
 }
 
 namespace {
-
-std::uint64_t available_host_bytes() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  std::uint64_t kb = 0;
-  std::string unit;
-  while (in >> key >> kb >> unit)
-    if (key == "MemAvailable:") return kb * 1024;
-  return 0;
-}
 
 // Adds the seconds from its construction to its destruction to a stage's total.
 class StageTimer {
@@ -277,21 +266,9 @@ class CaseRunner {
   const unsigned char* reference(std::vector<unsigned char>& local) {
     StageTimer t(stages_.reference);
     if (shared_) return shared_ + layout_.reference_offset(generation_);
-    const std::int64_t n = case_.numel();
-    std::vector<unsigned char>& want = local;
-    want.resize(static_cast<std::size_t>(n) * dtype_size(spec_.op.dtype));
-    TensorView out = TensorView::contiguous_1d(want.data(), n, spec_.op.dtype, Device::cpu);
-    auto inputs = tensors_.pristine_input_views();
-    // Evaluate over the case's shape: the dense output takes the same shape.
-    out.rank = static_cast<int>(case_.shape.size());
-    std::int64_t s = 1;
-    for (int d = out.rank - 1; d >= 0; --d) {
-      out.shape[d] = case_.shape[static_cast<std::size_t>(d)];
-      out.strides[d] = s;
-      s *= out.shape[d];
-    }
-    eval_reference(spec_.op.semantics, inputs, out);
-    return want.data();
+    local.resize(static_cast<std::size_t>(case_.numel()) * dtype_size(spec_.op.dtype));
+    case_reference(spec_, case_, tensors_.pristine_input_views(), local.data());
+    return local.data();
   }
 
   std::optional<CaseOutcome> check_values(const std::vector<unsigned char>& got,

@@ -7,17 +7,11 @@
 #include <stdexcept>
 
 #include "qualify/case_data.hpp"
+#include "util/host_memory.hpp"
 
 namespace kq {
 
-std::uint64_t shared_cases_budget() {
-  std::ifstream in("/proc/meminfo");
-  std::string key, unit;
-  std::uint64_t kb = 0;
-  while (in >> key >> kb >> unit)
-    if (key == "MemAvailable:") return kb * 1024 / 2;
-  return 0;
-}
+std::uint64_t shared_cases_budget() { return available_host_bytes() / 2; }
 
 SharedCases SharedCases::compute(const Spec& spec, const std::vector<Case>& cases,
                                  std::uint64_t budget_bytes, const std::filesystem::path& log) {
