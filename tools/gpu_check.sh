@@ -23,8 +23,9 @@
 #                                           (CUDA C++, cuDNN, Thrust, PTX, NVRTC, eager PyTorch,
 #                                           torch.compile, Triton) at 2^20, 2^24 and 2^28
 #   tools/gpu_check.sh KQ_DIR OUT half      kq run --quick on the half-precision specs named in
-#                                           KQ_HALF_SPECS (default: all four) with every arm,
-#                                           at 2^20, 2^24 and 2^28
+#                                           KQ_HALF_SPECS (default: all four) with every arm
+#                                           (or those of KQ_HALF_ARMS that take the spec), at
+#                                           2^20, 2^24 and 2^28
 #
 # kq needs NVRTC and CUPTI from the CUDA toolkit: /usr/local/cuda/lib64 goes on its library path
 # only (PyTorch, used by crosscheck.py, keeps its own).
@@ -84,7 +85,8 @@ case $part in
     for s in ${KQ_HALF_SPECS:-residual_relu_bf16 residual_relu_f16 silu_mul_bf16 gelu_f16}; do
       step "kq run $s"
       "${kq_env[@]}" timeout "${KQ_REFERENCE_TIMEOUT:-270}" "$kq" run "$specs/$s.yaml" --quick \
-        --sizes 1048576,16777216,268435456 --out "$out/$s" 2>&1 | tail -n 40
+        ${KQ_HALF_ARMS:+--arms "$KQ_HALF_ARMS"} --sizes 1048576,16777216,268435456 \
+        --out "$out/$s" 2>&1 | tail -n 40
     done
     ;;
   tests)

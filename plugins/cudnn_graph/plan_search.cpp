@@ -233,7 +233,7 @@ std::string check_output(const OpSpec& spec, const Probe& p,
     // qualification, whose cases are chosen.
     if (!finite) continue;
     auto want = static_cast<float>(round_to(spec.dtype, ref::eval_expr(spec.semantics, x)));
-    if (!close_enough(got[k], want, scale, spec.dtype)) {
+    if (!close_enough(got[k], want, scale, spec.dtype, spec.compare)) {
       char buf[160];
       std::snprintf(buf, sizeof buf, "element %lld: got %.9g, expected %.9g",
                     static_cast<long long>(p.index(k)), static_cast<double>(got[k]),
