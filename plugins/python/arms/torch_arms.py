@@ -333,7 +333,14 @@ class _CompiledArm(_TorchArm):
                 setattr(torch._dynamo.config, limit, max(getattr(torch._dynamo.config, limit), 4096))
         fn = _define(self._source, self.kind, spec)
         mode = None if self.compile_mode == "default" else self.compile_mode
-        return torch.compile(fn, fullgraph=True, mode=mode)
+        # On CUDA, static shapes: Inductor's code for each shape, as a fixed-shape workload gets
+        # it. With automatic dynamic shapes the second shape seen (in kq, often a tiny one)
+        # makes one Triton kernel for all, its block size tuned for that shape: on the H200 a
+        # 2-element hint gave blocks of two elements, and torch_compile ran at 20 GB/s on 2^24
+        # bf16 elements. Inductor's C++ loops do not depend on such a hint, and compiling one
+        # per shape would cost minutes: the CPU arm keeps automatic dynamic shapes.
+        dynamic = False if self.device == "cuda" else None
+        return torch.compile(fn, fullgraph=True, mode=mode, dynamic=dynamic)
 
     def _warm(self, problem):
         """Compiles for these shapes and layouts on scratch tensors (prepare writes nothing of
