@@ -51,6 +51,7 @@ int cmd_selftest(const std::vector<std::string>& args) {
       set_up_sanitize(vm.count("sanitize") ? parse_sanitize_tools(vm["sanitize"].as<std::string>())
                                            : std::vector<std::string>{},
                       std::cout);
+  o.shipped_specs = vm.count("specs") == 0;
   const std::filesystem::path specs_dir = vm.count("specs")
                                               ? std::filesystem::path(vm["specs"].as<std::string>())
                                               : default_specs_dir();

@@ -30,6 +30,10 @@ struct SelftestOptions {
   int jobs = 1;                // arms qualified at once
   SanitizeSetup sanitize;
   bool no_timing = false;  // qualify only
+  // Over the shipped specs every broken candidate must take one of them (a candidate that
+  // drifted to decline everything would never be rejected); over a folder of the user's, a
+  // candidate for other specs is only shown.
+  bool shipped_specs = true;
 };
 
 struct SelftestResult {
