@@ -37,14 +37,14 @@ CaseTensor make_tensor(const std::string& name, const std::vector<std::int64_t>&
   return t;
 }
 
+}  // namespace
+
 std::size_t data_begin(const CaseTensor& t) {
   return t.view_offset - static_cast<std::size_t>(-t.min_elem) * dtype_size(t.view.dtype);
 }
 std::size_t data_end(const CaseTensor& t) {
   return data_begin(t) + static_cast<std::size_t>(t.span_elems) * dtype_size(t.view.dtype);
 }
-
-}  // namespace
 
 CaseTensors::CaseTensors(const Case& c, const std::vector<std::string>& input_names,
                          const std::string& output_name, DType dtype, Device device)
@@ -181,16 +181,22 @@ std::string CaseTensors::check_inputs_unchanged() const {
     if (k == b) k = in_place ? e : first_changed_byte(now.data(), t.pristine, b, e);
     if (k == e) k = first_off_guard(now.data(), e, size);
     if (k == size) continue;
-    const unsigned char was = (k >= b && k < e) ? t.pristine[k - b] : kGuardByte;
-    std::string where = k < b ? std::to_string(b - k) + " bytes before its data (guard zone)"
-                        : k >= e
-                            ? std::to_string(k - e) + " bytes past its end (guard zone)"
-                            : "at storage element " + std::to_string((k - b) / dtype_size(dtype_));
-    char buf[48];
-    std::snprintf(buf, sizeof buf, " (byte 0x%02x, was 0x%02x)", now[k], was);
-    return "input " + t.name + " was modified " + where + buf;
+    return input_change(i, k, now[k]);
   }
   return {};
+}
+
+std::string CaseTensors::input_change(std::size_t i, std::size_t k, unsigned char now) const {
+  const CaseTensor& t = inputs_[i];
+  const std::size_t b = data_begin(t), e = data_end(t);
+  const unsigned char was = (k >= b && k < e) ? t.pristine[k - b] : kGuardByte;
+  std::string where = k < b ? std::to_string(b - k) + " bytes before its data (guard zone)"
+                      : k >= e
+                          ? std::to_string(k - e) + " bytes past its end (guard zone)"
+                          : "at storage element " + std::to_string((k - b) / dtype_size(dtype_));
+  char buf[48];
+  std::snprintf(buf, sizeof buf, " (byte 0x%02x, was 0x%02x)", now, was);
+  return "input " + t.name + " was modified " + where + buf;
 }
 
 void CaseTensors::download_output(std::vector<unsigned char>& into) const {
@@ -222,13 +228,7 @@ CaseTensors::Finding CaseTensors::check_output_surroundings(
   if (alias_input_ >= 0) return {};  // the input checks cover the owner's guards
   const CaseTensor& t = *output_;
   const std::size_t b = data_begin(t), e = data_end(t);
-  if (const std::size_t k = first_off_guard(out_alloc.data(), 0, b); k < b)
-    return {"output_guard",
-            "wrote " + std::to_string(b - k) + " bytes before the start of output " + t.name};
-  for (std::size_t k = out_alloc.size(); k-- > e;)
-    if (out_alloc[k] != kGuardByte)
-      return {"output_guard", "wrote past the end of output " + t.name + " (byte " +
-                                  std::to_string(k - e) + " after its last element)"};
+  if (Finding f = guard_finding(out_alloc.data(), out_alloc.data() + e); !f.check.empty()) return f;
   if (out_contiguous_) return {};
   // Strided output: bytes between the view's elements must keep the poison.
   std::vector<char> mine(out_alloc.size(), 0);
@@ -239,6 +239,20 @@ CaseTensors::Finding CaseTensors::check_output_surroundings(
     if (!mine[k] && out_alloc[k] != kPoisonBytes[poison])
       return {"output_gaps", "wrote between the elements of strided output " + t.name + " (byte " +
                                  std::to_string(k - b) + " of its span)"};
+  return {};
+}
+
+CaseTensors::Finding CaseTensors::guard_finding(const unsigned char* head,
+                                                const unsigned char* tail) const {
+  const CaseTensor& t = *output_;
+  const std::size_t b = data_begin(t), after = t.memory.size() - data_end(t);
+  if (const std::size_t k = first_off_guard(head, 0, b); k < b)
+    return {"output_guard",
+            "wrote " + std::to_string(b - k) + " bytes before the start of output " + t.name};
+  for (std::size_t k = after; k-- > 0;)
+    if (tail[k] != kGuardByte)
+      return {"output_guard", "wrote past the end of output " + t.name + " (byte " +
+                                  std::to_string(k) + " after its last element)"};
   return {};
 }
 

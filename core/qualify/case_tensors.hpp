@@ -40,6 +40,11 @@ struct CaseTensor {
   TensorView view;              // on the device
 };
 
+// Byte positions in t's allocation of the first and one past the last byte of its data region
+// (the span of the view's elements, gaps included).
+std::size_t data_begin(const CaseTensor& t);
+std::size_t data_end(const CaseTensor& t);
+
 class CaseTensors {
  public:
   CaseTensors(const Case& c, const std::vector<std::string>& input_names,
@@ -107,10 +112,21 @@ class CaseTensors {
   bool aliased() const { return alias_input_ >= 0; }
   int alias_input() const { return alias_input_; }
 
- private:
+  // For checks made elsewhere (qualify/output_checks.hpp): the tensors and the output's layout.
+  const std::vector<CaseTensor>& inputs() const { return inputs_; }
   const CaseTensor& output_owner() const;
+  const TensorView& output_view() const { return output_view_; }
+  bool output_contiguous() const { return out_contiguous_; }
+  DType dtype() const { return dtype_; }
   // Byte position in the output owner's allocation of the element at logical index i.
   std::size_t output_byte(std::int64_t i) const;
+  // The line check_inputs_unchanged gives for input i whose allocation holds `now` at byte k.
+  std::string input_change(std::size_t i, std::size_t k, unsigned char now) const;
+  // check_output_surroundings' guard findings from the output allocation's head (the bytes
+  // before its data) and tail (those after): where the data region stays on the device.
+  Finding guard_finding(const unsigned char* head, const unsigned char* tail) const;
+
+ private:
   // Calls f(first, last) over chunks of logical indices, in parallel.
   void for_chunks(std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& f) const;
 

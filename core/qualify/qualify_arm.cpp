@@ -46,9 +46,10 @@ void log_case(const Case& c, const CaseOutcome& o) {
   char line[320];
   std::snprintf(line, sizeof line,
                 "case %s: %s in %.2f ms (generate %.2f, reference %.2f, upload %.2f, run %.2f, "
-                "download %.2f, compare %.2f)\n",
+                "download %.2f, compare %.2f%s%s)\n",
                 c.name.c_str(), to_string(o.result), 1e3 * o.seconds, 1e3 * s.generate,
-                1e3 * s.reference, 1e3 * s.upload, 1e3 * s.run, 1e3 * s.download, 1e3 * s.compare);
+                1e3 * s.reference, 1e3 * s.upload, 1e3 * s.run, 1e3 * s.download, 1e3 * s.compare,
+                o.checked_on.empty() ? "" : "; checked on the ", o.checked_on.c_str());
   std::fputs(line, stderr);
 }
 
@@ -61,6 +62,7 @@ rec::CaseResult case_record(const std::string& arm, const Case& c, const CaseOut
   r.result = to_string(o.result);
   r.seconds = o.seconds;
   r.stages = o.stages;
+  if (!o.checked_on.empty()) r.checked_on = o.checked_on;
   if (!c.in_contract) r.outside_because = c.outside_because;
   if (!o.check.empty()) r.check = o.check;
   if (!o.message.empty()) r.message = o.message;

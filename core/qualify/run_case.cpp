@@ -13,6 +13,7 @@
 #include "qualify/case_data.hpp"
 #include "qualify/case_tensors.hpp"
 #include "qualify/compare.hpp"
+#include "qualify/output_checks.hpp"
 #include "util/host_memory.hpp"
 
 namespace kq {
@@ -68,12 +69,15 @@ class CaseRunner {
         shared_(shared),
         layout_(spec, c),
         stream_(device),
-        tensors_(c, spec.op.inputs, spec.op.outputs[0].name, spec.op.dtype, device) {}
+        tensors_(c, spec.op.inputs, spec.op.outputs[0].name, spec.op.dtype, device),
+        checks_(output_checks(tensors_, device, spec.op.compare, stream_.handle(),
+                              device_check_min_elements())) {}
 
   // The checks, with the seconds each stage took.
   CaseOutcome run() {
     CaseOutcome o = run_checks();
     o.stages = stages_;
+    o.checked_on = checks_->where();
     return o;
   }
 
@@ -89,22 +93,20 @@ class CaseRunner {
     if (st.is_error()) return fail("arm_error", "returned an error: " + st.message());
 
     // First run, poison 0.
-    std::vector<unsigned char> out1;
-    download(out1);
-    if (auto o = check_memory(out1, 0)) return *o;
+    take(true);
+    if (auto o = check_memory(0)) return *o;
     std::vector<unsigned char> want_storage;  // where a reference not shared is computed
     const unsigned char* want = reference(want_storage);
-    if (auto o = check_values(out1, want, "values")) return *o;
+    if (auto o = check_values(want, "values")) return *o;
 
     // Second run, poison 1: the same bits again (no dependence on the output's old contents,
-    // no nondeterminism). out2 is reused for the third run, want_storage for its reference: a large
-    // case then touches no fresh host pages after the first run.
+    // no nondeterminism). want_storage is reused for the third run's reference: a large case
+    // then touches no fresh host pages after the first run.
     poison(1);
     if (auto o = run_again("second run")) return *o;
-    std::vector<unsigned char> out2;
-    download(out2);
-    if (auto o = check_memory(out2, 1)) return *o;
-    if (std::int64_t i = tensors_.first_difference(out1, out2); i >= 0) {
+    take(false);
+    if (auto o = check_memory(1)) return *o;
+    if (std::int64_t i = differs_from_first(); i >= 0) {
       CaseOutcome o = fail("repeat_differs", "a second run (another poison) gave different bits");
       o.index = i;
       return o;
@@ -114,13 +116,12 @@ class CaseRunner {
     load_inputs(1);
     poison(0);
     if (auto o = run_again("run on new values")) return *o;
-    std::vector<unsigned char>& out3 = out2;
-    download(out3);
-    if (auto o = check_memory(out3, 0)) return *o;
+    take(false);
+    if (auto o = check_memory(0)) return *o;
     const unsigned char* want3 = reference(want_storage);
-    if (auto o = check_values(out3, want3, "values")) {
+    if (auto o = check_values(want3, "values")) {
       // Wrong, and bit for bit what the first inputs gave: a replayed (cached) result.
-      if (tensors_.first_difference(out1, out3) < 0) {
+      if (differs_from_first() < 0) {
         o->check = "new_values";
         o->message =
             "new inputs under the same pointers gave the old result again (a result cache?); " +
@@ -132,8 +133,8 @@ class CaseRunner {
     }
     // The conduct case of a CUDA arm: what kq's timing relies on, checked on the new values.
     if (case_.conduct && device_ == Device::cuda) {
-      if (auto o = check_stream(out3, want3)) return *o;
-      if (auto o = check_graph(out3, want3)) return *o;
+      if (auto o = check_stream(want3)) return *o;
+      if (auto o = check_graph(want3)) return *o;
     }
     return {};
   }
@@ -149,14 +150,16 @@ class CaseRunner {
     }
     StageTimer t(stages_.upload);
     tensors_.upload_inputs();
+    checks_->inputs_loaded();
   }
   void poison(int k) {
     StageTimer t(stages_.upload);
     tensors_.poison_output(k);
   }
-  void download(std::vector<unsigned char>& into) {
+  // The output as the last run left it, for the checks (downloaded, or copied on the device).
+  void take(bool first) {
     StageTimer t(stages_.download);
-    tensors_.download_output(into);
+    checks_->take(first);
   }
   Status prepare() {
     StageTimer t(stages_.run);
@@ -170,15 +173,14 @@ class CaseRunner {
 
   // One call under CUPTI: every kernel, copy and set must run on the stream kq gave (or on a
   // stream forked from it and joined back), and the call must still be right.
-  std::optional<CaseOutcome> check_stream(std::vector<unsigned char>& out,
-                                          const unsigned char* want) {
+  std::optional<CaseOutcome> check_stream(const unsigned char* want) {
     poison(1);
     StreamCheck sc = check_stream_discipline(stream_.handle(), [&] { checked_call(); });
     detach_profiler();  // the later cases run without CUPTI
     if (!sc.problem.empty()) return fail("wrong_stream", sc.problem);
-    download(out);
-    if (auto o = check_memory(out, 1)) return *o;
-    if (auto o = check_values(out, want, "values")) {
+    take(false);
+    if (auto o = check_memory(1)) return *o;
+    if (auto o = check_values(want, "values")) {
       o->message = "the call profiled under CUPTI: " + o->message;
       return *o;
     }
@@ -188,8 +190,7 @@ class CaseRunner {
   // One call captured into a CUDA graph and replayed on a poisoned output must give the
   // reference: a graph that holds less than the call (nothing enqueued under capture) would
   // otherwise time as a fast, empty replay. An arm that cannot be captured is not at fault here.
-  std::optional<CaseOutcome> check_graph(std::vector<unsigned char>& out,
-                                         const unsigned char* want) {
+  std::optional<CaseOutcome> check_graph(const unsigned char* want) {
     poison(0);
     std::unique_ptr<GraphReplay> g;
     try {
@@ -205,9 +206,9 @@ class CaseRunner {
       g->launch();
       stream_.synchronize("the graph's replay");
     }
-    download(out);
-    if (auto o = check_memory(out, 0)) return *o;
-    if (auto o = check_values(out, want, "graph_output")) {
+    take(false);
+    if (auto o = check_memory(0)) return *o;
+    if (auto o = check_values(want, "graph_output")) {
       o->message = "one call captured in a CUDA graph (" + std::to_string(g->work_nodes()) +
                    " work nodes) and replayed: " + o->message;
       return *o;
@@ -241,24 +242,27 @@ class CaseRunner {
       o.message = std::string(st.is_error() ? "error: " : "") + st.message();
       return o;
     }
-    std::vector<unsigned char> out;
-    download(out);
+    take(false);
     std::string extra;
-    if (auto o = check_memory(out, 0)) extra = "; it also " + o->message;
+    if (auto o = check_memory(0)) extra = "; it also " + o->message;
     return fail("accepted_out_of_contract", "computed a case outside the contract (" +
                                                 case_.outside_because + ") instead of refusing it" +
                                                 extra);
   }
 
-  std::optional<CaseOutcome> check_memory(const std::vector<unsigned char>& out, int poison) {
+  std::optional<CaseOutcome> check_memory(int poison) {
     StageTimer t(stages_.compare);
     // Finish anything the arm left running elsewhere before reading inputs back, so a late
     // write is still caught here rather than in the next case.
     if (device_ == Device::cuda) device_synchronize(device_, "work left running by the arm");
-    if (auto m = tensors_.check_inputs_unchanged(); !m.empty()) return fail("input_modified", m);
-    if (auto f = tensors_.check_output_surroundings(out, poison); !f.check.empty())
-      return fail(f.check, f.message);
+    if (auto m = checks_->inputs_unchanged(); !m.empty()) return fail("input_modified", m);
+    if (auto f = checks_->surroundings(poison); !f.check.empty()) return fail(f.check, f.message);
     return std::nullopt;
+  }
+
+  std::int64_t differs_from_first() {
+    StageTimer t(stages_.compare);
+    return checks_->differs_from_first();
   }
 
   // The reference for the inputs loaded last, dense in logical order: in the shared data, or
@@ -271,13 +275,10 @@ class CaseRunner {
     return local.data();
   }
 
-  std::optional<CaseOutcome> check_values(const std::vector<unsigned char>& got,
-                                          const unsigned char* want, const char* check) {
+  std::optional<CaseOutcome> check_values(const unsigned char* want, const char* check) {
     StageTimer t(stages_.compare);
     const DType dt = spec_.op.dtype;
-    auto m = tensors_.compare_output(got, want, [&](std::uint64_t w, std::uint64_t g) {
-      return element_matches(spec_.op.compare, dt, w, g);
-    });
+    const CaseTensors::Mismatch m = checks_->values(want, generation_);
     if (m.count == 0) return std::nullopt;
     CaseOutcome o = fail(check, std::to_string(m.count) + " of " + std::to_string(case_.numel()) +
                                     " elements wrong");
@@ -300,6 +301,7 @@ class CaseRunner {
   int generation_ = 0;  // of the inputs loaded last
   Stream stream_;
   CaseTensors tensors_;
+  std::unique_ptr<OutputChecks> checks_;
   rec::CaseStages stages_;
 };
 

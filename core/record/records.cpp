@@ -84,6 +84,7 @@ KQ_FIELDS(CaseResult) {
   f("got", r.got);
   f("pass", r.pass);
   f("stages", r.stages);
+  f("checked_on", r.checked_on);
 }
 KQ_FIELDS(CaseStages) {
   f("generate", r.generate);

@@ -84,6 +84,9 @@ struct CaseResult {
   std::optional<std::string> expected, got;
   std::optional<std::string> pass;
   std::optional<CaseStages> stages;  // where its seconds went (runs before issue 14: absent)
+  // Where its outputs were checked: "host" (downloaded) or "device" (kq's kernels, for large
+  // outputs of CUDA arms). Absent in runs before the device checks.
+  std::optional<std::string> checked_on;
 };
 
 struct CaseCounts {
@@ -229,20 +232,21 @@ bool is(const json& j) {
 }
 
 // Every record type, for what is written once per type (the JSON functions below).
-#define KQ_RECORD_TYPES(X)                                                                        \
-  X(CaseStart)                                                                                    \
-  X(Prepared)                                                                                     \
-  X(Waiting)                                                                                      \
-  X(CaseResult)                                                                                   \
-  X(CaseStages)                                                                                   \
-  X(CaseCounts)                                                                                   \
-  X(VerdictRecord)                                                                                \
-  X(SanitizerFinding)                                                                             \
-  X(SizeStart)                                                                                    \
-  X(ArmSkip)                                                                                      \
-  X(ArmNote)                                                                                      \
-  X(GraphInfo) X(LightSample) X(FloorSample) X(RoundSample) X(TimingReject) X(SizeEnd) X(Recheck) \
-      X(Profile) X(ProfilerAttached) X(TimingStopped) X(Done)
+#define KQ_RECORD_TYPES(X)                                                                      \
+  X(CaseStart)                                                                                  \
+  X(Prepared)                                                                                   \
+  X(Waiting)                                                                                    \
+  X(CaseResult)                                                                                 \
+  X(CaseStages)                                                                                 \
+  X(CaseCounts)                                                                                 \
+  X(VerdictRecord)                                                                              \
+  X(SanitizerFinding)                                                                           \
+  X(SizeStart)                                                                                  \
+  X(ArmSkip)                                                                                    \
+  X(ArmNote)                                                                                    \
+  X(GraphInfo)                                                                                  \
+  X(LightSample) X(FloorSample) X(RoundSample) X(TimingReject) X(SizeEnd) X(Recheck) X(Profile) \
+      X(ProfilerAttached) X(TimingStopped) X(Done)
 
 #define KQ_RECORD_JSON(R)            \
   void to_json(json& j, const R& r); \

@@ -1,0 +1,178 @@
+#include "qualify/output_checks.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "qualify/compare.hpp"
+#if KQ_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#include "device/check_kernels.hpp"
+#include "device/cuda_check.hpp"
+#endif
+
+namespace kq {
+namespace {
+
+class HostChecks final : public OutputChecks {
+ public:
+  HostChecks(const CaseTensors& t, const CompareRule& rule) : t_(t), rule_(rule) {}
+
+  void take(bool first) override {
+    // The first run's output is kept whole; later runs reuse one buffer, so that a large case
+    // touches no fresh host pages after its first run.
+    latest_ = first ? &first_ : &later_;
+    t_.download_output(*latest_);
+  }
+  std::string inputs_unchanged() override { return t_.check_inputs_unchanged(); }
+  CaseTensors::Finding surroundings(int poison) override {
+    return t_.check_output_surroundings(*latest_, poison);
+  }
+  CaseTensors::Mismatch values(const unsigned char* want, int /*generation*/) override {
+    const DType dt = t_.dtype();
+    return t_.compare_output(*latest_, want, [&](std::uint64_t w, std::uint64_t g) {
+      return element_matches(rule_, dt, w, g);
+    });
+  }
+  std::int64_t differs_from_first() override { return t_.first_difference(first_, *latest_); }
+  const char* where() const override { return "host"; }
+
+ private:
+  const CaseTensors& t_;
+  CompareRule rule_;
+  std::vector<unsigned char> first_, later_;
+  std::vector<unsigned char>* latest_ = &first_;
+};
+
+#if KQ_HAVE_CUDA
+
+// The same checks on the device. The output is read where the arm wrote it; the inputs'
+// allocations are compared with copies of themselves made right after each upload; the
+// reference is uploaded once per generation. The copies live in kq's own allocations, which
+// the arm is never shown.
+class DeviceChecks final : public OutputChecks {
+ public:
+  DeviceChecks(const CaseTensors& t, const CompareRule& rule, void* stream)
+      : t_(t), rule_(rule), stream_(stream) {
+    const Device d = Device::cuda;
+    for (const CaseTensor& in : t.inputs()) pristine_.emplace_back(d, in.memory.size());
+    const std::size_t bytes = data_bytes();
+    first_ = DeviceMemory(d, bytes);
+    want_ = DeviceMemory(d, bytes);
+  }
+
+  void inputs_loaded() override {
+    for (std::size_t i = 0; i < pristine_.size(); ++i)
+      copy(pristine_[i].data(), t_.inputs()[i].memory.data(), pristine_[i].size());
+  }
+  void take(bool first) override {
+    if (first) copy(first_.data(), t_.output_view().data, data_bytes());
+  }
+  std::string inputs_unchanged() override {
+    for (std::size_t i = 0; i < pristine_.size(); ++i) {
+      const DeviceMemory& m = t_.inputs()[i].memory;
+      const devcheck::Scan s =
+          devcheck::differing_bytes(m.data(), pristine_[i].data(), m.size(), stream_);
+      if (s.first < 0) continue;
+      unsigned char now = 0;
+      m.download(&now, static_cast<std::size_t>(s.first), 1);
+      return t_.input_change(i, static_cast<std::size_t>(s.first), now);
+    }
+    return {};
+  }
+  CaseTensors::Finding surroundings(int /*poison*/) override {
+    // A dense output has no gaps: its guard zones are all there is around it.
+    const CaseTensor& o = t_.output_owner();
+    const std::size_t b = data_begin(o), e = data_end(o);
+    std::vector<unsigned char> head(b), tail(o.memory.size() - e);
+    if (!head.empty()) o.memory.download(head.data(), 0, head.size());
+    if (!tail.empty()) o.memory.download(tail.data(), e, tail.size());
+    return t_.guard_finding(head.data(), tail.data());
+  }
+  CaseTensors::Mismatch values(const unsigned char* want, int generation) override {
+    if (generation != want_generation_) {
+      want_.upload(want, 0, data_bytes());
+      want_generation_ = generation;
+    }
+    const DType dt = t_.dtype();
+    const devcheck::Scan s = devcheck::compare_elements(
+        t_.output_view().data, want_.data(), t_.output_view().numel(), dt, rule_, stream_);
+    CaseTensors::Mismatch m;
+    if (s.count == 0) return m;
+    m.index = s.first;
+    m.count = static_cast<std::int64_t>(s.count);
+    const std::size_t es = dtype_size(dt);
+    std::memcpy(&m.want_bits, want + static_cast<std::size_t>(s.first) * es, es);
+    t_.output_owner().memory.download(&m.got_bits, t_.output_byte(s.first), es);
+    return m;
+  }
+  std::int64_t differs_from_first() override {
+    return devcheck::differing_elements(first_.data(), t_.output_view().data,
+                                        t_.output_view().numel(), t_.dtype(), stream_)
+        .first;
+  }
+  const char* where() const override { return "device"; }
+
+ private:
+  std::size_t data_bytes() const {
+    return static_cast<std::size_t>(t_.output_view().numel()) * dtype_size(t_.dtype());
+  }
+  void copy(void* to, const void* from, std::size_t bytes) {
+    auto s = static_cast<cudaStream_t>(stream_);
+    cuda_check(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, s),
+               "a device check's copy");
+    cuda_check(cudaStreamSynchronize(s), "a device check's copy");
+  }
+
+  const CaseTensors& t_;
+  CompareRule rule_;
+  void* stream_;
+  std::vector<DeviceMemory> pristine_;  // each input's allocation as uploaded
+  DeviceMemory first_;                  // the first run's output, dense
+  DeviceMemory want_;                   // the reference of want_generation_
+  int want_generation_ = -1;
+};
+
+#endif
+
+}  // namespace
+
+std::unique_ptr<OutputChecks> host_output_checks(const CaseTensors& t, const CompareRule& rule) {
+  return std::make_unique<HostChecks>(t, rule);
+}
+
+std::unique_ptr<OutputChecks> output_checks(const CaseTensors& t, Device device,
+                                            const CompareRule& rule, void* stream,
+                                            std::int64_t min_elements) {
+#if KQ_HAVE_CUDA
+  const bool applies = device == Device::cuda && !t.aliased() && t.output_contiguous() &&
+                       t.output_view().numel() >= std::max<std::int64_t>(min_elements, 1);
+  if (applies) {
+    try {
+      return std::make_unique<DeviceChecks>(t, rule, stream);
+    } catch (const CudaError& e) {
+      // No device memory for the copies: the host checks need none. The failed cudaMalloc's
+      // error is cleared, or the arm's next launch check would report it.
+      if (e.sticky()) throw;
+      cudaGetLastError();
+    }
+  }
+#else
+  (void)device, (void)stream, (void)min_elements;
+#endif
+  return host_output_checks(t, rule);
+}
+
+std::int64_t device_check_min_elements() {
+  if (const char* v = std::getenv("KQ_DEVICE_CHECK_MIN_ELEMENTS"); v != nullptr && *v != '\0') {
+    char* end = nullptr;
+    const long long n = std::strtoll(v, &end, 10);
+    if (end != v && *end == '\0' && n >= 0) return n;
+  }
+  return std::int64_t{1} << 20;
+}
+
+}  // namespace kq

@@ -1,0 +1,47 @@
+// Where the checks of a case's runs look at the output: downloaded to the host (the reference
+// implementation, for every arm), or on the device where a CUDA arm wrote it, by kq's own
+// kernels (device/check_kernels.hpp), for large outputs: then only verdicts, counts and the
+// first mismatch cross the bus, and the inputs are compared with pristine copies kept on the
+// device instead of being downloaded after every run. Both give the same findings, word for
+// word (tests/gpu/test_device_checks.cpp).
+#pragma once
+#include <memory>
+#include <string>
+
+#include "qualify/case_tensors.hpp"
+#include "spec/spec.hpp"
+
+namespace kq {
+
+class OutputChecks {
+ public:
+  virtual ~OutputChecks() = default;
+  // After every upload of the inputs (their pristine state).
+  virtual void inputs_loaded() {}
+  // Takes the output as the last run left it; `first` also keeps it as the first run's, which
+  // later runs are compared with.
+  virtual void take(bool first) = 0;
+  // CaseTensors::check_inputs_unchanged.
+  virtual std::string inputs_unchanged() = 0;
+  // CaseTensors::check_output_surroundings of the output taken last.
+  virtual CaseTensors::Finding surroundings(int poison) = 0;
+  // The output taken last against `want` (the host reference of the inputs of `generation`).
+  virtual CaseTensors::Mismatch values(const unsigned char* want, int generation) = 0;
+  // The first element at which the output taken last differs from the first run's, or -1.
+  virtual std::int64_t differs_from_first() = 0;
+  virtual const char* where() const = 0;  // "host" or "device"
+};
+
+// The host's checks: every output downloaded whole.
+std::unique_ptr<OutputChecks> host_output_checks(const CaseTensors& t, const CompareRule& rule);
+
+// The device's checks where they apply (a CUDA arm, an output of its own, dense, of at least
+// `min_elements` elements, and device memory for the copies), else the host's.
+std::unique_ptr<OutputChecks> output_checks(const CaseTensors& t, Device device,
+                                            const CompareRule& rule, void* stream,
+                                            std::int64_t min_elements);
+
+// The smallest output checked on the device: KQ_DEVICE_CHECK_MIN_ELEMENTS, else 2^20.
+std::int64_t device_check_min_elements();
+
+}  // namespace kq

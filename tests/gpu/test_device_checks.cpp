@@ -1,0 +1,329 @@
+// kq's device-side checks (device/check_kernels.hpp, qualify/output_checks.hpp) against the
+// host's, which stay the reference implementation: the element rules over every dtype and rule
+// on values chosen to sit on each rule's edges, the byte and element scans, and the findings of
+// a whole case (values, guards, inputs, repeats) word for word. Without a usable CUDA device the
+// test's main skips, saying why.
+#include <doctest/doctest.h>
+
+#ifndef KQ_HAVE_CUDA
+TEST_CASE("device checks") { MESSAGE("skipped: no CUDA device (kq was built without CUDA)"); }
+#else
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "device/check_kernels.hpp"
+#include "device/memory.hpp"
+#include "kq/half.hpp"
+#include "plan/plan_cases.hpp"
+#include "qualify/case_data.hpp"
+#include "qualify/case_tensors.hpp"
+#include "qualify/compare.hpp"
+#include "qualify/output_checks.hpp"
+#include "spec/spec.hpp"
+#include "spec_fixture.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+using kq::CompareRule;
+using kq::DType;
+
+struct Stream {
+  cudaStream_t s = nullptr;
+  Stream() { REQUIRE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess); }
+  ~Stream() { cudaStreamDestroy(s); }
+};
+
+// Bit patterns on the rules' edges: signed zeros, subnormals, the largest finite values,
+// infinities, NaNs with several payloads and signs, and ordinary values.
+std::vector<std::uint64_t> special_bits(DType t) {
+  switch (t) {
+    case DType::f16:
+    case DType::bf16: {
+      const bool f16 = t == DType::f16;
+      return {0x0000,
+              0x8000,
+              0x0001,
+              0x8001,
+              0x03ff,
+              f16 ? 0x0400u : 0x0080u,
+              f16 ? 0x7bffu : 0x7f7fu,
+              f16 ? 0x7c00u : 0x7f80u,
+              f16 ? 0xfc00u : 0xff80u,
+              f16 ? 0x7e00u : 0x7fc0u,
+              f16 ? 0x7c01u : 0x7f81u,
+              f16 ? 0xfe00u : 0xffc0u,
+              0x3c00,
+              0x3f80,
+              0xbc00,
+              0x4248};
+    }
+    case DType::f32:
+      return {0x00000000, 0x80000000, 0x00000001, 0x80000001, 0x007fffff, 0x00800000,
+              0x7f7fffff, 0x7f800000, 0xff800000, 0x7fc00000, 0x7f800001, 0xffc00000,
+              0x3f800000, 0xbf800000, 0x358637bd, 0x3f800001};
+    default:
+      return {0x0000000000000000ull, 0x8000000000000000ull, 0x0000000000000001ull,
+              0x000fffffffffffffull, 0x0010000000000000ull, 0x7fefffffffffffffull,
+              0x7ff0000000000000ull, 0xfff0000000000000ull, 0x7ff8000000000000ull,
+              0x7ff0000000000001ull, 0xfff8000000000000ull, 0x3ff0000000000000ull,
+              0xbff0000000000000ull, 0x3eb0c6f7a0b5ed8dull};
+  }
+}
+
+std::uint64_t mask_of(DType t) {
+  const std::size_t w = kq::dtype_size(t) * 8;
+  return w == 64 ? ~0ull : (1ull << w) - 1;
+}
+
+// want/got pairs: each special value against each other, then random values against small
+// steps (1 to 4 units in the last place either way, so ulp rules sit on their edge), sign
+// flips, relative perturbations near a tolerance's edge, and random bits.
+void make_pairs(DType t, std::vector<std::uint64_t>& want, std::vector<std::uint64_t>& got) {
+  const auto sp = special_bits(t);
+  for (auto w : sp)
+    for (auto g : sp) want.push_back(w), got.push_back(g);
+  std::mt19937_64 rng(17);
+  const std::uint64_t mask = mask_of(t);
+  const std::size_t es = kq::dtype_size(t);
+  for (int k = 0; k < 200000; ++k) {
+    std::uint64_t w = rng() & mask;
+    if (k % 7 == 0) w = sp[rng() % sp.size()];
+    std::uint64_t g = w;
+    switch (rng() % 8) {
+      case 0:
+        break;
+      case 1:
+      case 2:
+        g = (w + 1 + rng() % 4) & mask;
+        break;
+      case 3:
+        g = (w - 1 - rng() % 4) & mask;
+        break;
+      case 4:
+        g = w ^ (1ull << (es * 8 - 1));
+        break;
+      case 5: {  // |got - want| near 1e-3 |want| and 1e-6: a tolerance's edge
+        const double x = kq::bits_to_double(t, w);
+        const double y = x * (1 + (static_cast<double>(rng() % 2001) - 1000) * 2e-6) +
+                         (static_cast<double>(rng() % 3) - 1) * 1e-6;
+        g = 0;
+        kq::store_rounded(t, y, &g);
+        break;
+      }
+      default:
+        g = rng() & mask;
+    }
+    want.push_back(w), got.push_back(g);
+  }
+}
+
+std::vector<unsigned char> pack(DType t, const std::vector<std::uint64_t>& bits) {
+  const std::size_t es = kq::dtype_size(t);
+  std::vector<unsigned char> out(bits.size() * es);
+  for (std::size_t i = 0; i < bits.size(); ++i) std::memcpy(out.data() + i * es, &bits[i], es);
+  return out;
+}
+
+kq::DeviceMemory on_device(const std::vector<unsigned char>& host) {
+  kq::DeviceMemory m(kq::Device::cuda, host.size());
+  if (!host.empty()) m.upload(host.data(), 0, host.size());
+  return m;
+}
+
+CompareRule rule(CompareRule::Kind k, std::int64_t ulp = 0, double atol = 0, double rtol = 0) {
+  CompareRule r;
+  r.kind = k;
+  r.max_ulp = ulp;
+  r.atol = atol;
+  r.rtol = rtol;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("compare_elements gives element_matches' verdict for every dtype and rule") {
+  Stream s;
+  const std::vector<CompareRule> rules = {rule(CompareRule::Kind::bitwise),
+                                          rule(CompareRule::Kind::ulp, 1),
+                                          rule(CompareRule::Kind::ulp, 3),
+                                          rule(CompareRule::Kind::tolerance, 0, 1e-6, 1e-3),
+                                          rule(CompareRule::Kind::tolerance, 0, 0.0, 1e-5),
+                                          rule(CompareRule::Kind::tolerance, 0, 1e-30, 0.0)};
+  for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64}) {
+    std::vector<std::uint64_t> want, got;
+    make_pairs(t, want, got);
+    const auto w = on_device(pack(t, want)), g = on_device(pack(t, got));
+    for (const CompareRule& r : rules) {
+      std::uint64_t count = 0;
+      std::int64_t first = -1;
+      for (std::size_t i = 0; i < want.size(); ++i)
+        if (!kq::element_matches(r, t, want[i], got[i])) {
+          if (first < 0) first = static_cast<std::int64_t>(i);
+          ++count;
+        }
+      const auto n = static_cast<std::int64_t>(want.size());
+      const kq::devcheck::Scan d = kq::devcheck::compare_elements(g.data(), w.data(), n, t, r, s.s);
+      INFO(kq::to_string(t) << " rule kind " << static_cast<int>(r.kind) << " ulp " << r.max_ulp
+                            << " atol " << r.atol << " rtol " << r.rtol);
+      CHECK(count > 0);
+      CHECK(d.count == count);
+      CHECK(d.first == first);
+      // Tails of every length below a block, and an empty range.
+      for (std::int64_t m : {std::int64_t{0}, std::int64_t{1}, std::int64_t{255}}) {
+        std::uint64_t c = 0;
+        for (std::int64_t i = 0; i < m; ++i)
+          c += !kq::element_matches(r, t, want[static_cast<std::size_t>(i)],
+                                    got[static_cast<std::size_t>(i)]);
+        CHECK(kq::devcheck::compare_elements(g.data(), w.data(), m, t, r, s.s).count == c);
+      }
+    }
+  }
+}
+
+TEST_CASE("differing_elements: bits, a NaN matching any NaN; differing_bytes at any alignment") {
+  Stream s;
+  for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64}) {
+    std::vector<std::uint64_t> a, b;
+    make_pairs(t, a, b);
+    std::uint64_t count = 0;
+    std::int64_t first = -1;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const bool nan_both =
+          std::isnan(kq::bits_to_double(t, a[i])) && std::isnan(kq::bits_to_double(t, b[i]));
+      if (a[i] != b[i] && !nan_both) {
+        if (first < 0) first = static_cast<std::int64_t>(i);
+        ++count;
+      }
+    }
+    const auto da = on_device(pack(t, a)), db = on_device(pack(t, b));
+    const auto d = kq::devcheck::differing_elements(da.data(), db.data(),
+                                                    static_cast<std::int64_t>(a.size()), t, s.s);
+    INFO(kq::to_string(t));
+    CHECK(d.count == count);
+    CHECK(d.first == first);
+  }
+  std::vector<unsigned char> x(1 << 20), y;
+  std::mt19937 rng(5);
+  for (auto& v : x) v = static_cast<unsigned char>(rng());
+  y = x;
+  for (std::size_t k : {std::size_t{70001}, std::size_t{70002}, std::size_t{1048000}}) y[k] ^= 1;
+  const auto dx = on_device(x), dy = on_device(y);
+  for (std::size_t off : {std::size_t{0}, std::size_t{3}, std::size_t{16}, std::size_t{70002}}) {
+    const auto d = kq::devcheck::differing_bytes(static_cast<const char*>(dx.data()) + off,
+                                                 static_cast<const char*>(dy.data()) + off,
+                                                 x.size() - off, s.s);
+    INFO("offset " << off);
+    CHECK(d.first == (off <= 70001 ? static_cast<std::int64_t>(70001 - off) : 1048000 - 70002));
+    CHECK(d.count == (off <= 70001 ? 3u : off == 70002 ? 2u : 1u));
+  }
+  CHECK(kq::devcheck::differing_bytes(dx.data(), dx.data(), x.size(), s.s).first == -1);
+}
+
+namespace {
+
+// One case's tensors on the device with the host's and the device's checks side by side; the
+// "arm" is this test, writing the output region by hand.
+struct CaseOnDevice {
+  kq::Spec spec;
+  kq::Case c;
+  kq::CaseTensors t;
+  Stream s;
+  std::unique_ptr<kq::OutputChecks> host, device;
+  std::vector<unsigned char> want;
+
+  CaseOnDevice(kq::Spec sp, const std::string& name)
+      : spec(std::move(sp)),
+        c(find(spec, name)),
+        t(c, spec.op.inputs, spec.op.outputs[0].name, spec.op.dtype, kq::Device::cuda) {
+    host = kq::host_output_checks(t, spec.op.compare);
+    device = kq::output_checks(t, kq::Device::cuda, spec.op.compare, s.s, 0);
+    REQUIRE(std::string(device->where()) == "device");
+    t.load_inputs(c, 0);
+    host->inputs_loaded();
+    device->inputs_loaded();
+    want.resize(static_cast<std::size_t>(c.numel()) * kq::dtype_size(spec.op.dtype));
+    kq::case_reference(spec, c, t.pristine_input_views(), want.data());
+    t.poison_output(0);
+    write_output(want);
+  }
+  static kq::Case find(const kq::Spec& spec, const std::string& name) {
+    for (const auto& k : kq::plan_cases(spec, {false, true}))
+      if (k.name == name) return k;
+    FAIL("no case " << name);
+    return {};
+  }
+  void write_output(const std::vector<unsigned char>& bytes) {
+    const kq::CaseTensor& o = t.output_owner();
+    const_cast<kq::DeviceMemory&>(o.memory).upload(bytes.data(), t.output_byte(0), bytes.size());
+  }
+  void write_byte(const kq::CaseTensor& m, std::size_t k, unsigned char v) {
+    const_cast<kq::DeviceMemory&>(m.memory).upload(&v, k, 1);
+  }
+  // Both take the output and must agree on every finding.
+  void agree(bool first, int poison, const char* what) {
+    INFO(what);
+    host->take(first);
+    device->take(first);
+    CHECK(host->inputs_unchanged() == device->inputs_unchanged());
+    const auto hf = host->surroundings(poison), df = device->surroundings(poison);
+    CHECK(hf.check == df.check);
+    CHECK(hf.message == df.message);
+    const auto hm = host->values(want.data(), 0), dm = device->values(want.data(), 0);
+    CHECK(hm.count == dm.count);
+    CHECK(hm.index == dm.index);
+    CHECK(hm.want_bits == dm.want_bits);
+    CHECK(hm.got_bits == dm.got_bits);
+    if (!first) CHECK(host->differs_from_first() == device->differs_from_first());
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a whole case: the device's findings are the host's, word for word") {
+  const auto root = kq::test::source_dir();
+  for (const char* file :
+       {"specs/residual_relu.yaml", "specs/residual_relu_bf16.yaml", "specs/silu_mul_bf16.yaml"}) {
+    for (const char* name : {"size/1025", "offset/x+4", "values/denormal"}) {
+      kq::Spec spec = kq::load_spec(root / file);
+      CaseOnDevice k(spec, name);
+      INFO(file << " " << name);
+      k.agree(true, 0, "a right output");
+      const std::size_t es = kq::dtype_size(spec.op.dtype);
+      auto wrong = k.want;
+      wrong[3 * es] ^= 0x01;        // one ulp
+      wrong[700 * es + 1] ^= 0x40;  // far off
+      k.write_output(wrong);
+      k.agree(false, 0, "two wrong elements");
+      const kq::CaseTensor& o = k.t.output_owner();
+      k.write_byte(o, kq::data_begin(o) - 1, 0x00);
+      k.agree(false, 0, "a write before the output");
+      k.write_byte(o, kq::data_begin(o) - 1, kq::kGuardByte);
+      k.write_byte(o, kq::data_end(o) + 5, 0x11);
+      k.agree(false, 0, "a write past the output");
+      k.write_byte(o, kq::data_end(o) + 5, kq::kGuardByte);
+      const kq::CaseTensor& x = k.t.inputs()[0];
+      k.write_byte(x, kq::data_begin(x) + 2 * es, 0x77);
+      k.agree(false, 0, "an input changed");
+      k.write_byte(x, kq::data_begin(x) + 2 * es, x.pristine[2 * es]);
+      k.write_byte(x, kq::data_end(x) + 200, 0x00);
+      k.agree(false, 0, "an input's guard changed");
+    }
+  }
+}
+
+TEST_CASE("output_checks falls back to the host where the device's do not apply") {
+  kq::Spec spec = kq::test::residual_relu_spec();
+  Stream s;
+  for (const auto& c : kq::plan_cases(spec, {false, true})) {
+    if (c.name != "size/1025" && c.name != "size/4097") continue;
+    kq::CaseTensors t(c, spec.op.inputs, spec.op.outputs[0].name, spec.op.dtype, kq::Device::cuda);
+    CHECK(
+        std::string(kq::output_checks(t, kq::Device::cuda, spec.op.compare, s.s, 4096)->where()) ==
+        (c.numel() >= 4096 ? "device" : "host"));
+  }
+}
+#endif
