@@ -171,15 +171,18 @@ std::size_t first_off_guard(const unsigned char* now, std::size_t begin, std::si
 std::string CaseTensors::check_inputs_unchanged() const {
   for (std::size_t i = 0; i < inputs_.size(); ++i) {
     const CaseTensor& t = inputs_[i];
-    std::vector<unsigned char>& now = scratch_;
-    now.resize(t.memory.size());
-    t.memory.download(now.data(), 0, now.size());
-    const std::size_t b = data_begin(t), e = data_end(t), size = now.size();
+    const unsigned char* now = static_cast<const unsigned char*>(t.memory.data());
+    if (t.memory.device() != Device::cpu) {
+      scratch_.resize(t.memory.size());
+      t.memory.download(scratch_.data(), 0, scratch_.size());
+      now = scratch_.data();
+    }
+    const std::size_t b = data_begin(t), e = data_end(t), size = t.memory.size();
     // In place, the data region is the output's: only the guard zones must stay as they were.
     const bool in_place = static_cast<int>(i) == alias_input_;
-    std::size_t k = first_off_guard(now.data(), 0, b);
-    if (k == b) k = in_place ? e : first_changed_byte(now.data(), t.pristine, b, e);
-    if (k == e) k = first_off_guard(now.data(), e, size);
+    std::size_t k = first_off_guard(now, 0, b);
+    if (k == b) k = in_place ? e : first_changed_byte(now, t.pristine, b, e);
+    if (k == e) k = first_off_guard(now, e, size);
     if (k == size) continue;
     return input_change(i, k, now[k]);
   }
@@ -223,15 +226,15 @@ void CaseTensors::for_chunks(std::int64_t n,
                     [&](const tbb::blocked_range<std::int64_t>& r) { f(r.begin(), r.end()); });
 }
 
-CaseTensors::Finding CaseTensors::check_output_surroundings(
-    const std::vector<unsigned char>& out_alloc, int poison) const {
+CaseTensors::Finding CaseTensors::check_output_surroundings(const unsigned char* out_alloc,
+                                                            int poison) const {
   if (alias_input_ >= 0) return {};  // the input checks cover the owner's guards
   const CaseTensor& t = *output_;
   const std::size_t b = data_begin(t), e = data_end(t);
-  if (Finding f = guard_finding(out_alloc.data(), out_alloc.data() + e); !f.check.empty()) return f;
+  if (Finding f = guard_finding(out_alloc, out_alloc + e); !f.check.empty()) return f;
   if (out_contiguous_) return {};
   // Strided output: bytes between the view's elements must keep the poison.
-  std::vector<char> mine(out_alloc.size(), 0);
+  std::vector<char> mine(t.memory.size(), 0);
   const std::size_t es = dtype_size(dtype_);
   for (std::int64_t i = 0; i < output_view_.numel(); ++i)
     std::fill_n(mine.begin() + static_cast<std::ptrdiff_t>(output_byte(i)), es, 1);
@@ -256,21 +259,19 @@ CaseTensors::Finding CaseTensors::guard_finding(const unsigned char* head,
   return {};
 }
 
-std::int64_t CaseTensors::first_difference(const std::vector<unsigned char>& a,
-                                           const std::vector<unsigned char>& b) const {
+std::int64_t CaseTensors::first_difference(const unsigned char* a, const unsigned char* b) const {
   const std::size_t es = dtype_size(dtype_);
   std::int64_t first = -1;
   std::mutex mu;
   for_chunks(output_view_.numel(), [&](std::int64_t lo, std::int64_t hi) {
     // A dense chunk equal byte for byte (the usual case) is passed with one memcmp.
-    if (out_contiguous_ && std::memcmp(a.data() + output_byte(lo), b.data() + output_byte(lo),
+    if (out_contiguous_ && std::memcmp(a + output_byte(lo), b + output_byte(lo),
                                        static_cast<std::size_t>(hi - lo) * es) == 0)
       return;
     for (std::int64_t i = lo; i < hi; ++i) {
       std::size_t p = output_byte(i);
-      if (std::memcmp(a.data() + p, b.data() + p, es) != 0 &&
-          !(std::isnan(load_as_double(dtype_, a.data() + p)) &&
-            std::isnan(load_as_double(dtype_, b.data() + p)))) {
+      if (std::memcmp(a + p, b + p, es) != 0 && !(std::isnan(load_as_double(dtype_, a + p)) &&
+                                                  std::isnan(load_as_double(dtype_, b + p)))) {
         std::lock_guard lock(mu);
         if (first < 0 || i < first) first = i;
         return;

@@ -74,14 +74,16 @@ class CaseTensors {
   std::vector<TensorView> pristine_input_views() const;
 
   // The checks. Each returns an empty string when fine, else one line saying what was wrong.
-  // Input allocations (guards and data, gaps included) must equal their pristine copies.
+  // Input allocations (guards and data, gaps included) must equal their pristine copies: read
+  // in place on the host, downloaded from a device.
   std::string check_inputs_unchanged() const;
   // The output's guard zones and the bytes of its allocation outside the view's elements.
   struct Finding {
     std::string check;    // output_guard or output_gaps; empty when fine
     std::string message;  // one line
   };
-  Finding check_output_surroundings(const std::vector<unsigned char>& out_alloc, int poison) const;
+  // `out_alloc`: the output owner's whole allocation, on the host (downloaded, or in place).
+  Finding check_output_surroundings(const unsigned char* out_alloc, int poison) const;
   // Downloads the output's whole allocation into `into` (resized; its memory is reused, so that
   // a case's later runs touch no fresh pages).
   void download_output(std::vector<unsigned char>& into) const;
@@ -99,20 +101,18 @@ class CaseTensors {
   // The view's elements in a downloaded output allocation against `want` (dense, logical
   // order, the dtype's values) by `matches(want_bits, got_bits)`.
   template <typename Match>
-  Mismatch compare_output(const std::vector<unsigned char>& out_alloc, const void* want,
-                          Match&& matches) const;
+  Mismatch compare_output(const unsigned char* out_alloc, const void* want, Match&& matches) const;
   // The first element (logical index) at which two downloaded output allocations differ in
   // their bits, or -1. Two NaNs count as equal whatever their payloads and signs, as in the
   // comparison with the reference: IEEE leaves them to the implementation, and a library may
   // give different ones from one call to the next (numpy's vector loops do, with the
   // alignment of their temporaries).
-  std::int64_t first_difference(const std::vector<unsigned char>& a,
-                                const std::vector<unsigned char>& b) const;
+  std::int64_t first_difference(const unsigned char* a, const unsigned char* b) const;
 
   bool aliased() const { return alias_input_ >= 0; }
   int alias_input() const { return alias_input_; }
 
-  // For checks made elsewhere (qualify/output_checks.hpp): the tensors and the output's layout.
+  // For checks made elsewhere (qualify/case_checks.hpp): the tensors and the output's layout.
   const std::vector<CaseTensor>& inputs() const { return inputs_; }
   const CaseTensor& output_owner() const;
   const TensorView& output_view() const { return output_view_; }
@@ -146,8 +146,8 @@ class CaseTensors {
 };
 
 template <typename Match>
-CaseTensors::Mismatch CaseTensors::compare_output(const std::vector<unsigned char>& out_alloc,
-                                                  const void* want, Match&& matches) const {
+CaseTensors::Mismatch CaseTensors::compare_output(const unsigned char* out_alloc, const void* want,
+                                                  Match&& matches) const {
   const std::size_t es = dtype_size(dtype_);
   const std::int64_t n = output_view_.numel();
   std::mutex mu;
@@ -155,16 +155,16 @@ CaseTensors::Mismatch CaseTensors::compare_output(const std::vector<unsigned cha
   for_chunks(n, [&](std::int64_t lo, std::int64_t hi) {
     // Equal bits always match, whatever the rule: a dense chunk equal to the reference byte
     // for byte is done with one memcmp, and only the others are read element by element.
-    if (out_contiguous_ && std::memcmp(out_alloc.data() + output_byte(lo),
-                                       static_cast<const unsigned char*>(want) + lo * es,
-                                       static_cast<std::size_t>(hi - lo) * es) == 0)
+    if (out_contiguous_ &&
+        std::memcmp(out_alloc + output_byte(lo), static_cast<const unsigned char*>(want) + lo * es,
+                    static_cast<std::size_t>(hi - lo) * es) == 0)
       return;
     std::int64_t first = -1, count = 0;
     std::uint64_t wb = 0, gb = 0;
     for (std::int64_t i = lo; i < hi; ++i) {
       std::uint64_t w = 0, g = 0;
       std::memcpy(&w, static_cast<const unsigned char*>(want) + i * es, es);
-      std::memcpy(&g, out_alloc.data() + output_byte(i), es);
+      std::memcpy(&g, out_alloc + output_byte(i), es);
       if (!matches(w, g)) {
         if (first < 0) first = i, wb = w, gb = g;
         ++count;

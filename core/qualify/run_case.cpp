@@ -10,10 +10,10 @@
 #include "device/stream.hpp"
 #include "device/stream_discipline.hpp"
 #include "plugins/guarded_call.hpp"
+#include "qualify/case_checks.hpp"
 #include "qualify/case_data.hpp"
 #include "qualify/case_tensors.hpp"
 #include "qualify/compare.hpp"
-#include "qualify/output_checks.hpp"
 #include "util/host_memory.hpp"
 
 namespace kq {
@@ -70,8 +70,8 @@ class CaseRunner {
         layout_(spec, c),
         stream_(device),
         tensors_(c, spec.op.inputs, spec.op.outputs[0].name, spec.op.dtype, device),
-        checks_(output_checks(tensors_, device, spec.op.compare, stream_.handle(),
-                              device_check_min_elements())) {}
+        checks_(case_checks(tensors_, device, spec.op.compare, stream_.handle(),
+                            device_check_min_elements())) {}
 
   // The checks, with the seconds each stage took.
   CaseOutcome run() {
@@ -301,7 +301,7 @@ class CaseRunner {
   int generation_ = 0;  // of the inputs loaded last
   Stream stream_;
   CaseTensors tensors_;
-  std::unique_ptr<OutputChecks> checks_;
+  std::unique_ptr<CaseChecks> checks_;
   rec::CaseStages stages_;
 };
 

@@ -24,7 +24,7 @@ struct CaseOutcome {
   std::string expected, got;  // "value (bits)"
   double seconds = 0.0;
   rec::CaseStages stages;  // where those seconds went
-  std::string checked_on;  // "host" or "device" (qualify/output_checks.hpp); empty if not run
+  std::string checked_on;  // "host" or "device" (qualify/case_checks.hpp); empty if not run
 };
 
 const char* to_string(CaseOutcome::Result r);

@@ -27,13 +27,13 @@ OutputFinding check_timed_output(const CaseTensors& t, const Spec& spec,
   OutputFinding f;
   t.download_output(scratch);
   // Timed outputs are contiguous: the surroundings are the guard zones alone.
-  if (auto s = t.check_output_surroundings(scratch, 0); !s.check.empty()) {
+  if (auto s = t.check_output_surroundings(scratch.data(), 0); !s.check.empty()) {
     f.ok = false;
     f.message = s.message;
     return f;
   }
   const DType dt = spec.op.dtype;
-  auto m = t.compare_output(scratch, want.data(), [&](std::uint64_t w, std::uint64_t g) {
+  auto m = t.compare_output(scratch.data(), want.data(), [&](std::uint64_t w, std::uint64_t g) {
     return element_matches(spec.op.compare, dt, w, g);
   });
   if (m.count == 0) return f;

@@ -1,4 +1,4 @@
-// kq's device-side checks (device/check_kernels.hpp, qualify/output_checks.hpp) against the
+// kq's device-side checks (device/check_kernels.hpp, qualify/case_checks.hpp) against the
 // host's, which stay the reference implementation: the element rules over every dtype and rule
 // on values chosen to sit on each rule's edges, the byte and element scans, and the findings of
 // a whole case (values, guards, inputs, repeats) word for word. Without a usable CUDA device the
@@ -18,10 +18,10 @@ TEST_CASE("device checks") { MESSAGE("skipped: no CUDA device (kq was built with
 #include "device/memory.hpp"
 #include "kq/half.hpp"
 #include "plan/plan_cases.hpp"
+#include "qualify/case_checks.hpp"
 #include "qualify/case_data.hpp"
 #include "qualify/case_tensors.hpp"
 #include "qualify/compare.hpp"
-#include "qualify/output_checks.hpp"
 #include "spec/spec.hpp"
 #include "spec_fixture.hpp"
 #include "test_support.hpp"
@@ -232,15 +232,15 @@ struct CaseOnDevice {
   kq::Case c;
   kq::CaseTensors t;
   Stream s;
-  std::unique_ptr<kq::OutputChecks> host, device;
+  std::unique_ptr<kq::CaseChecks> host, device;
   std::vector<unsigned char> want;
 
   CaseOnDevice(kq::Spec sp, const std::string& name)
       : spec(std::move(sp)),
         c(find(spec, name)),
         t(c, spec.op.inputs, spec.op.outputs[0].name, spec.op.dtype, kq::Device::cuda) {
-    host = kq::host_output_checks(t, spec.op.compare);
-    device = kq::output_checks(t, kq::Device::cuda, spec.op.compare, s.s, 0);
+    host = kq::host_case_checks(t, spec.op.compare);
+    device = kq::case_checks(t, kq::Device::cuda, spec.op.compare, s.s, 0);
     REQUIRE(std::string(device->where()) == "device");
     t.load_inputs(c, 0);
     host->inputs_loaded();
@@ -315,15 +315,14 @@ TEST_CASE("a whole case: the device's findings are the host's, word for word") {
   }
 }
 
-TEST_CASE("output_checks falls back to the host where the device's do not apply") {
+TEST_CASE("case_checks falls back to the host where the device's do not apply") {
   kq::Spec spec = kq::test::residual_relu_spec();
   Stream s;
   for (const auto& c : kq::plan_cases(spec, {false, true})) {
     if (c.name != "size/1025" && c.name != "size/4097") continue;
     kq::CaseTensors t(c, spec.op.inputs, spec.op.outputs[0].name, spec.op.dtype, kq::Device::cuda);
-    CHECK(
-        std::string(kq::output_checks(t, kq::Device::cuda, spec.op.compare, s.s, 4096)->where()) ==
-        (c.numel() >= 4096 ? "device" : "host"));
+    CHECK(std::string(kq::case_checks(t, kq::Device::cuda, spec.op.compare, s.s, 4096)->where()) ==
+          (c.numel() >= 4096 ? "device" : "host"));
   }
 }
 #endif

@@ -1,5 +1,6 @@
-// Where the checks of a case's runs look at the output: downloaded to the host (the reference
-// implementation, for every arm), or on the device where a CUDA arm wrote it, by kq's own
+// Where the checks of a case's runs look at the output: on the host (the reference
+// implementation, for every arm: a CPU arm's output read in place, a CUDA arm's downloaded),
+// or on the device where a CUDA arm wrote it, by kq's own
 // kernels (device/check_kernels.hpp), for large outputs: then only verdicts, counts and the
 // first mismatch cross the bus, and the inputs are compared with pristine copies kept on the
 // device instead of being downloaded after every run. Both give the same findings, word for
@@ -13,9 +14,9 @@
 
 namespace kq {
 
-class OutputChecks {
+class CaseChecks {
  public:
-  virtual ~OutputChecks() = default;
+  virtual ~CaseChecks() = default;
   // After every upload of the inputs (their pristine state).
   virtual void inputs_loaded() {}
   // Takes the output as the last run left it; `first` also keeps it as the first run's, which
@@ -33,13 +34,13 @@ class OutputChecks {
 };
 
 // The host's checks: every output downloaded whole.
-std::unique_ptr<OutputChecks> host_output_checks(const CaseTensors& t, const CompareRule& rule);
+std::unique_ptr<CaseChecks> host_case_checks(const CaseTensors& t, const CompareRule& rule);
 
 // The device's checks where they apply (a CUDA arm, an output of its own, dense, of at least
 // `min_elements` elements, and device memory for the copies), else the host's.
-std::unique_ptr<OutputChecks> output_checks(const CaseTensors& t, Device device,
-                                            const CompareRule& rule, void* stream,
-                                            std::int64_t min_elements);
+std::unique_ptr<CaseChecks> case_checks(const CaseTensors& t, Device device,
+                                        const CompareRule& rule, void* stream,
+                                        std::int64_t min_elements);
 
 // The smallest output checked on the device: KQ_DEVICE_CHECK_MIN_ELEMENTS, else 2^20.
 std::int64_t device_check_min_elements();

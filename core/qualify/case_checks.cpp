@@ -1,4 +1,4 @@
-#include "qualify/output_checks.hpp"
+#include "qualify/case_checks.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -17,34 +17,53 @@
 namespace kq {
 namespace {
 
-class HostChecks final : public OutputChecks {
+// A CPU arm's output is read where it lies; a CUDA arm's is downloaded. The first run's output
+// is kept whole; later runs reuse one buffer, so that a large case touches no fresh host pages
+// after its first run. Both buffers are kq's host allocations (huge pages, not zero-filled).
+class HostChecks final : public CaseChecks {
  public:
-  HostChecks(const CaseTensors& t, const CompareRule& rule) : t_(t), rule_(rule) {}
+  HostChecks(const CaseTensors& t, const CompareRule& rule)
+      : t_(t), rule_(rule), in_place_(t.output_owner().memory.device() == Device::cpu) {}
 
   void take(bool first) override {
-    // The first run's output is kept whole; later runs reuse one buffer, so that a large case
-    // touches no fresh host pages after its first run.
-    latest_ = first ? &first_ : &later_;
-    t_.download_output(*latest_);
+    const DeviceMemory& out = t_.output_owner().memory;
+    if (first) {
+      copy(first_, out);
+      latest_ = in_place_ ? static_cast<const unsigned char*>(out.data()) : bytes(first_);
+    } else if (in_place_) {
+      latest_ = static_cast<const unsigned char*>(out.data());
+    } else {
+      copy(later_, out);
+      latest_ = bytes(later_);
+    }
   }
   std::string inputs_unchanged() override { return t_.check_inputs_unchanged(); }
   CaseTensors::Finding surroundings(int poison) override {
-    return t_.check_output_surroundings(*latest_, poison);
+    return t_.check_output_surroundings(latest_, poison);
   }
   CaseTensors::Mismatch values(const unsigned char* want, int /*generation*/) override {
     const DType dt = t_.dtype();
-    return t_.compare_output(*latest_, want, [&](std::uint64_t w, std::uint64_t g) {
+    return t_.compare_output(latest_, want, [&](std::uint64_t w, std::uint64_t g) {
       return element_matches(rule_, dt, w, g);
     });
   }
-  std::int64_t differs_from_first() override { return t_.first_difference(first_, *latest_); }
+  std::int64_t differs_from_first() override { return t_.first_difference(bytes(first_), latest_); }
   const char* where() const override { return "host"; }
 
  private:
+  static void copy(DeviceMemory& into, const DeviceMemory& from) {
+    if (into.size() != from.size()) into = DeviceMemory(Device::cpu, from.size());
+    from.download(into.data(), 0, from.size());
+  }
+  static const unsigned char* bytes(const DeviceMemory& m) {
+    return static_cast<const unsigned char*>(m.data());
+  }
+
   const CaseTensors& t_;
   CompareRule rule_;
-  std::vector<unsigned char> first_, later_;
-  std::vector<unsigned char>* latest_ = &first_;
+  bool in_place_;
+  DeviceMemory first_, later_;
+  const unsigned char* latest_ = nullptr;
 };
 
 #if KQ_HAVE_CUDA
@@ -53,7 +72,7 @@ class HostChecks final : public OutputChecks {
 // allocations are compared with copies of themselves made right after each upload; the
 // reference is uploaded once per generation. The copies live in kq's own allocations, which
 // the arm is never shown.
-class DeviceChecks final : public OutputChecks {
+class DeviceChecks final : public CaseChecks {
  public:
   DeviceChecks(const CaseTensors& t, const CompareRule& rule, void* stream)
       : t_(t), rule_(rule), stream_(stream) {
@@ -140,13 +159,13 @@ class DeviceChecks final : public OutputChecks {
 
 }  // namespace
 
-std::unique_ptr<OutputChecks> host_output_checks(const CaseTensors& t, const CompareRule& rule) {
+std::unique_ptr<CaseChecks> host_case_checks(const CaseTensors& t, const CompareRule& rule) {
   return std::make_unique<HostChecks>(t, rule);
 }
 
-std::unique_ptr<OutputChecks> output_checks(const CaseTensors& t, Device device,
-                                            const CompareRule& rule, void* stream,
-                                            std::int64_t min_elements) {
+std::unique_ptr<CaseChecks> case_checks(const CaseTensors& t, Device device,
+                                        const CompareRule& rule, void* stream,
+                                        std::int64_t min_elements) {
 #if KQ_HAVE_CUDA
   const bool applies = device == Device::cuda && !t.aliased() && t.output_contiguous() &&
                        t.output_view().numel() >= std::max<std::int64_t>(min_elements, 1);
@@ -163,7 +182,7 @@ std::unique_ptr<OutputChecks> output_checks(const CaseTensors& t, Device device,
 #else
   (void)device, (void)stream, (void)min_elements;
 #endif
-  return host_output_checks(t, rule);
+  return host_case_checks(t, rule);
 }
 
 std::int64_t device_check_min_elements() {
