@@ -22,6 +22,9 @@
 #   tools/gpu_check.sh KQ_DIR OUT reference residual_relu and silu_mul with every family's arm
 #                                           (CUDA C++, cuDNN, Thrust, PTX, NVRTC, eager PyTorch,
 #                                           torch.compile, Triton) at 2^20, 2^24 and 2^28
+#   tools/gpu_check.sh KQ_DIR OUT full      what a new user runs first: the full qualification of
+#                                           residual_relu (2^31 + 5 included) with every good
+#                                           arm, its wall time, and the slowest cases' stages
 #   tools/gpu_check.sh KQ_DIR OUT half      kq run --quick on the half-precision specs named in
 #                                           KQ_HALF_SPECS (default: all four) with every arm
 #                                           (or those of KQ_HALF_ARMS that take the spec), at
@@ -89,6 +92,23 @@ case $part in
         --out "$out/$s" 2>&1 | tail -n 40
     done
     ;;
+  full)
+    step "kq qualify residual_relu, every good arm, full"
+    start=$(date +%s%N)
+    "${kq_env[@]}" timeout "${KQ_FULL_TIMEOUT:-540}" "$kq" qualify "$specs/residual_relu.yaml" \
+      --out "$out/full" 2>&1 | tail -n 40
+    echo "wall: $(( ($(date +%s%N) - start) / 1000000 )) ms"
+    python3 - "$out/full/qualification.jsonl" <<'PY'
+import json, sys
+cases = [json.loads(l) for l in open(sys.argv[1])]
+cases = [r for r in cases if r.get("type") == "case"]
+cases.sort(key=lambda r: -r["seconds"])
+for r in cases[:24]:
+    st = " ".join("%s %.2f" % kv for kv in sorted(r.get("stages", {}).items()))
+    print("%-28s %-22s %7.2f s  %s  (%s)" % (r["arm"], r["case"], r["seconds"], st,
+                                             r.get("checked_on", "?")))
+PY
+    ;;
   tests)
     step "nvidia-smi"
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
@@ -139,8 +159,8 @@ case $part in
       --sizes 1048576,268435456 --out "$out/guards" 2>&1 | tail -n 40
     ;;
   *)
-    echo "unknown part $part (python, tests, selftest, reference, half, residual, specs, deep," \
-      "guards)" >&2
+    echo "unknown part $part (python, tests, selftest, reference, half, full, residual, specs," \
+      "deep, guards)" >&2
     exit 2
     ;;
 esac
