@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "device/cuda_check.hpp"
+#include "device/staged_copy.hpp"
 #include "device/stream.hpp"
 
 namespace kq {
@@ -87,11 +88,8 @@ void DeviceMemory::upload(const void* host, std::size_t offset, std::size_t byte
     return;
   }
 #if KQ_HAVE_CUDA
-  auto s = static_cast<cudaStream_t>(host_copy_stream());
-  cuda_check(
-      cudaMemcpyAsync(static_cast<char*>(data_) + offset, host, bytes, cudaMemcpyHostToDevice, s),
-      "cudaMemcpy to the device");
-  cuda_check(cudaStreamSynchronize(s), "cudaMemcpy to the device");
+  staged_upload(static_cast<char*>(data_) + offset, host, bytes,
+                static_cast<cudaStream_t>(host_copy_stream()));
 #endif
 }
 
@@ -102,11 +100,8 @@ void DeviceMemory::download(void* host, std::size_t offset, std::size_t bytes) c
     return;
   }
 #if KQ_HAVE_CUDA
-  auto s = static_cast<cudaStream_t>(host_copy_stream());
-  cuda_check(cudaMemcpyAsync(host, static_cast<const char*>(data_) + offset, bytes,
-                             cudaMemcpyDeviceToHost, s),
-             "cudaMemcpy from the device");
-  cuda_check(cudaStreamSynchronize(s), "cudaMemcpy from the device");
+  staged_download(host, static_cast<const char*>(data_) + offset, bytes,
+                  static_cast<cudaStream_t>(host_copy_stream()));
 #endif
 }
 

@@ -26,6 +26,8 @@ class DeviceMemory {
   std::size_t size() const { return bytes_; }
   Device device() const { return device_; }
 
+  // Both wait for the copy. `host` may be read-only memory; big copies go through pinned
+  // staging buffers (device/staged_copy.hpp).
   void upload(const void* host, std::size_t offset, std::size_t bytes);
   void download(void* host, std::size_t offset, std::size_t bytes) const;
   void fill_byte(unsigned char value) { fill(0, bytes_, value); }

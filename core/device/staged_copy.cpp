@@ -1,0 +1,164 @@
+#include "device/staged_copy.hpp"
+
+#if KQ_HAVE_CUDA
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "device/cuda_check.hpp"
+
+namespace kq {
+namespace {
+
+constexpr const char* kToDevice = "cudaMemcpy to the device";
+constexpr const char* kFromDevice = "cudaMemcpy from the device";
+
+// A buffer is touched (filled, drained, or given to a DMA) only once its event, recorded after
+// its last DMA, has completed; that holds even after a copy that an error cut short.
+struct Ring {
+  std::array<void*, kStagingBuffers> buffer{};
+  std::array<cudaEvent_t, kStagingBuffers> done{};
+};
+
+std::mutex ring_mutex;
+
+void release(Ring& r) {
+  for (void* p : r.buffer)
+    if (p) cudaFreeHost(p);
+  for (cudaEvent_t e : r.done)
+    if (e) cudaEventDestroy(e);
+}
+
+// nullptr where the pinned memory cannot be had (a locked-memory limit, say): the copies are
+// then plain ones, slower but the same bytes. The failed allocation's error is cleared, or the
+// next cudaGetLastError (after an arm's launch) would report it as the arm's.
+Ring* make_ring() {
+  auto* r = new Ring;
+  for (void*& p : r->buffer) {
+    if (cudaHostAlloc(&p, kStagingBufferBytes, cudaHostAllocPortable) != cudaSuccess) {
+      p = nullptr;
+      (void)cudaGetLastError();
+      release(*r);
+      delete r;
+      return nullptr;
+    }
+  }
+  try {
+    for (cudaEvent_t& e : r->done)
+      cuda_check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming),
+                 "cudaEventCreate (staging buffers)");
+  } catch (...) {
+    release(*r);
+    delete r;
+    throw;
+  }
+  return r;
+}
+
+// Made at the first big copy and kept for the process: pinning takes milliseconds per buffer,
+// and freeing at exit would race the CUDA runtime's own teardown. Call with ring_mutex held.
+Ring* the_ring() {
+  static Ring* ring = make_ring();
+  return ring;
+}
+
+void plain_copy(void* to, const void* from, std::size_t bytes, cudaMemcpyKind kind,
+                cudaStream_t stream, const char* what) {
+  cuda_check(cudaMemcpyAsync(to, from, bytes, kind, stream), what);
+  cuda_check(cudaStreamSynchronize(stream), what);
+}
+
+void check_chunk(cudaError_t e, const char* what, std::size_t at, std::size_t bytes) {
+  if (e == cudaSuccess) return;
+  cuda_check(e, (std::string(what) + " (staged, the chunk at byte " + std::to_string(at) + " of " +
+                 std::to_string(bytes) + ")")
+                    .c_str());
+}
+
+// One core copies about 10 GB/s and a PCIe Gen5 DMA moves about 50: the host side of a chunk
+// takes several cores. Isolated, so that while this thread waits for the others it runs none
+// of its caller's other tasks, one of which might want the ring's lock that it holds.
+void parallel_memcpy(void* to, const void* from, std::size_t bytes) {
+  constexpr std::size_t kGrain = std::size_t{512} << 10;
+  tbb::this_task_arena::isolate([&] {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, bytes, kGrain),
+                      [&](const tbb::blocked_range<std::size_t>& r) {
+                        std::memcpy(static_cast<char*>(to) + r.begin(),
+                                    static_cast<const char*>(from) + r.begin(), r.size());
+                      });
+  });
+}
+
+std::size_t chunk_bytes(const StagingShape& shape) {
+  return std::clamp<std::size_t>(shape.chunk, 1, kStagingBufferBytes);
+}
+
+}  // namespace
+
+void staged_upload(void* dev, const void* host, std::size_t bytes, cudaStream_t stream,
+                   const StagingShape& shape) {
+  if (bytes <= shape.threshold)
+    return plain_copy(dev, host, bytes, cudaMemcpyHostToDevice, stream, kToDevice);
+  std::unique_lock lock(ring_mutex);
+  Ring* ring = the_ring();
+  if (!ring) {
+    lock.unlock();
+    return plain_copy(dev, host, bytes, cudaMemcpyHostToDevice, stream, kToDevice);
+  }
+  const std::size_t chunk = chunk_bytes(shape);
+  auto* to = static_cast<char*>(dev);
+  const auto* from = static_cast<const char*>(host);
+  // Filling chunk k's buffer overlaps the DMAs of the chunks before it, still queued.
+  for (std::size_t at = 0, k = 0; at < bytes; at += chunk, ++k) {
+    const std::size_t n = std::min(chunk, bytes - at);
+    const std::size_t b = k % kStagingBuffers;
+    check_chunk(cudaEventSynchronize(ring->done[b]), kToDevice, at, bytes);
+    parallel_memcpy(ring->buffer[b], from + at, n);
+    check_chunk(cudaMemcpyAsync(to + at, ring->buffer[b], n, cudaMemcpyHostToDevice, stream),
+                kToDevice, at, bytes);
+    check_chunk(cudaEventRecord(ring->done[b], stream), kToDevice, at, bytes);
+  }
+  cuda_check(cudaStreamSynchronize(stream), kToDevice);
+}
+
+void staged_download(void* host, const void* dev, std::size_t bytes, cudaStream_t stream,
+                     const StagingShape& shape) {
+  if (bytes <= shape.threshold)
+    return plain_copy(host, dev, bytes, cudaMemcpyDeviceToHost, stream, kFromDevice);
+  std::unique_lock lock(ring_mutex);
+  Ring* ring = the_ring();
+  if (!ring) {
+    lock.unlock();
+    return plain_copy(host, dev, bytes, cudaMemcpyDeviceToHost, stream, kFromDevice);
+  }
+  const std::size_t chunk = chunk_bytes(shape);
+  const std::size_t chunks = (bytes + chunk - 1) / chunk;
+  auto* to = static_cast<char*>(host);
+  const auto* from = static_cast<const char*>(dev);
+  auto dma = [&](std::size_t k) {
+    const std::size_t at = k * chunk, b = k % kStagingBuffers;
+    check_chunk(cudaEventSynchronize(ring->done[b]), kFromDevice, at, bytes);
+    check_chunk(cudaMemcpyAsync(ring->buffer[b], from + at, std::min(chunk, bytes - at),
+                                cudaMemcpyDeviceToHost, stream),
+                kFromDevice, at, bytes);
+    check_chunk(cudaEventRecord(ring->done[b], stream), kFromDevice, at, bytes);
+  };
+  // Before chunk k is drained, the DMAs of the next ones are queued into the other buffers
+  // (chunk k + buffers - 1 into the one drained just before), so the bus never waits for us.
+  std::size_t queued = 0;
+  for (std::size_t k = 0; k < chunks; ++k) {
+    for (; queued < chunks && queued < k + kStagingBuffers; ++queued) dma(queued);
+    const std::size_t at = k * chunk, b = k % kStagingBuffers;
+    check_chunk(cudaEventSynchronize(ring->done[b]), kFromDevice, at, bytes);
+    parallel_memcpy(to + at, ring->buffer[b], std::min(chunk, bytes - at));
+  }
+}
+
+}  // namespace kq
+#endif
