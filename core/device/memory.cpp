@@ -10,6 +10,7 @@
 #include "device/cuda_check.hpp"
 #include "device/staged_copy.hpp"
 #include "device/stream.hpp"
+#include "util/parallel_copy.hpp"
 
 namespace kq {
 
@@ -84,7 +85,7 @@ void DeviceMemory::release() {
 void DeviceMemory::upload(const void* host, std::size_t offset, std::size_t bytes) {
   if (offset + bytes > bytes_) throw std::out_of_range("upload past the end of an allocation");
   if (device_ == Device::cpu) {
-    std::memcpy(static_cast<char*>(data_) + offset, host, bytes);
+    parallel_memcpy(static_cast<char*>(data_) + offset, host, bytes);
     return;
   }
 #if KQ_HAVE_CUDA
@@ -96,7 +97,7 @@ void DeviceMemory::upload(const void* host, std::size_t offset, std::size_t byte
 void DeviceMemory::download(void* host, std::size_t offset, std::size_t bytes) const {
   if (offset + bytes > bytes_) throw std::out_of_range("download past the end of an allocation");
   if (device_ == Device::cpu) {
-    std::memcpy(host, static_cast<const char*>(data_) + offset, bytes);
+    parallel_memcpy(host, static_cast<const char*>(data_) + offset, bytes);
     return;
   }
 #if KQ_HAVE_CUDA
@@ -108,7 +109,7 @@ void DeviceMemory::download(void* host, std::size_t offset, std::size_t bytes) c
 void DeviceMemory::fill(std::size_t offset, std::size_t bytes, unsigned char value) {
   if (offset + bytes > bytes_) throw std::out_of_range("fill past the end of an allocation");
   if (device_ == Device::cpu) {
-    std::memset(static_cast<char*>(data_) + offset, value, bytes);
+    parallel_memset(static_cast<char*>(data_) + offset, value, bytes);
     return;
   }
 #if KQ_HAVE_CUDA

@@ -1,10 +1,6 @@
 #include "device/staged_copy.hpp"
 
 #if KQ_HAVE_CUDA
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
-
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -12,6 +8,7 @@
 #include <string>
 
 #include "device/cuda_check.hpp"
+#include "util/parallel_copy.hpp"
 
 namespace kq {
 namespace {
@@ -79,20 +76,6 @@ void check_chunk(cudaError_t e, const char* what, std::size_t at, std::size_t by
   cuda_check(e, (std::string(what) + " (staged, the chunk at byte " + std::to_string(at) + " of " +
                  std::to_string(bytes) + ")")
                     .c_str());
-}
-
-// One core copies about 10 GB/s and a PCIe Gen5 DMA moves about 50: the host side of a chunk
-// takes several cores. Isolated, so that while this thread waits for the others it runs none
-// of its caller's other tasks, one of which might want the ring's lock that it holds.
-void parallel_memcpy(void* to, const void* from, std::size_t bytes) {
-  constexpr std::size_t kGrain = std::size_t{512} << 10;
-  tbb::this_task_arena::isolate([&] {
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, bytes, kGrain),
-                      [&](const tbb::blocked_range<std::size_t>& r) {
-                        std::memcpy(static_cast<char*>(to) + r.begin(),
-                                    static_cast<const char*>(from) + r.begin(), r.size());
-                      });
-  });
 }
 
 std::size_t chunk_bytes(const StagingShape& shape) {
