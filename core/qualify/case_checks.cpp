@@ -102,31 +102,13 @@ class DeviceChecks final : public CaseChecks {
     }
     return {};
   }
-  CaseTensors::Finding surroundings(int /*poison*/) override {
-    // A dense output has no gaps: its guard zones are all there is around it.
-    const CaseTensor& o = t_.output_owner();
-    const std::size_t b = data_begin(o), e = data_end(o);
-    std::vector<unsigned char> head(b), tail(o.memory.size() - e);
-    if (!head.empty()) o.memory.download(head.data(), 0, head.size());
-    if (!tail.empty()) o.memory.download(tail.data(), e, tail.size());
-    return t_.guard_finding(head.data(), tail.data());
-  }
+  CaseTensors::Finding surroundings(int /*poison*/) override { return device_guard_finding(t_); }
   CaseTensors::Mismatch values(const unsigned char* want, int generation) override {
     if (generation != want_generation_) {
       want_.upload(want, 0, data_bytes());
       want_generation_ = generation;
     }
-    const DType dt = t_.dtype();
-    const devcheck::Scan s = devcheck::compare_elements(
-        t_.output_view().data, want_.data(), t_.output_view().numel(), dt, rule_, stream_);
-    CaseTensors::Mismatch m;
-    if (s.count == 0) return m;
-    m.index = s.first;
-    m.count = static_cast<std::int64_t>(s.count);
-    const std::size_t es = dtype_size(dt);
-    std::memcpy(&m.want_bits, want + static_cast<std::size_t>(s.first) * es, es);
-    t_.output_owner().memory.download(&m.got_bits, t_.output_byte(s.first), es);
-    return m;
+    return device_mismatch(t_, want_.data(), want, rule_, stream_);
   }
   std::int64_t differs_from_first() override {
     return devcheck::differing_elements(first_.data(), t_.output_view().data,
@@ -159,6 +141,40 @@ class DeviceChecks final : public CaseChecks {
 
 }  // namespace
 
+bool device_checkable(const CaseTensors& t) {
+  return t.output_owner().memory.device() == Device::cuda && !t.aliased() && t.output_contiguous();
+}
+
+#if KQ_HAVE_CUDA
+
+CaseTensors::Finding device_guard_finding(const CaseTensors& t) {
+  // A dense output has no gaps: its guard zones are all there is around it.
+  const CaseTensor& o = t.output_owner();
+  const std::size_t b = data_begin(o), e = data_end(o);
+  std::vector<unsigned char> head(b), tail(o.memory.size() - e);
+  if (!head.empty()) o.memory.download(head.data(), 0, head.size());
+  if (!tail.empty()) o.memory.download(tail.data(), e, tail.size());
+  return t.guard_finding(head.data(), tail.data());
+}
+
+CaseTensors::Mismatch device_mismatch(const CaseTensors& t, const void* want_on_device,
+                                      const unsigned char* want, const CompareRule& rule,
+                                      void* stream) {
+  const DType dt = t.dtype();
+  const devcheck::Scan s = devcheck::compare_elements(t.output_view().data, want_on_device,
+                                                      t.output_view().numel(), dt, rule, stream);
+  CaseTensors::Mismatch m;
+  if (s.count == 0) return m;
+  m.index = s.first;
+  m.count = static_cast<std::int64_t>(s.count);
+  const std::size_t es = dtype_size(dt);
+  std::memcpy(&m.want_bits, want + static_cast<std::size_t>(s.first) * es, es);
+  t.output_owner().memory.download(&m.got_bits, t.output_byte(s.first), es);
+  return m;
+}
+
+#endif
+
 std::unique_ptr<CaseChecks> host_case_checks(const CaseTensors& t, const CompareRule& rule) {
   return std::make_unique<HostChecks>(t, rule);
 }
@@ -167,7 +183,7 @@ std::unique_ptr<CaseChecks> case_checks(const CaseTensors& t, Device device,
                                         const CompareRule& rule, void* stream,
                                         std::int64_t min_elements) {
 #if KQ_HAVE_CUDA
-  const bool applies = device == Device::cuda && !t.aliased() && t.output_contiguous() &&
+  const bool applies = device == Device::cuda && device_checkable(t) &&
                        t.output_view().numel() >= std::max<std::int64_t>(min_elements, 1);
   if (applies) {
     try {

@@ -45,4 +45,14 @@ std::unique_ptr<CaseChecks> case_checks(const CaseTensors& t, Device device,
 // The smallest output checked on the device: KQ_DEVICE_CHECK_MIN_ELEMENTS, else 2^20.
 std::int64_t device_check_min_elements();
 
+// Whether t's output can be checked on the device: a CUDA allocation of its own, dense.
+bool device_checkable(const CaseTensors& t);
+// The device's checks of a dense output, for the timing loop too (device_checkable outputs
+// only): the guard zones, downloaded alone; the elements against `want_on_device` (the
+// reference, dense, on the same device; `want` is its host copy, for the mismatch's bits).
+CaseTensors::Finding device_guard_finding(const CaseTensors& t);
+CaseTensors::Mismatch device_mismatch(const CaseTensors& t, const void* want_on_device,
+                                      const unsigned char* want, const CompareRule& rule,
+                                      void* stream);
+
 }  // namespace kq

@@ -1,5 +1,6 @@
 #include "timing/output_checks.hpp"
 
+#include "qualify/case_checks.hpp"
 #include "qualify/compare.hpp"
 
 namespace kq {
@@ -21,21 +22,48 @@ bool CheckSchedule::next() {
   return checked;
 }
 
+namespace {
+
+CaseTensors::Finding surroundings(const CaseTensors& t, std::vector<unsigned char>& scratch,
+                                  const void* want_on_device) {
+#if KQ_HAVE_CUDA
+  if (want_on_device) return device_guard_finding(t);
+#endif
+  (void)want_on_device;
+  t.download_output(scratch);
+  return t.check_output_surroundings(scratch.data(), 0);
+}
+
+CaseTensors::Mismatch mismatch(const CaseTensors& t, const Spec& spec,
+                               const std::vector<unsigned char>& want,
+                               const std::vector<unsigned char>& scratch,
+                               const void* want_on_device, void* stream) {
+#if KQ_HAVE_CUDA
+  if (want_on_device)
+    return device_mismatch(t, want_on_device, want.data(), spec.op.compare, stream);
+#endif
+  (void)want_on_device, (void)stream;
+  const DType dt = spec.op.dtype;
+  return t.compare_output(scratch.data(), want.data(), [&](std::uint64_t w, std::uint64_t g) {
+    return element_matches(spec.op.compare, dt, w, g);
+  });
+}
+
+}  // namespace
+
 OutputFinding check_timed_output(const CaseTensors& t, const Spec& spec,
                                  const std::vector<unsigned char>& want,
-                                 std::vector<unsigned char>& scratch) {
+                                 std::vector<unsigned char>& scratch, const void* want_on_device,
+                                 void* stream) {
   OutputFinding f;
-  t.download_output(scratch);
   // Timed outputs are contiguous: the surroundings are the guard zones alone.
-  if (auto s = t.check_output_surroundings(scratch.data(), 0); !s.check.empty()) {
+  if (auto s = surroundings(t, scratch, want_on_device); !s.check.empty()) {
     f.ok = false;
     f.message = s.message;
     return f;
   }
   const DType dt = spec.op.dtype;
-  auto m = t.compare_output(scratch.data(), want.data(), [&](std::uint64_t w, std::uint64_t g) {
-    return element_matches(spec.op.compare, dt, w, g);
-  });
+  const CaseTensors::Mismatch m = mismatch(t, spec, want, scratch, want_on_device, stream);
   if (m.count == 0) return f;
   f.ok = false;
   f.index = m.index;

@@ -35,9 +35,12 @@ struct OutputFinding {
 };
 
 // The output of `t` (downloaded into `scratch`, whose memory is reused) against `want` (the
-// reference, dense): guard zones, then every element by the spec's compare rule.
+// reference, dense): guard zones, then every element by the spec's compare rule. With
+// `want_on_device` (want on t's CUDA device; t's output device_checkable), the output is
+// checked where it lies instead (qualify/case_checks.hpp), on `stream`: the same findings.
 OutputFinding check_timed_output(const CaseTensors& t, const Spec& spec,
                                  const std::vector<unsigned char>& want,
-                                 std::vector<unsigned char>& scratch);
+                                 std::vector<unsigned char>& scratch,
+                                 const void* want_on_device = nullptr, void* stream = nullptr);
 
 }  // namespace kq

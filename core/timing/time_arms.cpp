@@ -7,10 +7,15 @@
 #include <random>
 #include <set>
 
+#if KQ_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 #include "device/cuda_check.hpp"
 #include "device/kernel_profile.hpp"
 #include "device/stream_discipline.hpp"
 #include "expr/reference.hpp"
+#include "qualify/case_checks.hpp"
 #include "timing/clock_probe.hpp"
 #include "timing/light.hpp"
 #include "timing/slot.hpp"
@@ -121,11 +126,24 @@ class SizeRun {
     emit_(rec::ArmSkip{a.identity.name, size_, why, {}});
   }
 
-  // The reference for the size's inputs (every set of every arm holds the same values).
+  // The reference for the size's inputs (every set of every arm holds the same values), and
+  // a copy on the CUDA device when the CUDA arms' outputs are checked there (large sizes; none
+  // where device memory is short: they are then downloaded).
   void reference() {
     want_.resize(static_cast<std::size_t>(size_) * dtype_size(spec_.op.dtype));
     TensorView out = TensorView::contiguous_1d(want_.data(), size_, spec_.op.dtype, Device::cpu);
     eval_reference(spec_.op.semantics, slots_.front().sets.front()->pristine_input_views(), out);
+#if KQ_HAVE_CUDA
+    if (!cuda_stream_ || size_ < std::max<std::int64_t>(device_check_min_elements(), 1)) return;
+    try {
+      want_on_device_ = DeviceMemory(Device::cuda, want_.size());
+      want_on_device_.upload(want_.data(), 0, want_.size());
+    } catch (const CudaError& e) {
+      if (e.sticky()) throw;
+      cudaGetLastError();
+      want_on_device_ = DeviceMemory();
+    }
+#endif
   }
 
   // The graph, replayed once on a poisoned output, must give the reference.
@@ -140,7 +158,10 @@ class SizeRun {
   // samples, graph_output for graph replays).
   void check(Slot& s, CaseTensors& t, const char* mode, int round, const char* check_name) {
     ++s.checked;
-    OutputFinding f = check_timed_output(t, spec_, want_, scratch_);
+    const bool on_device = want_on_device_.data() != nullptr && device_checkable(t);
+    OutputFinding f =
+        check_timed_output(t, spec_, want_, scratch_, on_device ? want_on_device_.data() : nullptr,
+                           on_device ? cuda_stream_->handle() : nullptr);
     if (f.ok || !s.rejected.empty()) return;
     const std::string where =
         std::string(mode) + " mode" +
@@ -289,6 +310,7 @@ class SizeRun {
   std::unique_ptr<ClockProbe> probe_;
   std::vector<std::unique_ptr<Light>> lights_;  // the controls: copies, the launch floor
   std::vector<unsigned char> want_, scratch_;
+  DeviceMemory want_on_device_;  // want_ on the CUDA device, or empty
 };
 
 }  // namespace

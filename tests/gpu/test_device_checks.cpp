@@ -25,6 +25,7 @@ TEST_CASE("device checks") { MESSAGE("skipped: no CUDA device (kq was built with
 #include "spec/spec.hpp"
 #include "spec_fixture.hpp"
 #include "test_support.hpp"
+#include "timing/output_checks.hpp"
 
 namespace {
 
@@ -313,6 +314,33 @@ TEST_CASE("a whole case: the device's findings are the host's, word for word") {
       k.agree(false, 0, "an input's guard changed");
     }
   }
+}
+
+TEST_CASE("the timing loop's output check: the same findings on the device as on the host") {
+  kq::Spec spec = kq::load_spec(kq::test::source_dir() / "specs/residual_relu_bf16.yaml");
+  CaseOnDevice k(spec, "size/1025");
+  const auto want_on_device = on_device(k.want);
+  auto both = [&](const char* what) {
+    INFO(what);
+    std::vector<unsigned char> scratch;
+    const auto h = kq::check_timed_output(k.t, spec, k.want, scratch);
+    const auto d = kq::check_timed_output(k.t, spec, k.want, scratch, want_on_device.data(), k.s.s);
+    CHECK(h.ok == d.ok);
+    CHECK(h.message == d.message);
+    CHECK(h.index == d.index);
+    CHECK(h.expected == d.expected);
+    CHECK(h.got == d.got);
+    return h.ok;
+  };
+  CHECK(both("a right output"));
+  auto wrong = k.want;
+  wrong[2 * 17] ^= 0x02;
+  k.write_output(wrong);
+  CHECK_FALSE(both("a wrong element"));
+  k.write_output(k.want);
+  const kq::CaseTensor& o = k.t.output_owner();
+  k.write_byte(o, kq::data_end(o), 0x00);
+  CHECK_FALSE(both("a write past the end"));
 }
 
 TEST_CASE("case_checks falls back to the host where the device's do not apply") {
