@@ -18,7 +18,8 @@
 #   tools/gpu_check.sh KQ_DIR OUT selftest  kq selftest on the specs named in KQ_SELFTEST_SPECS
 #                                           (default: all), so that the selftest over every arm,
 #                                           Python arms included, can be split across commands
-#                                           of a few minutes each
+#                                           of a few minutes each; KQ_SELFTEST_SIZES (e.g.
+#                                           2^20,2^24,2^28) times every spec in full there
 #   tools/gpu_check.sh KQ_DIR OUT reference residual_relu and silu_mul with every family's arm
 #                                           (CUDA C++, cuDNN, Thrust, PTX, NVRTC, eager PyTorch,
 #                                           torch.compile, Triton) at 2^20, 2^24 and 2^28
@@ -68,7 +69,7 @@ case $part in
     done
     step "kq selftest on: $(ls "$chosen" | tr '\n' ' ')"
     "${kq_env[@]}" "$kq" selftest --quick --hang-timeout 20 --specs "$chosen" \
-      --out "$out/selftest" 2>&1 | tail -n 100
+      ${KQ_SELFTEST_SIZES:+--sizes "$KQ_SELFTEST_SIZES"} --out "$out/selftest" 2>&1 | tail -n 100
     ;;
   reference)
     sizes=1048576,16777216,268435456

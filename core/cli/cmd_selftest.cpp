@@ -39,7 +39,10 @@ int cmd_selftest(const std::vector<std::string>& args) {
       "jobs,j", po::value<int>()->default_value(default_qualify_jobs()),
       "arms qualified at once, each in its own worker")(
       "no-timing", po::bool_switch(),
-      "qualify only: skip the brief timing that runs the timing checks on every qualified arm");
+      "qualify only: skip the brief timing that runs the timing checks on every qualified arm")(
+      "sizes", po::value<std::string>(),
+      "time (and qualify) these sizes on every spec, as kq run --sizes does, instead of the "
+      "brief timing at one size (e.g. 2^20,2^24,2^28)");
   add_plugin_options(opts);
   po::variables_map vm;
   if (!parse_subcommand("kq selftest [--specs DIR] [--quick] [options]", opts, {}, args, vm))
@@ -78,6 +81,7 @@ int cmd_selftest(const std::vector<std::string>& args) {
   o.hang_timeout_s = vm["hang-timeout"].as<double>();
   o.jobs = vm["jobs"].as<int>();
   o.no_timing = vm["no-timing"].as<bool>();
+  if (vm.count("sizes")) o.sizes = parse_sizes(vm["sizes"].as<std::string>());
   return selftest(o).passed() ? kOk : kCandidateFailed;
 }
 

@@ -49,6 +49,7 @@ std::vector<nlohmann::json> run_spec(const SelftestOptions& o, const Spec& spec,
   q.jobs = o.jobs;
   q.sanitize_tools = o.sanitize.tools;
   q.sanitizer = o.sanitize.sanitizer;
+  q.timing_sizes = o.sizes;  // the sizes timed are qualified too
   q.on_record = [&](const nlohmann::json& j) {
     const std::string v = j.value("verdict", "");
     if (rec::is<rec::VerdictRecord>(j) && (v == "unsupported" || v == "skipped")) return;
@@ -57,7 +58,8 @@ std::vector<nlohmann::json> run_spec(const SelftestOptions& o, const Spec& spec,
   const auto qualification = qualify_stage(o.arms, q);
   for (const auto& a : o.arms) finish_artifacts(dir / "artifacts" / a.identity.name);
   // What qualified is timed briefly at one size, so that the timing checks (outputs of timed
-  // samples and graph replays, stream discipline, plausibility) meet every arm too.
+  // samples and graph replays, stream discipline, plausibility) meet every arm too; or in full
+  // at the sizes asked for.
   std::vector<StageArm> qualified;
   for (std::size_t i = 0; i < o.arms.size(); ++i)
     if (qualification[i].verdict == rec::Verdict::qualified) qualified.push_back(o.arms[i]);
@@ -66,8 +68,8 @@ std::vector<nlohmann::json> run_spec(const SelftestOptions& o, const Spec& spec,
     t.spec_file = dir / "spec.yaml";
     t.out_jsonl = dir / "rounds.jsonl";
     t.log_file = dir / "logs" / "time.log";
-    t.sizes = {selftest_timing_size(spec)};
-    t.brief = true;
+    t.sizes = o.sizes.empty() ? std::vector<std::int64_t>{selftest_timing_size(spec)} : o.sizes;
+    t.brief = o.sizes.empty();
     t.on_record = [&](const nlohmann::json& j) { progress.record(j); };
     if (auto res = time_stage(qualified, t); !res.completed)
       std::cout << "  timing stopped early: " << res.problem << " (see " << t.log_file.string()

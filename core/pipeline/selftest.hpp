@@ -30,6 +30,9 @@ struct SelftestOptions {
   int jobs = 1;                // arms qualified at once
   SanitizeSetup sanitize;
   bool no_timing = false;  // qualify only
+  // Timed (and qualified) on every spec in full, as kq run --sizes; empty: the brief timing of
+  // one size per spec, enough for the timing checks.
+  std::vector<std::int64_t> sizes;
   // Over the shipped specs every broken candidate must take one of them (a candidate that
   // drifted to decline everything would never be rejected); over a folder of the user's, a
   // candidate for other specs is only shown.

@@ -55,13 +55,37 @@ TEST_CASE("over a folder of the user's, a broken candidate for other specs is sh
   std::filesystem::create_directories(top / "specs");
   std::filesystem::copy_file(kq::test::source_dir() / "tests/data/specs/copy.yaml",
                              top / "specs" / "copy.yaml");
-  const auto plugin = kq::test::kq_binary().parent_path() / "plugins" / "libkq_broken_cpu.so";
+  std::filesystem::create_directories(top / "plugins");
+  std::filesystem::copy_file(
+      kq::test::kq_binary().parent_path() / "plugins" / "libkq_broken_cpu.so",
+      top / "plugins" / "libkq_broken_cpu.so");
   auto r = kq::test::run_kq("selftest --quick --no-timing --specs '" + (top / "specs").string() +
-                            "' --plugin '" + plugin.string() + "' --out '" + (top / "st").string() +
-                            "'");
+                            "' --plugin-dir '" + (top / "plugins").string() + "' --out '" +
+                            (top / "st").string() + "'");
   INFO(r.out);
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("  -     broken_cpu_crashes") != std::string::npos);
   CHECK(r.out.find("FAIL") == std::string::npos);
   CHECK(r.out.find("selftest: 0 of 0 broken candidates rejected") != std::string::npos);
+}
+
+TEST_CASE("kq selftest --sizes times every spec at those sizes, in full") {
+  const auto top = kq::test::temp_dir("selftest-sizes");
+  std::filesystem::create_directories(top / "specs");
+  std::filesystem::copy_file(kq::test::source_dir() / "specs/residual_relu.yaml",
+                             top / "specs" / "residual_relu.yaml");
+  std::filesystem::create_directories(top / "plugins");
+  std::filesystem::copy_file(kq::test::kq_binary().parent_path() / "plugins" / "libkq_cpu.so",
+                             top / "plugins" / "libkq_cpu.so");
+  auto r = kq::test::run_kq("selftest --quick --sizes 4096,2^13 --specs '" +
+                            (top / "specs").string() + "' --plugin-dir '" +
+                            (top / "plugins").string() + "' --out '" + (top / "st").string() + "'");
+  INFO(r.out);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("  ok    cpu_tbb") != std::string::npos);
+  auto summary =
+      nlohmann::json::parse(kq::test::read_file(top / "st" / "residual_relu" / "summary.json"));
+  std::vector<std::int64_t> sizes;
+  for (const auto& t : summary["timing"]) sizes.push_back(t["size"].get<std::int64_t>());
+  CHECK(sizes == std::vector<std::int64_t>{4096, 8192});
 }
