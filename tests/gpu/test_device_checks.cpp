@@ -217,9 +217,16 @@ TEST_CASE("differing_elements: bits, a NaN matching any NaN; differing_bytes at 
     const auto d = kq::devcheck::differing_bytes(static_cast<const char*>(dx.data()) + off,
                                                  static_cast<const char*>(dy.data()) + off,
                                                  x.size() - off, s.s);
+    std::int64_t first = -1;
+    std::uint64_t count = 0;
+    for (std::size_t k = off; k < x.size(); ++k)
+      if (x[k] != y[k]) {
+        if (first < 0) first = static_cast<std::int64_t>(k - off);
+        ++count;
+      }
     INFO("offset " << off);
-    CHECK(d.first == (off <= 70001 ? static_cast<std::int64_t>(70001 - off) : 1048000 - 70002));
-    CHECK(d.count == (off <= 70001 ? 3u : off == 70002 ? 2u : 1u));
+    CHECK(d.first == first);
+    CHECK(d.count == count);
   }
   CHECK(kq::devcheck::differing_bytes(dx.data(), dx.data(), x.size(), s.s).first == -1);
 }
