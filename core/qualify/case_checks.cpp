@@ -17,25 +17,21 @@
 namespace kq {
 namespace {
 
-// A CPU arm's output is read where it lies; a CUDA arm's is downloaded. The first run's output
-// is kept whole; later runs reuse one buffer, so that a large case touches no fresh host pages
-// after its first run. Both buffers are kq's host allocations (huge pages, not zero-filled).
+// The output is copied (downloaded, for a CUDA arm) the moment run() has returned, and checked
+// in the copy: an arm that is still writing then (work left on a thread or another stream)
+// is judged on what it had written. The first run's copy is kept; later runs reuse one buffer,
+// so that a large case touches no fresh host pages after its first run. Both are kq's host
+// allocations (huge pages, not zero-filled), filled on every core.
 class HostChecks final : public CaseChecks {
  public:
-  HostChecks(const CaseTensors& t, const CompareRule& rule)
-      : t_(t), rule_(rule), in_place_(t.output_owner().memory.device() == Device::cpu) {}
+  HostChecks(const CaseTensors& t, const CompareRule& rule) : t_(t), rule_(rule) {}
 
   void take(bool first) override {
+    DeviceMemory& into = first ? first_ : later_;
     const DeviceMemory& out = t_.output_owner().memory;
-    if (first) {
-      copy(first_, out);
-      latest_ = in_place_ ? static_cast<const unsigned char*>(out.data()) : bytes(first_);
-    } else if (in_place_) {
-      latest_ = static_cast<const unsigned char*>(out.data());
-    } else {
-      copy(later_, out);
-      latest_ = bytes(later_);
-    }
+    if (into.size() != out.size()) into = DeviceMemory(Device::cpu, out.size());
+    out.download(into.data(), 0, out.size());
+    latest_ = bytes(into);
   }
   std::string inputs_unchanged() override { return t_.check_inputs_unchanged(); }
   CaseTensors::Finding surroundings(int poison) override {
@@ -51,27 +47,23 @@ class HostChecks final : public CaseChecks {
   const char* where() const override { return "host"; }
 
  private:
-  static void copy(DeviceMemory& into, const DeviceMemory& from) {
-    if (into.size() != from.size()) into = DeviceMemory(Device::cpu, from.size());
-    from.download(into.data(), 0, from.size());
-  }
   static const unsigned char* bytes(const DeviceMemory& m) {
     return static_cast<const unsigned char*>(m.data());
   }
 
   const CaseTensors& t_;
   CompareRule rule_;
-  bool in_place_;
   DeviceMemory first_, later_;
   const unsigned char* latest_ = nullptr;
 };
 
 #if KQ_HAVE_CUDA
 
-// The same checks on the device. The output is read where the arm wrote it; the inputs'
-// allocations are compared with copies of themselves made right after each upload; the
-// reference is uploaded once per generation. The copies live in kq's own allocations, which
-// the arm is never shown.
+// The same checks on the device. The output is copied where it lies, at the moment the host's
+// checks would download it (so that work the arm left running on another stream is caught
+// alike), the first run's copy kept; the inputs' allocations are compared with copies of
+// themselves made right after each upload; the reference is uploaded once per generation. The
+// copies live in kq's own allocations, which the arm is never shown.
 class DeviceChecks final : public CaseChecks {
  public:
   DeviceChecks(const CaseTensors& t, const CompareRule& rule, void* stream)
@@ -80,6 +72,7 @@ class DeviceChecks final : public CaseChecks {
     for (const CaseTensor& in : t.inputs()) pristine_.emplace_back(d, in.memory.size());
     const std::size_t bytes = data_bytes();
     first_ = DeviceMemory(d, bytes);
+    later_ = DeviceMemory(d, bytes);
     want_ = DeviceMemory(d, bytes);
   }
 
@@ -88,7 +81,9 @@ class DeviceChecks final : public CaseChecks {
       copy(pristine_[i].data(), t_.inputs()[i].memory.data(), pristine_[i].size());
   }
   void take(bool first) override {
-    if (first) copy(first_.data(), t_.output_view().data, data_bytes());
+    DeviceMemory& into = first ? first_ : later_;
+    copy(into.data(), t_.output_view().data, data_bytes());
+    latest_ = into.data();
   }
   std::string inputs_unchanged() override {
     for (std::size_t i = 0; i < pristine_.size(); ++i) {
@@ -108,11 +103,11 @@ class DeviceChecks final : public CaseChecks {
       want_.upload(want, 0, data_bytes());
       want_generation_ = generation;
     }
-    return device_mismatch(t_, want_.data(), want, rule_, stream_);
+    return device_mismatch(t_, latest_, want_.data(), want, rule_, stream_);
   }
   std::int64_t differs_from_first() override {
-    return devcheck::differing_elements(first_.data(), t_.output_view().data,
-                                        t_.output_view().numel(), t_.dtype(), stream_)
+    return devcheck::differing_elements(first_.data(), latest_, t_.output_view().numel(),
+                                        t_.dtype(), stream_)
         .first;
   }
   const char* where() const override { return "device"; }
@@ -132,7 +127,8 @@ class DeviceChecks final : public CaseChecks {
   CompareRule rule_;
   void* stream_;
   std::vector<DeviceMemory> pristine_;  // each input's allocation as uploaded
-  DeviceMemory first_;                  // the first run's output, dense
+  DeviceMemory first_, later_;          // the first run's output and the last one's, dense
+  const void* latest_ = nullptr;        // first_ or later_: the output taken last
   DeviceMemory want_;                   // the reference of want_generation_
   int want_generation_ = -1;
 };
@@ -157,19 +153,24 @@ CaseTensors::Finding device_guard_finding(const CaseTensors& t) {
   return t.guard_finding(head.data(), tail.data());
 }
 
-CaseTensors::Mismatch device_mismatch(const CaseTensors& t, const void* want_on_device,
-                                      const unsigned char* want, const CompareRule& rule,
-                                      void* stream) {
+CaseTensors::Mismatch device_mismatch(const CaseTensors& t, const void* got,
+                                      const void* want_on_device, const unsigned char* want,
+                                      const CompareRule& rule, void* stream) {
   const DType dt = t.dtype();
-  const devcheck::Scan s = devcheck::compare_elements(t.output_view().data, want_on_device,
-                                                      t.output_view().numel(), dt, rule, stream);
+  const devcheck::Scan s =
+      devcheck::compare_elements(got, want_on_device, t.output_view().numel(), dt, rule, stream);
   CaseTensors::Mismatch m;
   if (s.count == 0) return m;
   m.index = s.first;
   m.count = static_cast<std::int64_t>(s.count);
   const std::size_t es = dtype_size(dt);
   std::memcpy(&m.want_bits, want + static_cast<std::size_t>(s.first) * es, es);
-  t.output_owner().memory.download(&m.got_bits, t.output_byte(s.first), es);
+  auto st = static_cast<cudaStream_t>(stream);
+  cuda_check(cudaMemcpyAsync(&m.got_bits,
+                             static_cast<const char*>(got) + static_cast<std::size_t>(s.first) * es,
+                             es, cudaMemcpyDeviceToHost, st),
+             "a device check's mismatch");
+  cuda_check(cudaStreamSynchronize(st), "a device check's mismatch");
   return m;
 }
 

@@ -1,6 +1,5 @@
 // Where the checks of a case's runs look at the output: on the host (the reference
-// implementation, for every arm: a CPU arm's output read in place, a CUDA arm's downloaded),
-// or on the device where a CUDA arm wrote it, by kq's own
+// implementation, for every arm), or on the device where a CUDA arm wrote it, by kq's own
 // kernels (device/check_kernels.hpp), for large outputs: then only verdicts, counts and the
 // first mismatch cross the bus, and the inputs are compared with pristine copies kept on the
 // device instead of being downloaded after every run. Both give the same findings, word for
@@ -48,11 +47,12 @@ std::int64_t device_check_min_elements();
 // Whether t's output can be checked on the device: a CUDA allocation of its own, dense.
 bool device_checkable(const CaseTensors& t);
 // The device's checks of a dense output, for the timing loop too (device_checkable outputs
-// only): the guard zones, downloaded alone; the elements against `want_on_device` (the
-// reference, dense, on the same device; `want` is its host copy, for the mismatch's bits).
+// only): the guard zones, downloaded alone; the elements of `got` (t's output or a copy of it,
+// dense, on its device) against `want_on_device` (the reference, dense, on the same device;
+// `want` is its host copy, for the mismatch's bits).
 CaseTensors::Finding device_guard_finding(const CaseTensors& t);
-CaseTensors::Mismatch device_mismatch(const CaseTensors& t, const void* want_on_device,
-                                      const unsigned char* want, const CompareRule& rule,
-                                      void* stream);
+CaseTensors::Mismatch device_mismatch(const CaseTensors& t, const void* got,
+                                      const void* want_on_device, const unsigned char* want,
+                                      const CompareRule& rule, void* stream);
 
 }  // namespace kq

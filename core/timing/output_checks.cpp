@@ -40,7 +40,8 @@ CaseTensors::Mismatch mismatch(const CaseTensors& t, const Spec& spec,
                                const void* want_on_device, void* stream) {
 #if KQ_HAVE_CUDA
   if (want_on_device)
-    return device_mismatch(t, want_on_device, want.data(), spec.op.compare, stream);
+    return device_mismatch(t, t.output_view().data, want_on_device, want.data(), spec.op.compare,
+                           stream);
 #endif
   (void)want_on_device, (void)stream;
   const DType dt = spec.op.dtype;
