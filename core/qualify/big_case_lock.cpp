@@ -13,20 +13,20 @@
 
 namespace kq {
 
-BigCaseLock::BigCaseLock(const std::function<void()>& heartbeat) {
-  const char* path = std::getenv(kBigCaseLockEnv);
-  if (path == nullptr || *path == '\0') return;
-  fd_ = ::open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+BigCaseLock::BigCaseLock(Device device, const std::function<void()>& heartbeat) {
+  const char* base = std::getenv(kBigCaseLockEnv);
+  if (base == nullptr || *base == '\0') return;
+  const std::string path = std::string(base) + (device == Device::cuda ? ".cuda" : ".cpu");
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0)
-    throw std::runtime_error(std::string("cannot open the big-case lock ") + path + ": " +
-                             std::strerror(errno));
+    throw std::runtime_error("cannot open the big-case lock " + path + ": " + std::strerror(errno));
   auto last = std::chrono::steady_clock::now();
   while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     if (errno != EWOULDBLOCK && errno != EINTR) {
       const int e = errno;
       ::close(fd_);
       fd_ = -1;
-      throw std::runtime_error(std::string("cannot lock ") + path + ": " + std::strerror(e));
+      throw std::runtime_error("cannot lock " + path + ": " + std::strerror(e));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     if (std::chrono::steady_clock::now() - last > std::chrono::seconds(3)) {

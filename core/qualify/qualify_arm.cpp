@@ -142,7 +142,9 @@ rec::VerdictRecord qualify_arm(IKernelArm& arm, const ArmIdentity& id, const Spe
   for (const Case& c : cases) {
     std::unique_ptr<BigCaseLock> turn;
     if (c.numel() > kBigCaseElements)
-      turn = std::make_unique<BigCaseLock>([&] { emit(rec::Waiting{id.name, c.name, {}}); });
+      turn = std::make_unique<BigCaseLock>(id.device, [&] {
+        emit(rec::Waiting{id.name, c.name, {}});
+      });
     emit(rec::CaseStart{
         id.name, c.name, case_budget_seconds(spec, c), {}, prepare_budget_seconds(spec, c)});
     const CaseOutcome o =
