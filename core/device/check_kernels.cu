@@ -10,6 +10,9 @@ namespace kq::devcheck {
 namespace {
 
 constexpr int kThreads = 256;
+// The scans loop over their range (grid-stride): 16 blocks per SM of an H200 (132 SMs) keep
+// any current GPU busy, and each thread publishes its findings with one atomic at most.
+constexpr long long kMaxBlocks = 132 * 16;
 constexpr unsigned long long kNone = ~0ull;
 
 struct Result {
@@ -167,7 +170,7 @@ Scan scan(void* stream, long long n, Launch&& launch) {
   Result host{};
   cuda_check(cudaMemcpyAsync(r, &init, sizeof init, cudaMemcpyHostToDevice, st),
              "a device check's result");
-  const long long blocks = std::min<long long>((n + kThreads - 1) / kThreads, 132 * 16);
+  const long long blocks = std::min<long long>((n + kThreads - 1) / kThreads, kMaxBlocks);
   launch(static_cast<unsigned>(blocks), st, r);
   cuda_check(cudaGetLastError(), "a device check's kernel launch");
   cuda_check(cudaMemcpyAsync(&host, r, sizeof host, cudaMemcpyDeviceToHost, st),

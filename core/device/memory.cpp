@@ -30,7 +30,13 @@ DeviceMemory::DeviceMemory(Device device, std::size_t bytes) : device_(device), 
     return;
   }
 #if KQ_HAVE_CUDA
-  cuda_check(cudaMalloc(&data_, n), ("cudaMalloc of " + std::to_string(bytes) + " bytes").c_str());
+  if (const cudaError_t e = cudaMalloc(&data_, n); e != cudaSuccess) {
+    // Reported by the exception: cleared, or the next check of the last error (after an arm's
+    // launch) would report it as that launch's. A sticky error stays.
+    cudaGetLastError();
+    data_ = nullptr;
+    cuda_check(e, ("cudaMalloc of " + std::to_string(bytes) + " bytes").c_str());
+  }
 #else
   throw std::runtime_error("this kq was built without CUDA");
 #endif

@@ -82,16 +82,11 @@ class CaseTensors {
     std::string check;    // output_guard or output_gaps; empty when fine
     std::string message;  // one line
   };
-  // `out_alloc`: the output owner's whole allocation, on the host (downloaded, or in place).
+  // `out_alloc`: a host copy of the output owner's whole allocation.
   Finding check_output_surroundings(const unsigned char* out_alloc, int poison) const;
   // Downloads the output's whole allocation into `into` (resized; its memory is reused, so that
   // a case's later runs touch no fresh pages).
   void download_output(std::vector<unsigned char>& into) const;
-  std::vector<unsigned char> download_output() const {
-    std::vector<unsigned char> out;
-    download_output(out);
-    return out;
-  }
 
   struct Mismatch {
     std::int64_t index = -1;  // logical (row-major) index of the first bad element
@@ -140,8 +135,9 @@ class CaseTensors {
   std::vector<std::int64_t> out_strides_;
   std::size_t out_view_offset_ = 0;  // bytes from the owner allocation's start to the view
   bool out_contiguous_ = true;
-  // Host scratch reused by every check and poisoning of the case: large cases would otherwise
-  // fault in fresh pages for each (page faults were a quarter of a 2^24-element case's time).
+  // Host scratch for the input checks of a device's tensors, reused by every check of the case:
+  // large cases would otherwise fault in fresh pages for each (page faults were a quarter of a
+  // 2^24-element case's time).
   mutable std::vector<unsigned char> scratch_;
 };
 

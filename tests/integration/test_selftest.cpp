@@ -48,20 +48,30 @@ TEST_CASE("kq selftest --sanitize warns, as kq run does, when compute-sanitizer 
         std::string::npos);
 }
 
+namespace {
+
+// kq selftest, with `flags`, over a folder of `top` holding `spec` alone and with kq's plugin
+// `plugin` alone; the selftest's folder is top / "st".
+kq::test::Result selftest_alone(const std::filesystem::path& top, const std::filesystem::path& spec,
+                                const std::string& plugin, const std::string& flags) {
+  std::filesystem::create_directories(top / "specs");
+  std::filesystem::copy_file(spec, top / "specs" / spec.filename());
+  std::filesystem::create_directories(top / "plugins");
+  std::filesystem::copy_file(kq::test::kq_binary().parent_path() / "plugins" / plugin,
+                             top / "plugins" / plugin);
+  return kq::test::run_kq("selftest " + flags + " --specs '" + (top / "specs").string() +
+                          "' --plugin-dir '" + (top / "plugins").string() + "' --out '" +
+                          (top / "st").string() + "'");
+}
+
+}  // namespace
+
 TEST_CASE("over a folder of the user's, a broken candidate for other specs is shown, not failed") {
   // Over the shipped specs every broken candidate must take one (the first test); copy.yaml is
   // taken by none of the broken CPU candidates, which is no fault of theirs.
-  const auto top = kq::test::temp_dir("selftest-subset");
-  std::filesystem::create_directories(top / "specs");
-  std::filesystem::copy_file(kq::test::source_dir() / "tests/data/specs/copy.yaml",
-                             top / "specs" / "copy.yaml");
-  std::filesystem::create_directories(top / "plugins");
-  std::filesystem::copy_file(
-      kq::test::kq_binary().parent_path() / "plugins" / "libkq_broken_cpu.so",
-      top / "plugins" / "libkq_broken_cpu.so");
-  auto r = kq::test::run_kq("selftest --quick --no-timing --specs '" + (top / "specs").string() +
-                            "' --plugin-dir '" + (top / "plugins").string() + "' --out '" +
-                            (top / "st").string() + "'");
+  auto r = selftest_alone(kq::test::temp_dir("selftest-subset"),
+                          kq::test::source_dir() / "tests/data/specs/copy.yaml",
+                          "libkq_broken_cpu.so", "--quick --no-timing");
   INFO(r.out);
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("  -     broken_cpu_crashes") != std::string::npos);
@@ -71,15 +81,8 @@ TEST_CASE("over a folder of the user's, a broken candidate for other specs is sh
 
 TEST_CASE("kq selftest --sizes times every spec at those sizes, in full") {
   const auto top = kq::test::temp_dir("selftest-sizes");
-  std::filesystem::create_directories(top / "specs");
-  std::filesystem::copy_file(kq::test::source_dir() / "specs/residual_relu.yaml",
-                             top / "specs" / "residual_relu.yaml");
-  std::filesystem::create_directories(top / "plugins");
-  std::filesystem::copy_file(kq::test::kq_binary().parent_path() / "plugins" / "libkq_cpu.so",
-                             top / "plugins" / "libkq_cpu.so");
-  auto r = kq::test::run_kq("selftest --quick --sizes 4096,2^13 --specs '" +
-                            (top / "specs").string() + "' --plugin-dir '" +
-                            (top / "plugins").string() + "' --out '" + (top / "st").string() + "'");
+  auto r = selftest_alone(top, kq::test::source_dir() / "specs/residual_relu.yaml", "libkq_cpu.so",
+                          "--quick --sizes 4096,2^13");
   INFO(r.out);
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("  ok    cpu_tbb") != std::string::npos);
