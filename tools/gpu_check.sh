@@ -97,7 +97,7 @@ case $part in
     step "kq qualify residual_relu, every good arm, full"
     start=$(date +%s%N)
     "${kq_env[@]}" timeout "${KQ_FULL_TIMEOUT:-540}" "$kq" qualify "$specs/residual_relu.yaml" \
-      --out "$out/full" 2>&1 | tail -n 40
+      --out "$out/full" 2>&1 | tee "$out/full.txt" | tail -n 40
     echo "wall: $(( ($(date +%s%N) - start) / 1000000 )) ms"
     python3 - "$out/full/qualification.jsonl" <<'PY'
 import json, sys

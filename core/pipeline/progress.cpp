@@ -22,6 +22,7 @@ std::chrono::milliseconds heartbeat_from_env(std::chrono::milliseconds fallback)
 
 Progress::Progress(std::chrono::milliseconds heartbeat)
     : tty_(isatty(STDOUT_FILENO) == 1),
+      start_(Clock::now()),
       last_status_(Clock::now()),
       last_line_(Clock::now()),
       heartbeat_(heartbeat_from_env(heartbeat)) {
@@ -69,7 +70,8 @@ void Progress::heartbeat_loop() {
     if (stop_) break;
     const auto now = Clock::now();
     if (running_.empty() || now - last_line_ < heartbeat_) continue;
-    line("  ... still running: " + running_text(now));
+    const auto secs = std::chrono::duration_cast<std::chrono::seconds>(now - start_).count();
+    line("  ... " + std::to_string(secs) + " s in, still running: " + running_text(now));
   }
 }
 

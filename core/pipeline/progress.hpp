@@ -42,7 +42,7 @@ class Progress {
 
   bool tty_;
   bool status_shown_ = false;
-  Clock::time_point last_status_, last_line_;
+  Clock::time_point start_, last_status_, last_line_;
   // Arms skipped for want of a device, by reason: one line each at finish(), not one per arm.
   std::map<std::string, std::vector<std::string>> skipped_;
   // What each arm is doing now, by its name (qualify: its case; time: the size and round).

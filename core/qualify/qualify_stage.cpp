@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -182,6 +183,17 @@ SharedCases share_cases(const std::vector<StageArm>& arms, const QualifyStageOpt
   return shared;
 }
 
+// The order in which workers start: CPU arms first, each kind in the order given. A CPU arm's
+// largest cases run at host speed, tens of seconds where a CUDA arm's take a few, so a CPU arm
+// started last, when the other slots have emptied, would set the stage's wall time alone.
+std::vector<std::size_t> launch_order(const std::vector<StageArm>& arms) {
+  std::vector<std::size_t> order(arms.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_partition(order.begin(), order.end(),
+                        [&](std::size_t i) { return arms[i].identity.device != Device::cuda; });
+  return order;
+}
+
 }  // namespace
 
 int default_qualify_jobs() {
@@ -210,10 +222,12 @@ std::vector<rec::VerdictRecord> qualify_stage(const std::vector<StageArm>& arms,
   const std::string case_data = shared.argument();
   ::setenv(kBigCaseLockEnv, (opt.log_dir / "big-case.lock").c_str(), 1);
   std::vector<rec::VerdictRecord> verdicts(arms.size());
+  const std::vector<std::size_t> order = launch_order(arms);
   std::atomic<std::size_t> next{0};
   std::exception_ptr failure;
   auto work = [&] {
-    for (std::size_t i = next++; i < arms.size(); i = next++) {
+    for (std::size_t n = next++; n < arms.size(); n = next++) {
+      const std::size_t i = order[n];
       const StageArm& a = arms[i];
       try {
         if (a.identity.device == Device::cuda && !cuda_ok) {

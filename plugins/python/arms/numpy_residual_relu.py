@@ -39,5 +39,7 @@ class NumpyResidualRelu(kq.Arm):
 
 
 def relu(a):
-    """In place: negatives and -0 become +0, NaN stays NaN."""
-    np.copyto(a, 0, where=~(a > 0) & ~np.isnan(a))
+    """In place, in two passes without temporaries: negatives become +0, NaN stays NaN (maximum
+    propagates it), and adding +0 turns a -0 that maximum may keep into +0."""
+    np.maximum(a, 0, out=a)
+    np.add(a, 0, out=a)
