@@ -46,11 +46,4 @@ std::int64_t Case::numel() const {
   return n;
 }
 
-std::uint64_t Case::host_bytes(std::size_t elem_size, bool shared_data) const {
-  // Inputs and their pristine copies, the output, its copy from the device, the reference; the
-  // pristine copies and the reference are the stage's when it shares the case's data.
-  auto n = static_cast<std::uint64_t>(numel()) * elem_size;
-  return n * (shared_data ? inputs.size() + 2 : 2 * inputs.size() + 3);
-}
-
 }  // namespace kq

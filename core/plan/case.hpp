@@ -72,9 +72,6 @@ struct Case {
   bool conduct = false;
 
   std::int64_t numel() const;
-  // Host bytes qualification needs for this case (inputs, output, reference, mirrors), the
-  // pristine inputs and the reference left out when the stage shares them (`shared_data`).
-  std::uint64_t host_bytes(std::size_t elem_size, bool shared_data = false) const;
 };
 
 }  // namespace kq

@@ -140,6 +140,17 @@ bool device_checkable(const CaseTensors& t) {
   return t.output_owner().memory.device() == Device::cuda && !t.aliased() && t.output_contiguous();
 }
 
+bool checked_on_device(const Case& c, Device device, std::int64_t min_elements) {
+#if KQ_HAVE_CUDA
+  constexpr bool with_cuda = true;
+#else
+  constexpr bool with_cuda = false;
+#endif
+  const bool dense = c.output.strides.empty() || c.output.strides == row_major_strides(c.shape);
+  return with_cuda && device == Device::cuda && c.alias_input < 0 && dense &&
+         c.numel() >= std::max<std::int64_t>(min_elements, 1);
+}
+
 #if KQ_HAVE_CUDA
 
 CaseTensors::Finding device_guard_finding(const CaseTensors& t) {

@@ -46,6 +46,9 @@ std::int64_t device_check_min_elements();
 
 // Whether t's output can be checked on the device: a CUDA allocation of its own, dense.
 bool device_checkable(const CaseTensors& t);
+// Whether case_checks checks case c's output on the device for an arm on `device`, told from
+// the plan before any tensor exists (device memory for the copies aside).
+bool checked_on_device(const Case& c, Device device, std::int64_t min_elements);
 // The device's checks of a dense output, for the timing loop too (device_checkable outputs
 // only): the guard zones, downloaded alone; the elements of `got` (t's output or a copy of it,
 // dense, on its device) against `want_on_device` (the reference, dense, on the same device;

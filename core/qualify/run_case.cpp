@@ -307,10 +307,22 @@ class CaseRunner {
 
 }  // namespace
 
+std::uint64_t case_host_bytes(const Case& c, std::size_t elem_size, Device device,
+                              bool shared_data) {
+  const std::uint64_t inputs = c.inputs.size();
+  std::uint64_t units = 0;
+  if (!shared_data) units += inputs + 1;           // inputs generated here, the reference
+  if (device == Device::cpu) units += inputs + 1;  // the arm's tensors
+  if (!checked_on_device(c, device, device_check_min_elements()))
+    units += device == Device::cpu ? 2 : 3;  // the output's copies (+ an input's)
+  return units * static_cast<std::uint64_t>(c.numel()) * elem_size;
+}
+
 CaseOutcome run_case(IKernelArm& arm, Device device, const Spec& spec, const Case& c,
                      const std::function<void(double)>& prepared, const unsigned char* shared) {
   auto t0 = std::chrono::steady_clock::now();
-  const std::uint64_t need = c.host_bytes(dtype_size(spec.op.dtype), shared != nullptr);
+  const std::uint64_t need =
+      case_host_bytes(c, dtype_size(spec.op.dtype), device, shared != nullptr);
   if (const std::uint64_t have = available_host_bytes(); have != 0 && need > have) {
     CaseOutcome o;
     o.result = CaseOutcome::Result::skipped;

@@ -34,6 +34,15 @@ const char* to_string(CaseOutcome::Result r);
 // (qualify/case_data.hpp, its CaseDataLayout); otherwise they are computed here. Throws
 // CudaError for a CUDA failure (the caller decides whether the process can go on),
 // std::exception for host-side trouble.
+// The host memory run_case takes for case c on an arm on `device`, in multiples of the output's
+// bytes: the inputs generated here and the reference (unless the stage shares them:
+// `shared_data`), the arm's tensors where they are host memory, and for checks on the host the
+// output's copies (the first run's, the later runs') and, for a CUDA arm, one input downloaded
+// at a time. A CUDA arm's case checked on the device takes none beyond the staging ring. A case
+// that needs more than the host has available is skipped, with both figures.
+std::uint64_t case_host_bytes(const Case& c, std::size_t elem_size, Device device,
+                              bool shared_data);
+
 CaseOutcome run_case(IKernelArm& arm, Device device, const Spec& spec, const Case& c,
                      const std::function<void(double)>& prepared = {},
                      const unsigned char* shared = nullptr);

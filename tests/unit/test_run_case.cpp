@@ -104,3 +104,24 @@ TEST_CASE("qualify_arm turns case outcomes into a verdict") {
   CHECK(v.verdict == kq::rec::Verdict::rejected);
   CHECK(v.check == "values");
 }
+
+TEST_CASE("a case's host memory: a CUDA arm's output checked on the device takes none") {
+  // On the H200 the 2^31 + 5 case was skipped for CUDA arms ("needs 32768 MiB") while its data
+  // was the stage's and its checks ran on the device.
+  const kq::Spec spec = kq::test::residual_relu_spec();
+  const auto cases = kq::plan_cases(spec, {});
+  const kq::Case big = find(cases, "size/2147483653");
+  const std::uint64_t n = static_cast<std::uint64_t>(big.numel()) * 4;
+  // A CPU arm: its two inputs and its output, the output's two copies; the stage's data or not.
+  CHECK(kq::case_host_bytes(big, 4, kq::Device::cpu, true) == 5 * n);
+  CHECK(kq::case_host_bytes(big, 4, kq::Device::cpu, false) == 8 * n);
+#if KQ_HAVE_CUDA
+  CHECK(kq::case_host_bytes(big, 4, kq::Device::cuda, true) == 0);
+  CHECK(kq::case_host_bytes(big, 4, kq::Device::cuda, false) == 3 * n);
+#else
+  CHECK(kq::case_host_bytes(big, 4, kq::Device::cuda, true) == 3 * n);
+#endif
+  // Below the device checks' threshold a CUDA arm's output is checked on the host.
+  const kq::Case small = find(cases, "size/1025");
+  CHECK(kq::case_host_bytes(small, 4, kq::Device::cuda, true) == 3 * 1025 * 4);
+}
