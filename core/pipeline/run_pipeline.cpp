@@ -6,6 +6,7 @@
 #include "artifacts/artifacts.hpp"
 #include "pipeline/progress.hpp"
 #include "report/report.hpp"
+#include "report/summary.hpp"
 #include "rundir/manifest.hpp"
 #include "timing/time_stage.hpp"
 
@@ -92,7 +93,8 @@ void print_outcome(const RunPipelineOptions& o, const nlohmann::json& summary) {
   const auto& h = summary["headline"];
   std::cout << "\n"
             << h.value("in_contract_cases_passed", 0) << " of " << h.value("in_contract_cases", 0)
-            << " in-contract cases passed, " << h.value("out_of_contract_refused", 0) << " of "
+            << " in-contract cases passed" << skipped_note(h) << ", "
+            << h.value("out_of_contract_refused", 0) << " of "
             << h.value("out_of_contract_cases", 0) << " out-of-contract inputs refused\n";
   if (o.timing) std::cout << summary["decision"].value("sentence", "") << "\n";
   std::cout << "report: " << (o.dir / "report.md").string() << ", "

@@ -11,6 +11,7 @@
 #include "report/columns.hpp"
 #include "report/embedded.hpp"
 #include "report/report.hpp"
+#include "report/summary.hpp"
 #include "util/markup.hpp"
 
 namespace kq {
@@ -135,8 +136,9 @@ void by_reason(std::ostringstream& h, const json& s, const std::string& key,
 void qualification(std::ostringstream& h, const json& s) {
   const json hl = s.value("headline", json::object());
   h << "<h2>Qualification</h2>\n<p><b>" << hl.value("in_contract_cases_passed", 0) << " of "
-    << hl.value("in_contract_cases", 0) << "</b> in-contract cases passed, <b>"
-    << hl.value("out_of_contract_refused", 0) << " of " << hl.value("out_of_contract_cases", 0)
+    << hl.value("in_contract_cases", 0) << "</b> in-contract cases passed" << skipped_note(hl)
+    << ", <b>" << hl.value("out_of_contract_refused", 0) << " of "
+    << hl.value("out_of_contract_cases", 0)
     << "</b> out-of-contract inputs refused (good arms); <b>" << hl.value("good_qualified", 0)
     << " of " << hl.value("good_total", 0) << "</b> good arms qualified; <b>"
     << hl.value("broken_rejected", 0) << " of " << hl.value("broken_total", 0)

@@ -107,11 +107,12 @@ std::string render_markdown(const nlohmann::json& s) {
   const auto& h = s["headline"];
   md << "## Qualification\n\n";
   md << "**" << h.value("in_contract_cases_passed", 0) << " of " << h.value("in_contract_cases", 0)
-     << "** in-contract cases passed, **" << h.value("out_of_contract_refused", 0) << " of "
-     << h.value("out_of_contract_cases", 0) << "** out-of-contract inputs refused (good arms); **"
-     << h.value("good_qualified", 0) << " of " << h.value("good_total", 0)
-     << "** good arms qualified; **" << h.value("broken_rejected", 0) << " of "
-     << h.value("broken_total", 0) << "** broken candidates rejected by their declared check.\n\n";
+     << "** in-contract cases passed" << skipped_note(h) << ", **"
+     << h.value("out_of_contract_refused", 0) << " of " << h.value("out_of_contract_cases", 0)
+     << "** out-of-contract inputs refused (good arms); **" << h.value("good_qualified", 0)
+     << " of " << h.value("good_total", 0) << "** good arms qualified; **"
+     << h.value("broken_rejected", 0) << " of " << h.value("broken_total", 0)
+     << "** broken candidates rejected by their declared check.\n\n";
   md << "| arm | family | device | verdict | passed | refused | failed | skipped | check | case | "
         "detail |\n";
   md << "|---|---|---|---|---:|---:|---:|---:|---|---|---|\n";

@@ -5,6 +5,7 @@
 #pragma once
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "record/run_data.hpp"
 
@@ -14,5 +15,9 @@ nlohmann::json summarize(const RunData& run);
 
 // summarize(read_run(run_dir))
 nlohmann::json summarize_run(const std::filesystem::path& run_dir);
+
+// What the headline's counts leave out, for the line that gives them: " (N more skipped: see
+// the arms' rows)", or nothing when no in-contract case of a good arm was skipped.
+std::string skipped_note(const nlohmann::json& headline);
 
 }  // namespace kq

@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include "qualify/expectation.hpp"
+#include "report/summary.hpp"
 #include "report/summary_parts.hpp"
 
 namespace kq {
@@ -88,14 +89,24 @@ void reject_while_timed(const rec::TimingReject& r, json& row) {
 
 }  // namespace
 
+std::string skipped_note(const json& headline) {
+  const int n = headline.value("in_contract_cases_skipped", 0);
+  if (n == 0) return {};
+  return " (" + std::to_string(n) + " more skipped: see the arms' rows)";
+}
+
 std::map<std::string, std::string> summarize_arms(const RunData& run, json& s) {
   std::map<std::string, json> rows;
   for (const auto& a : run.manifest.arms) rows[a.name] = arm_row(a, run);
 
-  int in_passed = 0, in_total = 0, out_refused = 0, out_total = 0;
+  int in_passed = 0, in_total = 0, in_skipped = 0, out_refused = 0, out_total = 0;
   for (const auto& c : run.cases) {
     const ManifestArm* a = run.manifest.arm(c.arm);
-    if (!a || known_broken(a->family, a->expected_rejection) || c.result == "skipped") continue;
+    if (!a || known_broken(a->family, a->expected_rejection)) continue;
+    if (c.result == "skipped") {  // not counted as run; said beside the counts
+      in_skipped += c.in_contract;
+      continue;
+    }
     (c.in_contract ? in_total : out_total)++;
     if (c.in_contract && c.result == "passed") in_passed++;
     if (!c.in_contract && c.result == "refused") out_refused++;
@@ -134,10 +145,15 @@ std::map<std::string, std::string> summarize_arms(const RunData& run, json& s) {
   // by their reason: the reports list them once, below the verdicts.
   s["declined"] = group_by_reason(arm_list, rec::Verdict::unsupported);
   s["skipped"] = group_by_reason(arm_list, rec::Verdict::skipped);
-  s["headline"] = {{"in_contract_cases_passed", in_passed},  {"in_contract_cases", in_total},
-                   {"out_of_contract_refused", out_refused}, {"out_of_contract_cases", out_total},
-                   {"broken_rejected", broken_caught},       {"broken_total", broken_total},
-                   {"good_qualified", good_qualified},       {"good_total", good_total}};
+  s["headline"] = {{"in_contract_cases_passed", in_passed},
+                   {"in_contract_cases", in_total},
+                   {"in_contract_cases_skipped", in_skipped},
+                   {"out_of_contract_refused", out_refused},
+                   {"out_of_contract_cases", out_total},
+                   {"broken_rejected", broken_caught},
+                   {"broken_total", broken_total},
+                   {"good_qualified", good_qualified},
+                   {"good_total", good_total}};
   return not_adopted;
 }
 

@@ -127,7 +127,28 @@ TEST_CASE("the reference run's summary is the one computed before the schema cha
   for (json* s : {&before, &now})
     for (const char* added : {"schema_version", "run_dir", "baseline_choice", "dtype"})
       s->erase(added);
+  CHECK(now["headline"]["in_contract_cases_skipped"] == 0);  // issue 14
+  now["headline"].erase("in_contract_cases_skipped");
   CHECK(now == before);
+}
+
+TEST_CASE("skipped cases are left out of the headline's counts and said beside them") {
+  auto case_line = [](const std::string& c, const std::string& result) {
+    return json{{"type", "case"},   {"arm", "base"},       {"case", c},     {"group", "size"},
+                {"result", result}, {"in_contract", true}, {"seconds", 0.1}}
+               .dump() +
+           "\n";
+  };
+  const fs::path dir =
+      write_run("skipped", {"base:cuda"},
+                case_line("size/1", "passed") + case_line("size/2147483653", "skipped"), "");
+  const json s = kq::summarize_run(dir);
+  CHECK(s["headline"]["in_contract_cases"] == 1);
+  CHECK(s["headline"]["in_contract_cases_passed"] == 1);
+  CHECK(s["headline"]["in_contract_cases_skipped"] == 1);
+  const std::string md = kq::render_markdown(s);
+  CHECK(md.find("in-contract cases passed (1 more skipped: see the arms' rows)") !=
+        std::string::npos);
 }
 
 TEST_CASE("compare and the summary count the same samples of the committed H200 run") {
