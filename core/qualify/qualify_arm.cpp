@@ -123,7 +123,7 @@ void count(rec::CaseCounts& n, CaseOutcome::Result r) {
 
 rec::VerdictRecord qualify_arm(IKernelArm& arm, const ArmIdentity& id, const Spec& spec,
                                const std::vector<Case>& cases, const Emit& emit,
-                               const SharedCases* shared) {
+                               SharedCases* shared) {
   rec::VerdictRecord verdict;
   verdict.arm = id.name;
   Status sup = arm.supports(spec.op);
@@ -140,6 +140,8 @@ rec::VerdictRecord qualify_arm(IKernelArm& arm, const ArmIdentity& id, const Spe
   std::optional<rec::CaseResult> first_failure;
   std::string crash;
   for (const Case& c : cases) {
+    // A case the stage is still computing: waited for before taking a turn at the machine.
+    if (shared) shared->await(c.name, [&] { emit(rec::Waiting{id.name, c.name, {}}); });
     std::unique_ptr<BigCaseLock> turn;
     if (c.numel() > kBigCaseElements)
       turn = std::make_unique<BigCaseLock>(id.device, [&] {

@@ -22,10 +22,11 @@ using Emit = std::function<void(const nlohmann::json&)>;
 
 // Returns the verdict record (also emitted). A sticky CUDA error ends qualification at once
 // (the process can run no more CUDA work): the verdict is "crashed".
-// `shared` (when set) holds cases' data computed once for every worker of the stage.
+// `shared` (when set) holds cases' data computed once for every worker of the stage; a case
+// it is still receiving (qualify/shared_cases.hpp) is waited for before the case starts.
 rec::VerdictRecord qualify_arm(IKernelArm& arm, const ArmIdentity& id, const Spec& spec,
                                const std::vector<Case>& cases, const Emit& emit,
-                               const SharedCases* shared = nullptr);
+                               SharedCases* shared = nullptr);
 
 // Seconds a case may run silently before its worker is declared hung.
 double case_budget_seconds(const Spec& spec, const Case& c);

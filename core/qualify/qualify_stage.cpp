@@ -12,6 +12,9 @@
 #include <sstream>
 #include <thread>
 
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include "device/memory.hpp"
 #include "plan/plan_cases.hpp"
 #include "qualify/big_case_lock.hpp"
@@ -35,9 +38,9 @@ struct WorkerVerdict {
 
 // One worker: `prefix` (a sanitizer command, or nothing) then kq in worker mode. Records are
 // passed to `record`, tagged with "pass" when `pass` is not empty.
-WorkerVerdict run_worker(const StageArm& a, const QualifyStageOptions& opt,
-                         const std::string& case_data, const std::vector<std::string>& prefix,
-                         const std::string& pass, bool quick, const std::filesystem::path& log,
+WorkerVerdict run_worker(const StageArm& a, const QualifyStageOptions& opt, SharedCaseFeed* feed,
+                         const std::vector<std::string>& prefix, const std::string& pass,
+                         bool quick, const std::filesystem::path& log,
                          const std::function<void(const json&)>& record, double slowdown) {
   const std::string& name = a.identity.name;
   QualifyWorkerArgs w;
@@ -47,7 +50,12 @@ WorkerVerdict run_worker(const StageArm& a, const QualifyStageOptions& opt,
   w.quick = quick;
   w.timing_sizes = opt.timing_sizes;
   w.hang_timeout = opt.hang_timeout_s;
-  w.case_data = case_data;
+  // The cases computed beside the workers come over a socket of the worker's own.
+  int sockets[2] = {-1, -1};
+  if (feed != nullptr && feed->has_late() &&
+      ::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) != 0)
+    sockets[0] = sockets[1] = -1;  // then the worker computes those itself
+  if (feed != nullptr) w.case_data = feed->subscribe(sockets[0], sockets[1]);
   if (pass.empty()) w.artifacts_dir = opt.artifacts_dir.string();
   std::vector<std::string> argv = prefix;
   argv.insert(argv.end(), {self_executable().string(), kWorkerQualifyMode});
@@ -56,19 +64,26 @@ WorkerVerdict run_worker(const StageArm& a, const QualifyStageOptions& opt,
   std::string last_case;
   double case_budget_s = opt.hang_timeout_s;  // the case's own budget, once prepare() returned
   const double startup_s = (opt.hang_timeout_s + 30.0) * slowdown;  // plugin load, CUDA context
-  WorkerExit ex = supervise_worker(argv, log, startup_s, [&](json j) {
-    if (!pass.empty()) j["pass"] = pass;
-    record(j);
-    if (rec::is<rec::VerdictRecord>(j)) verdict = j.get<rec::VerdictRecord>();
-    if (rec::is<rec::CaseStart>(j)) {
-      const auto start = j.get<rec::CaseStart>();
-      last_case = start.case_name;
-      case_budget_s = start.budget_s;
-      return start.prepare_budget_s.value_or(start.budget_s) * slowdown;
-    }
-    if (rec::is<rec::Prepared>(j)) return case_budget_s * slowdown;
-    return opt.hang_timeout_s * slowdown;
-  });
+  WorkerExit ex = supervise_worker(
+      argv, log, startup_s,
+      [&](json j) {
+        if (!pass.empty()) j["pass"] = pass;
+        record(j);
+        if (rec::is<rec::VerdictRecord>(j)) verdict = j.get<rec::VerdictRecord>();
+        if (rec::is<rec::CaseStart>(j)) {
+          const auto start = j.get<rec::CaseStart>();
+          last_case = start.case_name;
+          case_budget_s = start.budget_s;
+          return start.prepare_budget_s.value_or(start.budget_s) * slowdown;
+        }
+        if (rec::is<rec::Prepared>(j)) return case_budget_s * slowdown;
+        return opt.hang_timeout_s * slowdown;
+      },
+      sockets[1] >= 0 ? std::vector<int>{sockets[1]} : std::vector<int>{});
+  if (sockets[0] >= 0) {
+    feed->unsubscribe(sockets[0]);  // the feed's end: it closes it
+    ::close(sockets[1]);
+  }
   if (!verdict || ex.hung) {
     verdict = rec::VerdictRecord{};
     verdict->arm = name;
@@ -103,10 +118,10 @@ namespace {
 // One arm's qualification: its worker, then (for a CUDA arm with sanitize tools) one worker per
 // tool under compute-sanitizer. Returns the final verdict.
 rec::VerdictRecord qualify_one(const StageArm& a, const QualifyStageOptions& opt,
-                               const std::string& case_data,
+                               SharedCaseFeed* feed,
                                const std::function<void(const json&)>& record) {
   const std::string& name = a.identity.name;
-  rec::VerdictRecord verdict = run_worker(a, opt, case_data, {}, "", opt.quick,
+  rec::VerdictRecord verdict = run_worker(a, opt, feed, {}, "", opt.quick,
                                           opt.log_dir / ("qualify-" + name + ".log"), record, 1.0)
                                    .verdict;
 
@@ -130,7 +145,7 @@ rec::VerdictRecord qualify_one(const StageArm& a, const QualifyStageOptions& opt
                                        "all"};
     // Sanitizers slow kernels by 10 to 100 times: give the worker that much more time.
     const WorkerVerdict v =
-        run_worker(a, opt, case_data, prefix, tool, true,
+        run_worker(a, opt, feed, prefix, tool, true,
                    opt.log_dir / ("qualify-" + tool + "-" + name + ".log"), record, 20.0);
     const json found = read_sanitizer_log(log);
     rec::SanitizerFinding f;
@@ -160,27 +175,39 @@ rec::VerdictRecord qualify_one(const StageArm& a, const QualifyStageOptions& opt
 
 // The cases' data for the stage's workers: none when no arm will start one (none, or only CUDA
 // arms where CUDA is unusable).
-SharedCases share_cases(const std::vector<StageArm>& arms, const QualifyStageOptions& opt,
-                        bool cuda_ok) {
+std::unique_ptr<SharedCaseFeed> share_cases(const std::vector<StageArm>& arms,
+                                            const QualifyStageOptions& opt, bool cuda_ok) {
   const bool any_worker = std::any_of(arms.begin(), arms.end(), [&](const StageArm& a) {
     return a.identity.device != Device::cuda || cuda_ok;
   });
-  if (!any_worker) return {};
+  if (!any_worker) return nullptr;
   const Spec spec = load_spec(opt.spec_file);
   PlanOptions plan;
   plan.quick = opt.quick;
   plan.timing_sizes = opt.timing_sizes;
-  const auto t0 = std::chrono::steady_clock::now();
-  SharedCases shared = SharedCases::compute(spec, plan_cases(spec, plan), shared_cases_budget(),
-                                            opt.log_dir / "shared-cases.log");
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  char line[160];
+  auto feed = std::make_unique<SharedCaseFeed>(spec, plan_cases(spec, plan), shared_cases_budget(),
+                                               opt.log_dir / "shared-cases.log");
+  char line[240];
   std::snprintf(line, sizeof line,
                 "  inputs and references of %zu cases computed once for every arm: %.2f GB in "
-                "%.1f s\n",
-                shared.size(), static_cast<double>(shared.bytes()) / 1e9, secs);
+                "%.1f s%s\n",
+                feed->size(), static_cast<double>(feed->bytes()) / 1e9, feed->early_seconds(),
+                feed->has_late() ? "; the largest cases' beside the workers" : "");
   std::cout << line << std::flush;
-  return shared;
+  feed->start();
+  return feed;
+}
+
+// Once the workers are done: how long the cases computed beside them took.
+void report_late_cases(SharedCaseFeed& feed) {
+  feed.finish();
+  if (!feed.has_late()) return;
+  char line[200];
+  std::snprintf(line, sizeof line,
+                "  inputs and references of the largest cases, %.2f GB, computed beside the "
+                "workers in %.1f s\n",
+                static_cast<double>(feed.late_bytes()) / 1e9, feed.late_seconds());
+  std::cout << line << std::flush;
 }
 
 // The order in which workers start: CPU arms first, each kind in the order given. A CPU arm's
@@ -218,8 +245,7 @@ std::vector<rec::VerdictRecord> qualify_stage(const std::vector<StageArm>& arms,
   std::filesystem::create_directories(opt.log_dir);
   // Every case's inputs and references, computed once here for all the workers, which inherit
   // them sealed (read-only for every process).
-  const SharedCases shared = share_cases(arms, opt, cuda_ok);
-  const std::string case_data = shared.argument();
+  const std::unique_ptr<SharedCaseFeed> feed = share_cases(arms, opt, cuda_ok);
   ::setenv(kBigCaseLockEnv, (opt.log_dir / "big-case.lock").c_str(), 1);
   std::vector<rec::VerdictRecord> verdicts(arms.size());
   const std::vector<std::size_t> order = launch_order(arms);
@@ -237,7 +263,7 @@ std::vector<rec::VerdictRecord> qualify_stage(const std::vector<StageArm>& arms,
           record(verdicts[i]);
           continue;
         }
-        verdicts[i] = qualify_one(a, opt, case_data, record);
+        verdicts[i] = qualify_one(a, opt, feed.get(), record);
       } catch (...) {
         std::lock_guard lock(mu);
         if (!failure) failure = std::current_exception();
@@ -251,6 +277,7 @@ std::vector<rec::VerdictRecord> qualify_stage(const std::vector<StageArm>& arms,
   for (std::size_t j = 1; j < jobs; ++j) pool.emplace_back(work);
   work();
   for (auto& t : pool) t.join();
+  if (feed) report_late_cases(*feed);
   if (failure) std::rethrow_exception(failure);
   return verdicts;
 }

@@ -1,49 +1,112 @@
 #include "qualify/shared_cases.hpp"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <iostream>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
 #include "qualify/case_data.hpp"
+#include "util/fd_passing.hpp"
 #include "util/host_memory.hpp"
 
 namespace kq {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// One case's data in sealed memory, computed now, with its line in `log`.
+SealedMemory seal_case(const Spec& spec, const Case& c, const CaseDataLayout& layout,
+                       const std::filesystem::path& log, const char* when) {
+  const auto t0 = Clock::now();
+  SealedMemory m(c.name, layout.total_bytes(),
+                 [&](unsigned char* dst) { compute_case_data(spec, c, layout, dst); });
+  if (!log.empty()) {
+    char line[200];
+    std::snprintf(line, sizeof line, "case %s: %zu bytes in %.2f ms%s\n", c.name.c_str(),
+                  layout.total_bytes(), 1e3 * seconds_since(t0), when);
+    std::ofstream(log, std::ios::app) << line;
+  }
+  return m;
+}
+
+void log_line(const std::filesystem::path& log, const std::string& line) {
+  if (!log.empty()) std::ofstream(log, std::ios::app) << line << "\n";
+}
+
+// What the feed tells a worker of a case that became ready ("name\nbytes", the descriptor
+// attached) or will not be ("name\nnone").
+std::string message(const std::string& name, const SealedMemory* m) {
+  return name + "\n" + (m != nullptr ? std::to_string(m->size()) : "none");
+}
+
+}  // namespace
 
 std::uint64_t shared_cases_budget() { return available_host_bytes() / 2; }
+
+std::uint64_t late_case_bytes() {
+  if (const char* v = std::getenv("KQ_LATE_CASE_BYTES"); v != nullptr && *v != '\0') {
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(v, &end, 10);
+    if (end != v && *end == '\0') return n;
+  }
+  return kLateCaseBytes;
+}
+
+// ---- a worker's view
 
 SharedCases SharedCases::compute(const Spec& spec, const std::vector<Case>& cases,
                                  std::uint64_t budget_bytes, const std::filesystem::path& log) {
   SharedCases s;
-  std::ofstream out;
-  if (!log.empty()) out.open(log, std::ios::app);
   std::uint64_t used = 0;
   for (const Case& c : cases) {
     if (s.cases_.count(c.name)) continue;
     const CaseDataLayout layout(spec, c);
     if (layout.total_bytes() == 0) continue;  // no elements: nothing to share
     if (used + layout.total_bytes() > budget_bytes) {
-      if (out)
-        out << "case " << c.name << ": " << layout.total_bytes()
-            << " bytes, past the budget: each worker computes its own\n";
+      log_line(log, "case " + c.name + ": " + std::to_string(layout.total_bytes()) +
+                        " bytes, past the budget: each worker computes its own");
       continue;
     }
-    const auto t0 = std::chrono::steady_clock::now();
-    s.cases_.emplace(c.name, SealedMemory(c.name, layout.total_bytes(), [&](unsigned char* dst) {
-                       compute_case_data(spec, c, layout, dst);
-                     }));
+    s.cases_.emplace(c.name, seal_case(spec, c, layout, log, ""));
     used += layout.total_bytes();
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (out) {
-      char line[160];
-      std::snprintf(line, sizeof line, "case %s: %zu bytes in %.2f ms\n", c.name.c_str(),
-                    layout.total_bytes(), 1e3 * secs);
-      out << line;
-    }
   }
   return s;
+}
+
+SharedCases::SharedCases(SharedCases&& o) noexcept
+    : cases_(std::move(o.cases_)), coming_(std::move(o.coming_)), socket_(o.socket_) {
+  o.socket_ = -1;
+}
+
+SharedCases& SharedCases::operator=(SharedCases&& o) noexcept {
+  if (this != &o) {
+    if (socket_ >= 0) ::close(socket_);
+    cases_ = std::move(o.cases_);
+    coming_ = std::move(o.coming_);
+    socket_ = o.socket_;
+    o.socket_ = -1;
+  }
+  return *this;
+}
+
+SharedCases::~SharedCases() {
+  if (socket_ >= 0) ::close(socket_);
 }
 
 std::string SharedCases::argument() const {
@@ -62,10 +125,17 @@ SharedCases SharedCases::adopt(const std::string& argument) {
     const auto eq = item.rfind('='), colon = item.rfind(':');
     if (eq == std::string::npos || colon == std::string::npos || colon < eq)
       throw std::runtime_error("--case-data: malformed item '" + item + "'");
-    const int fd = std::stoi(item.substr(eq + 1, colon - eq - 1));
+    const std::string name = item.substr(0, eq), where = item.substr(eq + 1, colon - eq - 1);
     const auto bytes = static_cast<std::size_t>(std::stoull(item.substr(colon + 1)));
-    s.cases_.emplace(item.substr(0, eq), SealedMemory::adopt(fd, bytes));
+    if (name == "@socket") {
+      s.socket_ = std::stoi(where);
+    } else if (where == "late") {
+      s.coming_.emplace(name, bytes);
+    } else {
+      s.cases_.emplace(name, SealedMemory::adopt(std::stoi(where), bytes));
+    }
   }
+  if (s.socket_ < 0) s.coming_.clear();  // nothing can come: the worker computes those
   return s;
 }
 
@@ -78,6 +148,211 @@ std::uint64_t SharedCases::bytes() const {
 const unsigned char* SharedCases::find(const std::string& case_name) const {
   auto it = cases_.find(case_name);
   return it == cases_.end() ? nullptr : it->second.data();
+}
+
+void SharedCases::await(const std::string& case_name, const std::function<void()>& waiting) {
+  if (coming_.count(case_name) == 0) return;
+  const auto t0 = Clock::now();
+  const bool asked = send_with_fd(socket_, case_name);
+  while (asked && coming_.count(case_name) != 0 && seconds_since(t0) < kAwaitLimitS) {
+    pollfd p{socket_, POLLIN, 0};
+    const int n = ::poll(&p, 1, 5000);
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0) {
+      if (waiting) waiting();
+      continue;
+    }
+    if (n < 0 || !receive(case_name)) break;
+  }
+  coming_.erase(case_name);  // arrived, refused, or not coming: the worker computes its own
+}
+
+bool SharedCases::receive(const std::string& case_name) {
+  const std::optional<ReceivedFd> r = receive_with_fd(socket_);
+  if (!r) return false;
+  const auto nl = r->text.find('\n');
+  const bool ours = nl != std::string::npos && r->text.substr(0, nl) == case_name;
+  if (!ours || r->fd < 0) {  // "none", or not an answer to this question
+    if (r->fd >= 0) ::close(r->fd);
+    if (ours) coming_.erase(case_name);
+    return true;
+  }
+  try {
+    cases_.emplace(case_name, SealedMemory::adopt(r->fd, coming_.at(case_name)));
+  } catch (const std::exception& e) {
+    ::close(r->fd);
+    std::cerr << "shared case " << case_name << " not usable (" << e.what()
+              << "): this worker computes its own\n";
+  }
+  coming_.erase(case_name);
+  return true;
+}
+
+// ---- the stage's side
+
+SharedCaseFeed::SharedCaseFeed(const Spec& spec, const std::vector<Case>& cases,
+                               std::uint64_t budget_bytes, const std::filesystem::path& log)
+    : spec_(spec), log_(log) {
+  const auto t0 = Clock::now();
+  const std::uint64_t late_from = late_case_bytes();
+  std::set<std::string> seen;
+  std::uint64_t used = 0;
+  for (const Case& c : cases) {
+    if (!seen.insert(c.name).second) continue;
+    const CaseDataLayout layout(spec, c);
+    if (layout.total_bytes() == 0) continue;  // no elements: nothing to share
+    if (used + layout.total_bytes() > budget_bytes) {
+      log_line(log, "case " + c.name + ": " + std::to_string(layout.total_bytes()) +
+                        " bytes, past the budget: each worker computes its own");
+      continue;
+    }
+    used += layout.total_bytes();
+    if (layout.total_bytes() >= late_from)
+      late_.push_back({c, layout.total_bytes()});
+    else
+      ready_.cases_.emplace(c.name, seal_case(spec, c, layout, log, ""));
+  }
+  early_s_ = seconds_since(t0);
+  if (!late_.empty() && ::pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0)
+    throw std::runtime_error(std::string("pipe for the shared cases' feed: ") +
+                             std::strerror(errno));
+}
+
+void SharedCaseFeed::start() {
+  if (late_.empty() || computer_.joinable()) return;
+  computer_ = std::thread([this] { compute_late(); });
+  server_ = std::thread([this] { serve(); });
+}
+
+SharedCaseFeed::~SharedCaseFeed() {
+  finish();
+  if (server_.joinable()) {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    wake();
+    server_.join();
+  }
+  for (const auto& [fd, questions] : feeds_) ::close(fd);
+  for (int fd : closing_) ::close(fd);
+  for (int fd : wake_)
+    if (fd >= 0) ::close(fd);
+}
+
+void SharedCaseFeed::finish() {
+  if (computer_.joinable()) computer_.join();
+}
+
+void SharedCaseFeed::wake() {
+  const char byte = 1;
+  [[maybe_unused]] const ssize_t n = ::write(wake_[1], &byte, 1);  // full: a wake is pending
+}
+
+void SharedCaseFeed::compute_late() {
+  const auto t0 = Clock::now();
+  for (const Late& l : late_) {
+    std::optional<SealedMemory> m;
+    try {
+      m.emplace(seal_case(spec_, l.c, CaseDataLayout(spec_, l.c), log_, ", beside the workers"));
+    } catch (const std::exception& e) {
+      log_line(log_, "case " + l.c.name + ": not shared (" + e.what() +
+                         "): each worker computes its own");
+    }
+    std::lock_guard lock(mu_);
+    late_done_[l.c.name] = m.has_value();
+    if (m) ready_.cases_.emplace(l.c.name, std::move(*m));
+    for (auto& [feed, questions] : feeds_)  // those who asked for it already
+      if (std::erase(questions, l.c.name) > 0) answer(feed, l.c.name);
+  }
+  late_s_ = seconds_since(t0);
+}
+
+void SharedCaseFeed::answer(int feed, const std::string& name) {
+  const SealedMemory* m = nullptr;
+  if (auto it = ready_.cases_.find(name); it != ready_.cases_.end()) m = &it->second;
+  // A worker that does not read its answers fills its own socket only: never wait for one.
+  send_with_fd(feed, message(name, m), m != nullptr ? m->fd() : -1, /*wait=*/false);
+}
+
+void SharedCaseFeed::serve() {
+  std::vector<pollfd> polled;
+  for (;;) {
+    {
+      std::lock_guard lock(mu_);
+      if (stop_) return;
+      for (int fd : closing_) ::close(fd);
+      closing_.clear();
+      polled.assign(1, pollfd{wake_[0], POLLIN, 0});
+      for (const auto& [fd, questions] : feeds_) polled.push_back(pollfd{fd, POLLIN, 0});
+    }
+    if (::poll(polled.data(), polled.size(), -1) < 0 && errno != EINTR) return;
+    char drain[64];
+    while (::read(wake_[0], drain, sizeof drain) > 0) {
+    }
+    std::lock_guard lock(mu_);
+    for (std::size_t i = 1; i < polled.size(); ++i) {
+      const int fd = polled[i].fd;
+      auto it = feeds_.find(fd);
+      if (polled[i].revents == 0 || it == feeds_.end()) continue;
+      const std::optional<ReceivedFd> q = receive_with_fd(fd);
+      if (!q) {  // the worker is gone: nothing more to answer
+        feeds_.erase(it);
+        closing_.push_back(fd);
+        continue;
+      }
+      if (q->fd >= 0) ::close(q->fd);  // a question carries no descriptor
+      const bool known = std::any_of(late_.begin(), late_.end(),
+                                     [&](const Late& l) { return l.c.name == q->text; });
+      std::vector<std::string>& asked = it->second;
+      if (known && late_done_.count(q->text) == 0) {  // answered when computed, once
+        if (std::find(asked.begin(), asked.end(), q->text) == asked.end()) asked.push_back(q->text);
+      } else {
+        answer(fd, q->text);  // ready, given up, or not one of the stage's cases: "none"
+      }
+    }
+  }
+}
+
+std::string SharedCaseFeed::subscribe(int feed_socket, int worker_socket) {
+  std::lock_guard lock(mu_);
+  std::string a = ready_.argument();
+  bool coming = false;
+  for (const Late& l : late_) {
+    if (late_done_.count(l.c.name)) continue;  // ready (in the argument) or given up
+    a += (a.empty() ? "" : ",") + l.c.name + "=late:" + std::to_string(l.bytes);
+    coming = true;
+  }
+  if (coming && feed_socket >= 0) {
+    a += ",@socket=" + std::to_string(worker_socket) + ":0";
+    feeds_[feed_socket];
+    wake();
+  } else if (feed_socket >= 0) {
+    closing_.push_back(feed_socket);
+  }
+  return a;
+}
+
+void SharedCaseFeed::unsubscribe(int feed_socket) {
+  std::lock_guard lock(mu_);
+  if (feeds_.erase(feed_socket) > 0) closing_.push_back(feed_socket);
+  wake();
+}
+
+std::size_t SharedCaseFeed::size() const {
+  std::lock_guard lock(mu_);
+  return ready_.size();
+}
+
+std::uint64_t SharedCaseFeed::bytes() const {
+  std::lock_guard lock(mu_);
+  return ready_.bytes();
+}
+
+std::uint64_t SharedCaseFeed::late_bytes() const {
+  std::uint64_t n = 0;
+  for (const Late& l : late_) n += l.bytes;
+  return n;
 }
 
 }  // namespace kq

@@ -31,25 +31,42 @@ const unsigned char* map_read_only(int fd, std::size_t bytes, const std::string&
 SealedMemory::SealedMemory(const std::string& name, std::size_t bytes,
                            const std::function<void(unsigned char*)>& fill)
     : bytes_(bytes) {
-  // Not close-on-exec: the workers kq starts inherit it.
-  fd_ = ::memfd_create(("kq-" + name).c_str(), MFD_ALLOW_SEALING);
+  // Close-on-exec until it is sealed: a process started meanwhile (by another thread) must not
+  // get a descriptor to it.
+  fd_ = ::memfd_create(("kq-" + name).c_str(), MFD_ALLOW_SEALING | MFD_CLOEXEC);
   if (fd_ < 0) fail("memfd_create for " + name);
   if (::ftruncate(fd_, static_cast<off_t>(bytes)) != 0) {
     release();
     fail("ftruncate of " + name);
   }
+  void* w = nullptr;
   if (bytes > 0) {
-    void* w = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+    w = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
     if (w == MAP_FAILED) {
       release();
       fail("mmap of " + name);
     }
+  }
+  // From here on only the mapping above can write, while it fills: a process that reaches the
+  // descriptor meanwhile (through /proc/<kq>/fd) can neither write(2) nor map it writable.
+  if (::fcntl(fd_, F_ADD_SEALS, F_SEAL_FUTURE_WRITE | F_SEAL_GROW | F_SEAL_SHRINK) != 0) {
+    if (w != nullptr) ::munmap(w, bytes);
+    release();
+    fail("sealing " + name + " against other writers");
+  }
+  if (w != nullptr) {
     fill(static_cast<unsigned char*>(w));
     ::munmap(w, bytes);  // F_SEAL_WRITE needs no writable mapping left
   }
+  // Fails (EBUSY) if anyone else still holds a writable mapping, made before the seal above.
   if (::fcntl(fd_, F_ADD_SEALS, kSeals) != 0) {
     release();
     fail("sealing " + name);
+  }
+  // Sealed: from now on the workers kq starts inherit it.
+  if (::fcntl(fd_, F_SETFD, 0) != 0) {
+    release();
+    fail("making " + name + " inheritable");
   }
   data_ = map_read_only(fd_, bytes, name);
 }

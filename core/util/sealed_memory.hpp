@@ -1,5 +1,7 @@
 // Memory that nobody can change once it is written: a memfd, filled once and then sealed
 // against writes, growing and shrinking (F_SEAL_WRITE, F_SEAL_GROW, F_SEAL_SHRINK, F_SEAL_SEAL).
+// While it is filled, only kq's own mapping can write it (F_SEAL_FUTURE_WRITE), and no process
+// kq starts inherits it.
 // The kernel enforces it for every process that holds the descriptor, inherited or not: a write
 // through any descriptor or a writable mapping fails. kq shares each qualification case's
 // inputs and references this way, so that a worker (and the arm inside it) cannot alter what

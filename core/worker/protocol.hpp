@@ -27,8 +27,9 @@ struct QualifyWorkerArgs {
   std::string artifacts_dir;               // empty: no artifacts written
   std::optional<double> hang_timeout;      // seconds; empty: the spec's
   std::vector<std::int64_t> timing_sizes;  // qualified too; empty: the spec's timing sizes
-  // The cases' data the stage computed once, in inherited sealed descriptors
-  // (SharedCases::argument()); empty: the worker computes every case's own.
+  // The cases' data the stage computes once (SharedCaseFeed::subscribe): those ready, by their
+  // inherited sealed descriptors; those still coming, by size, with the inherited socket they
+  // come on; empty: the worker computes every case's own.
   std::string case_data;
 
   std::vector<std::string> to_argv() const;  // the arguments after the mode

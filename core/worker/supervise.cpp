@@ -82,7 +82,8 @@ std::filesystem::path self_executable() { return std::filesystem::read_symlink("
 
 WorkerExit supervise_worker(const std::vector<std::string>& argv,
                             const std::filesystem::path& stderr_log, double initial_silence_s,
-                            const std::function<double(const nlohmann::json&)>& on_record) {
+                            const std::function<double(const nlohmann::json&)>& on_record,
+                            const std::vector<int>& inherit) {
   install_interrupt_handlers();
   int pipefd[2];
   if (pipe2(pipefd, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
@@ -93,6 +94,8 @@ WorkerExit supervise_worker(const std::vector<std::string>& argv,
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
   posix_spawn_file_actions_adddup2(&fa, logfd, 2);
+  // dup2 onto itself clears close-on-exec in the child alone (POSIX.1-2024; glibc 2.29).
+  for (int fd : inherit) posix_spawn_file_actions_adddup2(&fa, fd, fd);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   // Its own process group, so a kill reaches anything the worker started.

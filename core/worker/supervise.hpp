@@ -19,10 +19,13 @@ struct WorkerExit {
 
 // Starts `argv` (argv[0] an executable path) with stdout piped and stderr appended to
 // `stderr_log`. Calls `on_record` for every JSON line; it returns the number of seconds the
-// worker may now stay silent. `initial_silence_s` applies until the first record.
+// worker may now stay silent. `initial_silence_s` applies until the first record. The
+// descriptors in `inherit` (close-on-exec here) are the worker's too, under the same numbers;
+// no other worker started meanwhile gets them.
 WorkerExit supervise_worker(const std::vector<std::string>& argv,
                             const std::filesystem::path& stderr_log, double initial_silence_s,
-                            const std::function<double(const nlohmann::json&)>& on_record);
+                            const std::function<double(const nlohmann::json&)>& on_record,
+                            const std::vector<int>& inherit = {});
 
 // The path of the running executable (/proc/self/exe).
 std::filesystem::path self_executable();

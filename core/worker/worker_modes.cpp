@@ -62,7 +62,7 @@ bool worker_qualify(const QualifyWorkerArgs& args) {
     PlanOptions plan;
     plan.quick = args.quick;
     plan.timing_sizes = args.timing_sizes;
-    const SharedCases shared = adopt_shared_cases(args.case_data);
+    SharedCases shared = adopt_shared_cases(args.case_data);
     auto verdict =
         qualify_arm(*arm->arm, arm->identity, spec, plan_cases(spec, plan), emit, &shared);
     if (!args.artifacts_dir.empty() && verdict.verdict != rec::Verdict::unsupported &&

@@ -319,8 +319,13 @@ TEST_CASE("an arm cannot change the shared inputs and references the other worke
         "import mmap, os\nimport numpy as np\nimport kq\n\n"
         "def tamper(report):\n"
         "    found = written = 0\n"
-        "    for fd in os.listdir('/proc/self/fd'):\n"
-        "        path = '/proc/self/fd/' + fd\n"
+        "    fds = ['/proc/self/fd/' + fd for fd in os.listdir('/proc/self/fd')]\n"
+        "    parent = '/proc/%d/fd/' % os.getppid()  # kq, filling cases meanwhile\n"
+        "    try:\n"
+        "        fds += [parent + fd for fd in os.listdir(parent)]\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "    for path in fds:\n"
         "        try:\n"
         "            if not os.readlink(path).startswith('/memfd:kq-'):\n"
         "                continue\n"
@@ -354,14 +359,28 @@ TEST_CASE("an arm cannot change the shared inputs and references the other worke
             "            self.tried = True\n"
             "        np.add(inputs[0], inputs[1], out=outputs[0])\n"
             "        np.copyto(outputs[0], 0, where=~(outputs[0] > 0) & ~np.isnan(outputs[0]))\n");
-  const auto summary = qualify("specs/residual_relu.yaml", "py_tamper,cpu_tbb", dir / "run",
-                               "-j 2 --python-arms '" + arms.string() + "'");
-  INFO(summary.dump());
-  for (const auto& a : summary["arms"]) CHECK(a["verdict"] == "qualified");
-  const std::string tried = kq::test::read_file(report);
-  INFO(tried);
-  int found = 0, written = -1;
-  REQUIRE(std::sscanf(tried.c_str(), "%d %d", &found, &written) == 2);
-  CHECK(found > 10);  // every shared case was within its reach
-  CHECK(written == 0);
+  // Then with every case computed beside the workers (KQ_LATE_CASE_BYTES=1), so that the arm
+  // also finds the cases kq is still filling, and those handed over to its worker.
+  for (const char* late : {"", "1"}) {
+    CAPTURE(late);
+    fs::remove(report);
+    if (*late) ::setenv("KQ_LATE_CASE_BYTES", late, 1);
+    const auto summary =
+        qualify("specs/residual_relu.yaml", "py_tamper,cpu_tbb", dir / (*late ? "run-late" : "run"),
+                "-j 2 --python-arms '" + arms.string() + "'");
+    ::unsetenv("KQ_LATE_CASE_BYTES");
+    INFO(summary.dump());
+    for (const auto& a : summary["arms"]) CHECK(a["verdict"] == "qualified");
+    const std::string tried = kq::test::read_file(report);
+    INFO(tried);
+    int found = 0, written = -1;
+    REQUIRE(std::sscanf(tried.c_str(), "%d %d", &found, &written) == 2);
+    CHECK(found > (*late ? 0 : 10));  // every shared case ready then was within its reach
+    CHECK(written == 0);
+    if (*late) {  // the cases did come beside the workers, and were used
+      const std::string log = kq::test::read_file(dir / "run-late" / "logs" / "shared-cases.log");
+      CHECK(log.find(", beside the workers") != std::string::npos);
+      CHECK(log.find("not shared") == std::string::npos);
+    }
+  }
 }

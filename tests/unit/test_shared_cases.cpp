@@ -5,9 +5,12 @@
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -18,6 +21,7 @@
 #include "qualify/run_case.hpp"
 #include "qualify/shared_cases.hpp"
 #include "spec_fixture.hpp"
+#include "util/fd_passing.hpp"
 #include "util/sealed_memory.hpp"
 
 namespace {
@@ -147,4 +151,123 @@ TEST_CASE("the workers' argument names each shared case's descriptor and size") 
   const kq::SharedCases none = kq::SharedCases::compute(spec(), few, 100);
   CHECK(none.size() == 0);
   CHECK(none.argument().empty());
+}
+
+TEST_CASE("while sealed memory is filled, no other descriptor can write it") {
+  // Cases computed beside the workers are filled while the workers run: one that reaches the
+  // descriptor through /proc/<kq>/fd in the meantime must find every write refused.
+  int written = 0, tried = 0;
+  kq::SealedMemory m("filling", 8192, [&](unsigned char* d) {
+    std::memset(d, 0x33, 8192);
+    for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+      std::error_code ec;
+      const auto target = std::filesystem::read_symlink(e.path(), ec).string();
+      if (target.find("memfd:kq-filling") == std::string::npos) continue;
+      ++tried;
+      const int rw = ::open(e.path().c_str(), O_RDWR);
+      REQUIRE(rw >= 0);
+      const unsigned char byte = 1;
+      if (::pwrite(rw, &byte, 1, 0) == 1) ++written;
+      void* p = ::mmap(nullptr, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, rw, 0);
+      if (p != MAP_FAILED) {
+        ++written;
+        ::munmap(p, 8192);
+      }
+      CHECK(::ftruncate(rw, 0) != 0);
+      ::close(rw);
+      // Not inherited by a process started now.
+      CHECK((::fcntl(std::stoi(e.path().filename().string()), F_GETFD) & FD_CLOEXEC) != 0);
+    }
+  });
+  CHECK(tried == 1);
+  CHECK(written == 0);
+  CHECK(m.data()[0] == 0x33);
+  CHECK((::fcntl(m.fd(), F_GETFD) & FD_CLOEXEC) == 0);  // sealed: inherited from now on
+}
+
+namespace {
+
+// `argument` with every descriptor it names duplicated: a worker's view adopted in this
+// process then owns its own descriptors, not the feed's.
+std::string with_own_descriptors(const std::string& argument) {
+  std::string out, item;
+  std::istringstream items(argument);
+  while (std::getline(items, item, ',')) {
+    const auto eq = item.rfind('='), colon = item.rfind(':');
+    const std::string where = item.substr(eq + 1, colon - eq - 1);
+    if (item.rfind("@socket=", 0) != 0 && where != "late")
+      item = item.substr(0, eq + 1) + std::to_string(::dup(std::stoi(where))) + item.substr(colon);
+    out += (out.empty() ? "" : ",") + item;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("cases computed beside the workers reach a worker over its socket, sealed") {
+  std::vector<kq::Case> few;
+  for (const auto& c : cases())
+    if (c.name == "size/7" || c.name == "size/1025" || c.name == "values/denormal")
+      few.push_back(c);
+  ::setenv("KQ_LATE_CASE_BYTES", "20000", 1);  // size/1025 and values/denormal come late
+  kq::SharedCaseFeed feed(spec(), few, std::uint64_t{1} << 30);
+  ::unsetenv("KQ_LATE_CASE_BYTES");
+  REQUIRE(feed.has_late());
+  int sv[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
+  // Two workers start before the feed does: both are told the late cases are coming.
+  int other[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, other) == 0);
+  const std::string arg = feed.subscribe(sv[0], sv[1]);
+  CHECK(feed.subscribe(other[0], other[1]).find("@socket=" + std::to_string(other[1])) !=
+        std::string::npos);
+  feed.start();
+  INFO(arg);
+  CHECK(arg.find("size/1025=late:") != std::string::npos);
+  CHECK(arg.find("values/denormal=late:") != std::string::npos);
+  CHECK(arg.find("size/7=") != std::string::npos);
+  CHECK(arg.find("@socket=" + std::to_string(sv[1])) != std::string::npos);
+  kq::SharedCases worker = kq::SharedCases::adopt(with_own_descriptors(arg));
+  for (const auto& c : few) {
+    worker.await(c.name, {});
+    const unsigned char* got = worker.find(c.name);
+    REQUIRE_MESSAGE(got != nullptr, c.name);
+    const kq::CaseDataLayout layout(spec(), c);
+    std::vector<unsigned char> want(layout.total_bytes());
+    kq::compute_case_data(spec(), c, layout, want.data());
+    CHECK(std::memcmp(got, want.data(), want.size()) == 0);
+  }
+  // A question about a case the stage does not have is answered "none".
+  kq::SharedCases asker =
+      kq::SharedCases::adopt("size/99=late:384,@socket=" + std::to_string(other[1]) + ":0");
+  asker.await("size/99", {});
+  CHECK(asker.find("size/99") == nullptr);
+  feed.finish();
+  feed.unsubscribe(sv[0]);  // the feed closes its ends; sv[1] and other[1] are the views'
+  feed.unsubscribe(other[0]);
+  CHECK(feed.size() == 3);
+}
+
+TEST_CASE("a worker waiting for a case computes its own when word or the stage fails it") {
+  auto waiting_for = [](const std::function<void(int)>& stage) {
+    int sv[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
+    kq::SharedCases w =
+        kq::SharedCases::adopt("size/7=late:384,@socket=" + std::to_string(sv[1]) + ":0");
+    stage(sv[0]);
+    w.await("size/7", {});
+    ::close(sv[0]);
+    return w.find("size/7");
+  };
+  // The stage could not compute it.
+  CHECK(waiting_for([](int s) { kq::send_with_fd(s, "size/7\nnone"); }) == nullptr);
+  // The stage is gone.
+  CHECK(waiting_for([](int s) { ::shutdown(s, SHUT_RDWR); }) == nullptr);
+  // Memory that is not sealed, or not of the size announced, is refused and closed.
+  const int plain = ::memfd_create("plain", MFD_ALLOW_SEALING);
+  REQUIRE(::ftruncate(plain, 384) == 0);
+  CHECK(waiting_for([&](int s) { kq::send_with_fd(s, "size/7\n384", plain); }) == nullptr);
+  kq::SealedMemory small("small", 64, [](unsigned char* d) { std::memset(d, 1, 64); });
+  CHECK(waiting_for([&](int s) { kq::send_with_fd(s, "size/7\n384", small.fd()); }) == nullptr);
+  ::close(plain);
 }
