@@ -49,6 +49,27 @@ void log_line(const std::filesystem::path& log, const std::string& line) {
   if (!log.empty()) std::ofstream(log, std::ios::app) << line << "\n";
 }
 
+// Calls `take` for each case of `cases` with data, once per name, in order, while the total
+// stays within `budget_bytes`; a case past it is named in `log` and left to the workers.
+void within_budget(const Spec& spec, const std::vector<Case>& cases, std::uint64_t budget_bytes,
+                   const std::filesystem::path& log,
+                   const std::function<void(const Case&, const CaseDataLayout&)>& take) {
+  std::set<std::string> seen;
+  std::uint64_t used = 0;
+  for (const Case& c : cases) {
+    if (!seen.insert(c.name).second) continue;
+    const CaseDataLayout layout(spec, c);
+    if (layout.total_bytes() == 0) continue;  // no elements: nothing to share
+    if (used + layout.total_bytes() > budget_bytes) {
+      log_line(log, "case " + c.name + ": " + std::to_string(layout.total_bytes()) +
+                        " bytes, past the budget: each worker computes its own");
+      continue;
+    }
+    used += layout.total_bytes();
+    take(c, layout);
+  }
+}
+
 // What the feed tells a worker of a case that became ready ("name\nbytes", the descriptor
 // attached) or will not be ("name\nnone").
 std::string message(const std::string& name, const SealedMemory* m) {
@@ -73,19 +94,9 @@ std::uint64_t late_case_bytes() {
 SharedCases SharedCases::compute(const Spec& spec, const std::vector<Case>& cases,
                                  std::uint64_t budget_bytes, const std::filesystem::path& log) {
   SharedCases s;
-  std::uint64_t used = 0;
-  for (const Case& c : cases) {
-    if (s.cases_.count(c.name)) continue;
-    const CaseDataLayout layout(spec, c);
-    if (layout.total_bytes() == 0) continue;  // no elements: nothing to share
-    if (used + layout.total_bytes() > budget_bytes) {
-      log_line(log, "case " + c.name + ": " + std::to_string(layout.total_bytes()) +
-                        " bytes, past the budget: each worker computes its own");
-      continue;
-    }
+  within_budget(spec, cases, budget_bytes, log, [&](const Case& c, const CaseDataLayout& layout) {
     s.cases_.emplace(c.name, seal_case(spec, c, layout, log, ""));
-    used += layout.total_bytes();
-  }
+  });
   return s;
 }
 
@@ -195,23 +206,12 @@ SharedCaseFeed::SharedCaseFeed(const Spec& spec, const std::vector<Case>& cases,
     : spec_(spec), log_(log) {
   const auto t0 = Clock::now();
   const std::uint64_t late_from = late_case_bytes();
-  std::set<std::string> seen;
-  std::uint64_t used = 0;
-  for (const Case& c : cases) {
-    if (!seen.insert(c.name).second) continue;
-    const CaseDataLayout layout(spec, c);
-    if (layout.total_bytes() == 0) continue;  // no elements: nothing to share
-    if (used + layout.total_bytes() > budget_bytes) {
-      log_line(log, "case " + c.name + ": " + std::to_string(layout.total_bytes()) +
-                        " bytes, past the budget: each worker computes its own");
-      continue;
-    }
-    used += layout.total_bytes();
+  within_budget(spec, cases, budget_bytes, log, [&](const Case& c, const CaseDataLayout& layout) {
     if (layout.total_bytes() >= late_from)
       late_.push_back({c, layout.total_bytes()});
     else
       ready_.cases_.emplace(c.name, seal_case(spec, c, layout, log, ""));
-  }
+  });
   early_s_ = seconds_since(t0);
   if (!late_.empty() && ::pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0)
     throw std::runtime_error(std::string("pipe for the shared cases' feed: ") +
