@@ -108,6 +108,17 @@ for r in cases[:24]:
     st = " ".join("%s %.2f" % kv for kv in sorted(r.get("stages", {}).items()))
     print("%-28s %-22s %7.2f s  %s  (%s)" % (r["arm"], r["case"], r["seconds"], st,
                                              r.get("checked_on", "?")))
+# The timeline: when each arm's first case began and its verdict came, in seconds of the stage.
+span = {}
+for r in (json.loads(l) for l in open(sys.argv[1])):
+    if "at_s" not in r or r.get("pass"):
+        continue
+    if r.get("type") == "case_start":
+        span.setdefault(r["arm"], [r["at_s"], None])
+    if r.get("type") == "verdict" and r["arm"] in span:
+        span[r["arm"]][1] = r["at_s"]
+for arm, (a, b) in sorted(span.items(), key=lambda kv: kv[1][1] or 0):
+    print("%-36s from %6.1f s to %6.1f s" % (arm, a, b or -1))
 PY
     ;;
   tests)

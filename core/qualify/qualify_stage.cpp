@@ -235,9 +235,15 @@ std::vector<rec::VerdictRecord> qualify_stage(const std::vector<StageArm>& arms,
   const bool cuda_ok = cuda_usable(&no_cuda_reason);
   // Workers run side by side: their records reach the file and the display one at a time.
   std::mutex mu;
+  // Each record as written carries "at_s", the seconds since the stage began: the stage's
+  // timeline (which arm waited for what, which one set the wall time).
+  const auto began = std::chrono::steady_clock::now();
   auto record = [&](const json& j) {
+    json stamped = j;
+    stamped["at_s"] =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
     std::lock_guard lock(mu);
-    out.write(j);
+    out.write(stamped);
     if (opt.on_record) opt.on_record(j);
   };
 

@@ -5,7 +5,8 @@
 // as std::optional here. manifest.json carries kSchemaVersion; a run written before it did
 // reads as version 1, whose records are the same.
 //
-// qualification.jsonl, per arm (a record of a compute-sanitizer pass carries "pass": the tool):
+// qualification.jsonl, per arm (a record of a compute-sanitizer pass carries "pass": the tool;
+// every record as the stage writes it, "at_s": its seconds since the stage began):
 //   case_start, waiting,  progress only (a case began; it waits for its turn at the big cases;
 //   prepared              the arm's prepare() returned)
 //   case                  one case's result

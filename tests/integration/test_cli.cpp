@@ -333,7 +333,11 @@ TEST_CASE("each case's time is broken down by stage, in qualification.jsonl and 
   std::map<std::string, double> summed;
   int cases = 0;
   nlohmann::json verdict;
+  double at = 0;  // the stage's timeline: every record stamped, in the order written
   for (const auto& j : kq::read_json_lines(dir / "qualification.jsonl")) {
+    REQUIRE(j.contains("at_s"));
+    CHECK(j["at_s"].get<double>() >= at);
+    at = j["at_s"].get<double>();
     if (j["type"] == "verdict") verdict = j;
     if (j["type"] != "case") continue;
     ++cases;
