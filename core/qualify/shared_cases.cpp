@@ -30,18 +30,24 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// One case's data in sealed memory, computed now, with its line in `log`.
-SealedMemory seal_case(const Spec& spec, const Case& c, const CaseDataLayout& layout,
-                       const std::filesystem::path& log, const char* when) {
+// One case's data in sealed memory, computed now, with its line in `log`; nullopt (and the
+// reason in `log`) when it cannot be made, so that each worker computes its own.
+std::optional<SealedMemory> seal_case(const Spec& spec, const Case& c, const CaseDataLayout& layout,
+                                      const std::filesystem::path& log, const char* when) {
   const auto t0 = Clock::now();
-  SealedMemory m(c.name, layout.total_bytes(),
-                 [&](unsigned char* dst) { compute_case_data(spec, c, layout, dst); });
-  if (!log.empty()) {
-    char line[200];
-    std::snprintf(line, sizeof line, "case %s: %zu bytes in %.2f ms%s\n", c.name.c_str(),
+  std::optional<SealedMemory> m;
+  std::string line;
+  try {
+    m.emplace(c.name, layout.total_bytes(),
+              [&](unsigned char* dst) { compute_case_data(spec, c, layout, dst); });
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "case %s: %zu bytes in %.2f ms%s", c.name.c_str(),
                   layout.total_bytes(), 1e3 * seconds_since(t0), when);
-    std::ofstream(log, std::ios::app) << line;
+    line = buf;
+  } catch (const std::exception& e) {
+    line = "case " + c.name + ": not shared (" + e.what() + "): each worker computes its own";
   }
+  if (!log.empty()) std::ofstream(log, std::ios::app) << line << "\n";
   return m;
 }
 
@@ -95,7 +101,7 @@ SharedCases SharedCases::compute(const Spec& spec, const std::vector<Case>& case
                                  std::uint64_t budget_bytes, const std::filesystem::path& log) {
   SharedCases s;
   within_budget(spec, cases, budget_bytes, log, [&](const Case& c, const CaseDataLayout& layout) {
-    s.cases_.emplace(c.name, seal_case(spec, c, layout, log, ""));
+    if (auto m = seal_case(spec, c, layout, log, "")) s.cases_.emplace(c.name, std::move(*m));
   });
   return s;
 }
@@ -209,8 +215,8 @@ SharedCaseFeed::SharedCaseFeed(const Spec& spec, const std::vector<Case>& cases,
   within_budget(spec, cases, budget_bytes, log, [&](const Case& c, const CaseDataLayout& layout) {
     if (layout.total_bytes() >= late_from)
       late_.push_back({c, layout.total_bytes()});
-    else
-      ready_.cases_.emplace(c.name, seal_case(spec, c, layout, log, ""));
+    else if (auto m = seal_case(spec, c, layout, log, ""))
+      ready_.cases_.emplace(c.name, std::move(*m));
   });
   early_s_ = seconds_since(t0);
   if (!late_.empty() && ::pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0)
@@ -252,13 +258,8 @@ void SharedCaseFeed::wake() {
 void SharedCaseFeed::compute_late() {
   const auto t0 = Clock::now();
   for (const Late& l : late_) {
-    std::optional<SealedMemory> m;
-    try {
-      m.emplace(seal_case(spec_, l.c, CaseDataLayout(spec_, l.c), log_, ", beside the workers"));
-    } catch (const std::exception& e) {
-      log_line(log_, "case " + l.c.name + ": not shared (" + e.what() +
-                         "): each worker computes its own");
-    }
+    std::optional<SealedMemory> m =
+        seal_case(spec_, l.c, CaseDataLayout(spec_, l.c), log_, ", beside the workers");
     std::lock_guard lock(mu_);
     late_done_[l.c.name] = m.has_value();
     if (m) ready_.cases_.emplace(l.c.name, std::move(*m));
