@@ -30,6 +30,10 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+void log_line(const std::filesystem::path& log, const std::string& line) {
+  if (!log.empty()) std::ofstream(log, std::ios::app) << line << "\n";
+}
+
 // One case's data in sealed memory, computed now, with its line in `log`; nullopt (and the
 // reason in `log`) when it cannot be made, so that each worker computes its own.
 std::optional<SealedMemory> seal_case(const Spec& spec, const Case& c, const CaseDataLayout& layout,
@@ -47,12 +51,8 @@ std::optional<SealedMemory> seal_case(const Spec& spec, const Case& c, const Cas
   } catch (const std::exception& e) {
     line = "case " + c.name + ": not shared (" + e.what() + "): each worker computes its own";
   }
-  if (!log.empty()) std::ofstream(log, std::ios::app) << line << "\n";
+  log_line(log, line);
   return m;
-}
-
-void log_line(const std::filesystem::path& log, const std::string& line) {
-  if (!log.empty()) std::ofstream(log, std::ios::app) << line << "\n";
 }
 
 // Calls `take` for each case of `cases` with data, once per name, in order, while the total
@@ -95,7 +95,7 @@ std::uint64_t late_case_bytes() {
   return kLateCaseBytes;
 }
 
-// ---- a worker's view
+// ---- the cases held, and a worker's view of them
 
 SharedCases SharedCases::compute(const Spec& spec, const std::vector<Case>& cases,
                                  std::uint64_t budget_bytes, const std::filesystem::path& log) {
