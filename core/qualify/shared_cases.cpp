@@ -240,8 +240,7 @@ SharedCaseFeed::~SharedCaseFeed() {
     wake();
     server_.join();
   }
-  for (const auto& [fd, questions] : feeds_) ::close(fd);
-  for (int fd : closing_) ::close(fd);
+  for (const auto& [fd, feed] : feeds_) ::close(fd);
   for (int fd : wake_)
     if (fd >= 0) ::close(fd);
 }
@@ -263,8 +262,8 @@ void SharedCaseFeed::compute_late() {
     std::lock_guard lock(mu_);
     late_done_[l.c.name] = m.has_value();
     if (m) ready_.cases_.emplace(l.c.name, std::move(*m));
-    for (auto& [feed, questions] : feeds_)  // those who asked for it already
-      if (std::erase(questions, l.c.name) > 0) answer(feed, l.c.name);
+    for (auto& [fd, feed] : feeds_)  // those who asked for it already
+      if (std::erase(feed.questions, l.c.name) > 0) answer(fd, l.c.name);
   }
   late_s_ = seconds_since(t0);
 }
@@ -282,30 +281,30 @@ void SharedCaseFeed::serve() {
     {
       std::lock_guard lock(mu_);
       if (stop_) return;
-      for (int fd : closing_) ::close(fd);
-      closing_.clear();
       polled.assign(1, pollfd{wake_[0], POLLIN, 0});
-      for (const auto& [fd, questions] : feeds_) polled.push_back(pollfd{fd, POLLIN, 0});
+      for (const auto& [fd, feed] : feeds_)
+        if (feed.open) polled.push_back(pollfd{fd, POLLIN, 0});
     }
     if (::poll(polled.data(), polled.size(), -1) < 0 && errno != EINTR) return;
     char drain[64];
     while (::read(wake_[0], drain, sizeof drain) > 0) {
     }
+    // What was polled may have been unsubscribed since (and its number taken again): only a
+    // socket subscribed now is read, under the lock that subscribe and unsubscribe take.
     std::lock_guard lock(mu_);
     for (std::size_t i = 1; i < polled.size(); ++i) {
       const int fd = polled[i].fd;
       auto it = feeds_.find(fd);
-      if (polled[i].revents == 0 || it == feeds_.end()) continue;
+      if (polled[i].revents == 0 || it == feeds_.end() || !it->second.open) continue;
       const std::optional<ReceivedFd> q = receive_with_fd(fd);
       if (!q) {  // the worker is gone: nothing more to answer
-        feeds_.erase(it);
-        closing_.push_back(fd);
+        it->second.open = false;
         continue;
       }
       if (q->fd >= 0) ::close(q->fd);  // a question carries no descriptor
       const bool known = std::any_of(late_.begin(), late_.end(),
                                      [&](const Late& l) { return l.c.name == q->text; });
-      std::vector<std::string>& asked = it->second;
+      std::vector<std::string>& asked = it->second.questions;
       if (known && late_done_.count(q->text) == 0) {  // answered when computed, once
         if (std::find(asked.begin(), asked.end(), q->text) == asked.end()) asked.push_back(q->text);
       } else {
@@ -324,19 +323,18 @@ std::string SharedCaseFeed::subscribe(int feed_socket, int worker_socket) {
     a += (a.empty() ? "" : ",") + l.c.name + "=late:" + std::to_string(l.bytes);
     coming = true;
   }
-  if (coming && feed_socket >= 0) {
+  if (feed_socket < 0) return a;      // no socket: the worker computes the late cases itself
+  feeds_[feed_socket].open = coming;  // held until unsubscribe, asked on only if any is coming
+  if (coming) {
     a += ",@socket=" + std::to_string(worker_socket) + ":0";
-    feeds_[feed_socket];
     wake();
-  } else if (feed_socket >= 0) {
-    closing_.push_back(feed_socket);
   }
   return a;
 }
 
 void SharedCaseFeed::unsubscribe(int feed_socket) {
   std::lock_guard lock(mu_);
-  if (feeds_.erase(feed_socket) > 0) closing_.push_back(feed_socket);
+  if (feeds_.erase(feed_socket) > 0) ::close(feed_socket);
   wake();
 }
 

@@ -113,9 +113,15 @@ class SharedCaseFeed {
   Spec spec_;
   SharedCases ready_;
   std::vector<Late> late_;
-  std::map<std::string, bool> late_done_;          // computed (true) or given up (false)
-  std::map<int, std::vector<std::string>> feeds_;  // each socket's questions not yet answered
-  std::vector<int> closing_;                       // unsubscribed, for the server to close
+  std::map<std::string, bool> late_done_;  // computed (true) or given up (false)
+  // Each subscribed socket: its questions not yet answered, and whether it is still asked on
+  // (its worker may have gone). Closed by unsubscribe alone, so that its number is not reused
+  // while its worker's thread still names it.
+  struct Feed {
+    std::vector<std::string> questions;
+    bool open = true;
+  };
+  std::map<int, Feed> feeds_;
   bool stop_ = false;
   int wake_[2] = {-1, -1};  // a pipe: the server's poll wakes on it
   mutable std::mutex mu_;
