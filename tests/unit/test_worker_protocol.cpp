@@ -1,8 +1,16 @@
 // The worker protocol's command lines (worker/protocol.hpp): what the parent encodes, the worker
-// decodes to the same arguments; a command line the parent never writes is refused.
+// decodes to the same arguments; a command line the parent never writes is refused. And what a
+// worker process inherits (worker/supervise.hpp).
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
 
 #include "worker/protocol.hpp"
+#include "worker/supervise.hpp"
 
 TEST_CASE("qualify worker arguments survive encoding") {
   kq::QualifyWorkerArgs a;
@@ -61,4 +69,37 @@ TEST_CASE("a worker command line the parent never writes is refused") {
       kq::WorkerArgsError);
   CHECK_THROWS_AS(kq::TimeWorkerArgs::parse({"--spec", "s.yaml", "--plugin", "p.so"}),
                   kq::WorkerArgsError);
+}
+
+TEST_CASE("a worker gets the descriptors named for it, and no other close-on-exec one") {
+  // The socket a worker asks for late cases on is its own: a worker started beside it (by
+  // another thread) must not inherit it.
+  // (High numbers, which `ls` does not take for the directory it lists.)
+  int mine[2], other[2];
+  for (int* p : {mine, other}) {
+    int low[2];
+    REQUIRE(::pipe2(low, O_CLOEXEC) == 0);
+    for (int k : {0, 1}) {
+      p[k] = ::fcntl(low[k], F_DUPFD_CLOEXEC, 200);
+      ::close(low[k]);
+    }
+  }
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("kq-inherit-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto listing = dir / "fds.txt";
+  const std::string script = "ls /proc/self/fd > '" + listing.string() + "'";
+  const kq::WorkerExit ex =
+      kq::supervise_worker({"/bin/sh", "-c", script}, dir / "stderr.log", 10.0,
+                           [](const nlohmann::json&) { return 10.0; }, {mine[0]});
+  CHECK(ex.exit_code == 0);
+  std::ifstream in(listing);
+  std::set<int> fds;
+  for (int fd; in >> fd;) fds.insert(fd);
+  CHECK(fds.count(mine[0]) == 1);
+  CHECK(fds.count(mine[1]) == 0);
+  CHECK(fds.count(other[0]) == 0);
+  CHECK(fds.count(other[1]) == 0);
+  for (int fd : {mine[0], mine[1], other[0], other[1]}) ::close(fd);
+  std::filesystem::remove_all(dir);
 }
