@@ -84,7 +84,14 @@ std::string message(const std::string& name, const SealedMemory* m) {
 
 }  // namespace
 
-std::uint64_t shared_cases_budget() { return available_host_bytes() / 2; }
+std::uint64_t shared_cases_budget() {
+  if (const char* v = std::getenv("KQ_SHARED_CASES_BYTES"); v != nullptr && *v != '\0') {
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(v, &end, 10);
+    if (end != v && *end == '\0') return n;
+  }
+  return available_host_bytes() / 2;
+}
 
 std::uint64_t late_case_bytes() {
   if (const char* v = std::getenv("KQ_LATE_CASE_BYTES"); v != nullptr && *v != '\0') {

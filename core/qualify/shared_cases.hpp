@@ -131,7 +131,8 @@ class SharedCaseFeed {
 };
 
 // The budget for a stage's shared case data: half the host memory available now (the workers
-// need the other half for their own copies).
+// need the other half for their own copies); KQ_SHARED_CASES_BYTES overrides it (0: every
+// worker computes its own, for comparison).
 std::uint64_t shared_cases_budget();
 
 }  // namespace kq

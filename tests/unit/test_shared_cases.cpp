@@ -151,6 +151,11 @@ TEST_CASE("the workers' argument names each shared case's descriptor and size") 
   const kq::SharedCases none = kq::SharedCases::compute(spec(), few, 100);
   CHECK(none.size() == 0);
   CHECK(none.argument().empty());
+  // The stage's budget: half the memory available, unless KQ_SHARED_CASES_BYTES says.
+  CHECK(kq::shared_cases_budget() > 0);
+  ::setenv("KQ_SHARED_CASES_BYTES", "0", 1);
+  CHECK(kq::shared_cases_budget() == 0);
+  ::unsetenv("KQ_SHARED_CASES_BYTES");
 }
 
 TEST_CASE("while sealed memory is filled, no other descriptor can write it") {
