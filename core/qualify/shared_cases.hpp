@@ -33,7 +33,7 @@ class SharedCases {
   // `log` (when set): its bytes and seconds.
   static SharedCases compute(const Spec& spec, const std::vector<Case>& cases,
                              std::uint64_t budget_bytes, const std::filesystem::path& log = {});
-  // In a worker: maps the cases that `argument` (SharedCaseFeed::argument) names, checking that
+  // In a worker: maps the cases that `argument` (SharedCaseFeed::subscribe) names, checking that
   // each is sealed, and keeps the socket on which the late ones will come.
   static SharedCases adopt(const std::string& argument);
   SharedCases() = default;
