@@ -37,10 +37,7 @@ class HostChecks final : public CaseChecks {
     return t_.check_output_surroundings(latest_, poison);
   }
   CaseTensors::Mismatch values(const unsigned char* want, int /*generation*/) override {
-    const DType dt = t_.dtype();
-    return t_.compare_output(latest_, want, [&](std::uint64_t w, std::uint64_t g) {
-      return element_matches(rule_, dt, w, g);
-    });
+    return host_mismatch(t_, latest_, want, rule_);
   }
   std::int64_t differs_from_first() override { return t_.first_difference(bytes(first_), latest_); }
   const char* where() const override { return "host"; }
@@ -135,6 +132,13 @@ class DeviceChecks final : public CaseChecks {
 #endif
 
 }  // namespace
+
+CaseTensors::Mismatch host_mismatch(const CaseTensors& t, const unsigned char* got,
+                                    const unsigned char* want, const CompareRule& rule) {
+  const DType dt = t.dtype();
+  return t.compare_output(
+      got, want, [&](std::uint64_t w, std::uint64_t g) { return element_matches(rule, dt, w, g); });
+}
 
 bool device_checkable(const CaseTensors& t) {
   return t.output_owner().memory.device() == Device::cuda && !t.aliased() && t.output_contiguous();

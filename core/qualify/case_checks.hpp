@@ -49,6 +49,10 @@ bool device_checkable(const CaseTensors& t);
 // Whether case_checks checks case c's output on the device for an arm on `device`, told from
 // the plan before any tensor exists (device memory for the copies aside).
 bool checked_on_device(const Case& c, Device device, std::int64_t min_elements);
+// The host's comparison of an output, for the timing loop too: the elements of `got` (t's
+// output allocation, as downloaded) against `want` (the reference, dense) under `rule`.
+CaseTensors::Mismatch host_mismatch(const CaseTensors& t, const unsigned char* got,
+                                    const unsigned char* want, const CompareRule& rule);
 // The device's checks of a dense output, for the timing loop too (device_checkable outputs
 // only): the guard zones, downloaded alone; the elements of `got` (t's output or a copy of it,
 // dense, on its device) against `want_on_device` (the reference, dense, on the same device;

@@ -44,10 +44,7 @@ CaseTensors::Mismatch mismatch(const CaseTensors& t, const Spec& spec,
                            stream);
 #endif
   (void)want_on_device, (void)stream;
-  const DType dt = spec.op.dtype;
-  return t.compare_output(scratch.data(), want.data(), [&](std::uint64_t w, std::uint64_t g) {
-    return element_matches(spec.op.compare, dt, w, g);
-  });
+  return host_mismatch(t, scratch.data(), want.data(), spec.op.compare);
 }
 
 }  // namespace
