@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "qualify/compare.hpp"
+#include "util/env_number.hpp"
 #if KQ_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
@@ -214,12 +215,9 @@ std::unique_ptr<CaseChecks> case_checks(const CaseTensors& t, Device device,
 }
 
 std::int64_t device_check_min_elements() {
-  if (const char* v = std::getenv("KQ_DEVICE_CHECK_MIN_ELEMENTS"); v != nullptr && *v != '\0') {
-    char* end = nullptr;
-    const long long n = std::strtoll(v, &end, 10);
-    if (end != v && *end == '\0' && n >= 0) return n;
-  }
-  return std::int64_t{1} << 20;
+  const std::uint64_t n =
+      env_number("KQ_DEVICE_CHECK_MIN_ELEMENTS").value_or(std::uint64_t{1} << 20);
+  return static_cast<std::int64_t>(std::min<std::uint64_t>(n, INT64_MAX));
 }
 
 }  // namespace kq

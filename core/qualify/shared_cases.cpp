@@ -18,6 +18,7 @@
 #include <stdexcept>
 
 #include "qualify/case_data.hpp"
+#include "util/env_number.hpp"
 #include "util/fd_passing.hpp"
 #include "util/host_memory.hpp"
 
@@ -85,21 +86,11 @@ std::string message(const std::string& name, const SealedMemory* m) {
 }  // namespace
 
 std::uint64_t shared_cases_budget() {
-  if (const char* v = std::getenv("KQ_SHARED_CASES_BYTES"); v != nullptr && *v != '\0') {
-    char* end = nullptr;
-    const unsigned long long n = std::strtoull(v, &end, 10);
-    if (end != v && *end == '\0') return n;
-  }
-  return available_host_bytes() / 2;
+  return env_number("KQ_SHARED_CASES_BYTES").value_or(available_host_bytes() / 2);
 }
 
 std::uint64_t late_case_bytes() {
-  if (const char* v = std::getenv("KQ_LATE_CASE_BYTES"); v != nullptr && *v != '\0') {
-    char* end = nullptr;
-    const unsigned long long n = std::strtoull(v, &end, 10);
-    if (end != v && *end == '\0') return n;
-  }
-  return kLateCaseBytes;
+  return env_number("KQ_LATE_CASE_BYTES").value_or(kLateCaseBytes);
 }
 
 // ---- the cases held, and a worker's view of them
