@@ -1,13 +1,15 @@
 // `kq compare RUN_A RUN_B` on a fixed H200 run, tests/data/h200-run (copied to temp dirs; never
 // modified): the run against itself changes nothing (exit 0); one arm made 10% slower is flagged
 // (exit 1); a changed verdict is listed (exit 1); usage errors exit 2. And on runs made here: the
-// CPU arm cpu_tbb run twice is unchanged (exit 0), and a planted 5% slowdown (tests/plugins/
-// delayed.cpp, a busy-wait of KQ_TEST_DELAY_US after the copy) is caught (exit 1).
+// CPU arm cpu_tbb run twice is compared with the host copy as its control, and a planted 5%
+// slowdown (tests/plugins/delayed.cpp, a busy-wait of KQ_TEST_DELAY_US after the copy) is caught
+// (exit 1) where the same delay twice is not.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "test_support.hpp"
 #include "util/json_lines.hpp"
@@ -125,22 +127,36 @@ TEST_CASE("kq compare: usage errors exit 2; --help documents the exit codes") {
   CHECK(top.out.find("compare RUN_A RUN_B") != std::string::npos);
 }
 
-TEST_CASE("kq compare: the CPU arm run twice on this machine is unchanged") {
-  // Back to back on a loaded machine, the medians of cpu_tbb move by several percent and the
-  // bootstrap interval, which takes the samples for independent, calls it resolved: the runs'
-  // own noise (blocks of rounds) keeps a drift within a run at no change. A shift between the
-  // runs (at 2^20 elements a fresh-clone `make test` once saw 15.7% against 13.3% of noise) no
-  // block of one run can show: the host copy timed in the same rounds does, and a change it
-  // shows as much is the machine's.
+TEST_CASE("kq compare: the CPU arm run twice on this machine is compared with its controls") {
+  // Two runs of cpu_tbb made here, back to back. Whether they come out "same" is the machine's
+  // to say, not kq's: a shared 2-core VM whose neighbours load it during one run and not the
+  // other moved cpu_tbb at 2^16 elements by 34% (28.4 us against 18.7 us, 27 rounds against 90)
+  // beyond both runs' own noise (30.9%), in a CI run with this test alone on the machine. What
+  // kq must do on real runs, and what this asserts, is compare every (arm, size) of both, read
+  // the host copy timed in the same rounds as the control (copy B/A a number, not "-"), and
+  // give each row a verdict. That an unchanged arm comes out unchanged is asserted where the
+  // samples are fixed (the run against itself) and with a planted delay (the case below).
   auto tmp = kq::test::temp_dir("compare-cpu-twice");
   const std::string args = "--arms cpu_tbb --quick --sizes 65536,1048576";
   auto a = run_into(tmp / "a", "specs/residual_relu.yaml", args);
   auto b = run_into(tmp / "b", "specs/residual_relu.yaml", args);
   auto r = run_kq("compare '" + a.string() + "' '" + b.string() + "'");
   INFO(r.out);
-  CHECK(r.exit_code == 0);
-  CHECK(r.out.find("2 compared: 0 slower, 0 faster, 2 same") != std::string::npos);
+  CHECK((r.exit_code == 0 || r.exit_code == 1));  // 2 would be a usage or read error
+  CHECK(r.out.find("2 compared: ") != std::string::npos);
   CHECK(r.out.find("copy B/A") != std::string::npos);
+  std::size_t rows = 0;
+  for (std::size_t p = 0; (p = r.out.find("\ncpu_tbb ", p)) != std::string::npos; ++p) {
+    const auto eol = r.out.find('\n', p + 1);
+    const std::string row = r.out.substr(p + 1, eol - p - 1);
+    INFO(row);
+    // ... copy B/A (a number), floor B-A ("-": a CPU arm has no launch floor), verdict.
+    static const std::regex tail(
+        R"( \d+\.\d{3} +- +(same|slower|faster|same \(the copy moved too\))$)");
+    CHECK(std::regex_search(row, tail));
+    ++rows;
+  }
+  CHECK(rows == 2);
 }
 
 TEST_CASE("kq compare: a planted 5% slowdown is caught, the same delay twice is not") {
