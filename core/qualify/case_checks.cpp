@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <vector>
 
 #include "qualify/compare.hpp"
@@ -195,13 +196,15 @@ std::unique_ptr<CaseChecks> host_case_checks(const CaseTensors& t, const Compare
   return std::make_unique<HostChecks>(t, rule);
 }
 
-std::unique_ptr<CaseChecks> case_checks(const CaseTensors& t, Device device,
+std::unique_ptr<CaseChecks> case_checks(const Case& c, const CaseTensors& t, Device device,
                                         const CompareRule& rule, void* stream,
                                         std::int64_t min_elements) {
 #if KQ_HAVE_CUDA
-  const bool applies = device == Device::cuda && device_checkable(t) &&
-                       t.output_view().numel() >= std::max<std::int64_t>(min_elements, 1);
-  if (applies) {
+  if (checked_on_device(c, device, min_elements)) {
+    if (!device_checkable(t))  // the plan's dense output of its own on the device must be so
+      throw std::logic_error("case " + c.name +
+                             ": planned for the device's checks, but its output tensor is not "
+                             "a dense CUDA allocation of its own");
     try {
       return std::make_unique<DeviceChecks>(t, rule, stream);
     } catch (const CudaError& e) {
@@ -209,7 +212,7 @@ std::unique_ptr<CaseChecks> case_checks(const CaseTensors& t, Device device,
     }
   }
 #else
-  (void)device, (void)stream, (void)min_elements;
+  (void)c, (void)device, (void)stream, (void)min_elements;
 #endif
   return host_case_checks(t, rule);
 }

@@ -35,9 +35,11 @@ class CaseChecks {
 // The host's checks: every output downloaded whole.
 std::unique_ptr<CaseChecks> host_case_checks(const CaseTensors& t, const CompareRule& rule);
 
-// The device's checks where they apply (a CUDA arm, an output of its own, dense, of at least
-// `min_elements` elements, and device memory for the copies), else the host's.
-std::unique_ptr<CaseChecks> case_checks(const CaseTensors& t, Device device,
+// The device's checks where checked_on_device(c, device, min_elements) says they apply and
+// there is device memory for the copies, else the host's. `t` holds case c's tensors. One
+// predicate decides, so that the host memory planned for a case (case_host_bytes) is the
+// memory its checks take.
+std::unique_ptr<CaseChecks> case_checks(const Case& c, const CaseTensors& t, Device device,
                                         const CompareRule& rule, void* stream,
                                         std::int64_t min_elements);
 
@@ -46,8 +48,9 @@ std::int64_t device_check_min_elements();
 
 // Whether t's output can be checked on the device: a CUDA allocation of its own, dense.
 bool device_checkable(const CaseTensors& t);
-// Whether case_checks checks case c's output on the device for an arm on `device`, told from
-// the plan before any tensor exists (device memory for the copies aside).
+// Whether case_checks checks case c's output on the device for an arm on `device` (a CUDA arm,
+// an output of its own, dense, of at least `min_elements` elements), told from the plan before
+// any tensor exists (device memory for the copies aside).
 bool checked_on_device(const Case& c, Device device, std::int64_t min_elements);
 // The host's comparison of an output, for the timing loop too: the elements of `got` (t's
 // output allocation, as downloaded) against `want` (the reference, dense) under `rule`.

@@ -70,7 +70,7 @@ class CaseRunner {
         layout_(spec, c),
         stream_(device),
         tensors_(c, spec.op.inputs, spec.op.outputs[0].name, spec.op.dtype, device),
-        checks_(case_checks(tensors_, device, spec.op.compare, stream_.handle(),
+        checks_(case_checks(c, tensors_, device, spec.op.compare, stream_.handle(),
                             device_check_min_elements())) {}
 
   // The checks, with the seconds each stage took.
