@@ -82,18 +82,24 @@ std::size_t chunk_bytes(const StagingShape& shape) {
   return std::clamp<std::size_t>(shape.chunk, 1, kStagingBufferBytes);
 }
 
+// The ring for a copy of `bytes`, held in `lock`; nullptr, with nothing held, where the copy
+// goes plain: it is at most shape.threshold bytes, or there is no pinned memory.
+Ring* staging_ring(std::size_t bytes, const StagingShape& shape,
+                   std::unique_lock<std::mutex>& lock) {
+  if (bytes <= shape.threshold) return nullptr;
+  lock = std::unique_lock(ring_mutex);
+  Ring* ring = the_ring();
+  if (!ring) lock.unlock();
+  return ring;
+}
+
 }  // namespace
 
 void staged_upload(void* dev, const void* host, std::size_t bytes, cudaStream_t stream,
                    const StagingShape& shape) {
-  if (bytes <= shape.threshold)
-    return plain_copy(dev, host, bytes, cudaMemcpyHostToDevice, stream, kToDevice);
-  std::unique_lock lock(ring_mutex);
-  Ring* ring = the_ring();
-  if (!ring) {
-    lock.unlock();
-    return plain_copy(dev, host, bytes, cudaMemcpyHostToDevice, stream, kToDevice);
-  }
+  std::unique_lock<std::mutex> lock;
+  Ring* ring = staging_ring(bytes, shape, lock);
+  if (!ring) return plain_copy(dev, host, bytes, cudaMemcpyHostToDevice, stream, kToDevice);
   const std::size_t chunk = chunk_bytes(shape);
   auto* to = static_cast<char*>(dev);
   const auto* from = static_cast<const char*>(host);
@@ -112,14 +118,9 @@ void staged_upload(void* dev, const void* host, std::size_t bytes, cudaStream_t 
 
 void staged_download(void* host, const void* dev, std::size_t bytes, cudaStream_t stream,
                      const StagingShape& shape) {
-  if (bytes <= shape.threshold)
-    return plain_copy(host, dev, bytes, cudaMemcpyDeviceToHost, stream, kFromDevice);
-  std::unique_lock lock(ring_mutex);
-  Ring* ring = the_ring();
-  if (!ring) {
-    lock.unlock();
-    return plain_copy(host, dev, bytes, cudaMemcpyDeviceToHost, stream, kFromDevice);
-  }
+  std::unique_lock<std::mutex> lock;
+  Ring* ring = staging_ring(bytes, shape, lock);
+  if (!ring) return plain_copy(host, dev, bytes, cudaMemcpyDeviceToHost, stream, kFromDevice);
   const std::size_t chunk = chunk_bytes(shape);
   const std::size_t chunks = (bytes + chunk - 1) / chunk;
   auto* to = static_cast<char*>(host);
