@@ -283,6 +283,25 @@ TEST_CASE("--jobs qualifies arms side by side with the same verdicts, in the arm
   CHECK(order[0] == order[1]);
 }
 
+TEST_CASE("cases are computed once for several workers, and in the worker for one") {
+  for (const std::string arms : {"cpu_tbb", "cpu_tbb,broken_cpu_no_relu"}) {
+    CAPTURE(arms);
+    const bool one = arms.find(',') == std::string::npos;
+    auto dir = kq::test::temp_dir("share-" + std::to_string(one ? 1 : 2)) / "run";
+    auto r = run_kq("qualify specs/residual_relu.yaml --quick --arms " + arms + " --out " +
+                    dir.string());
+    INFO(r.out);
+    CHECK(r.exit_code == (one ? 0 : 1));
+    CHECK((r.out.find("one worker: it computes its cases' inputs and references itself") !=
+           std::string::npos) == one);
+    CHECK((r.out.find("computed once for every arm") != std::string::npos) == !one);
+    CHECK(fs::exists(dir / "logs" / "shared-cases.log") == !one);
+    // The same verdict either way.
+    for (const auto& j : kq::read_json_lines(dir / "qualification.jsonl"))
+      if (j["type"] == "verdict" && j["arm"] == "cpu_tbb") CHECK(j["verdict"] == "qualified");
+  }
+}
+
 TEST_CASE("an interrupted run takes its workers with it") {
   // broken_cpu_hangs spins in run() for ever; kq is stopped (SIGTERM: a background job of a
   // script ignores SIGINT) while its worker hangs.
