@@ -9,9 +9,21 @@
 #include "qualify/expectation.hpp"
 #include "qualify/qualify_stage.hpp"
 #include "qualify/sanitize_setup.hpp"
+#include "spec/suggest.hpp"
 
 namespace kq::cli {
 namespace {
+
+// "--arms: no arm named 'cpu_tbf'; did you mean 'cpu_tbb'? ...": the nearest name, if one is a
+// likely typo, and where to find them all (a hundred names inline would bury the message).
+std::string no_such_arm(const PluginSet& set, const std::string& name) {
+  std::vector<std::string_view> names;
+  for (const auto& a : set.arms) names.push_back(a.identity.name);
+  std::string m = "--arms: no arm named '" + name + "'";
+  if (auto near = closest_match(name, names)) m += "; did you mean '" + *near + "'?";
+  return m + " (" + std::to_string(names.size()) +
+         " arms found in the plugin folders; `kq list` names them)";
+}
 
 std::vector<StageArm> select_arms(const PluginSet& set, const po::variables_map& vm) {
   std::vector<StageArm> arms;
@@ -19,11 +31,7 @@ std::vector<StageArm> select_arms(const PluginSet& set, const po::variables_map&
     for (const auto& n : split_csv(vm["arms"].as<std::string>())) {
       auto it = std::find_if(set.arms.begin(), set.arms.end(),
                              [&](const LoadedArm& a) { return a.identity.name == n; });
-      if (it == set.arms.end()) {
-        std::string known;
-        for (const auto& a : set.arms) known += (known.empty() ? "" : ", ") + a.identity.name;
-        throw UsageError("--arms: no arm named '" + n + "' (found: " + known + ")");
-      }
+      if (it == set.arms.end()) throw UsageError(no_such_arm(set, n));
       arms.push_back({it->identity, it->plugin_file});
     }
     return arms;

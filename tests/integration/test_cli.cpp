@@ -39,7 +39,12 @@ TEST_CASE("unknown command and bad options are usage errors") {
   CHECK(r.out.find("no-such-option") != std::string::npos);
   r = run_kq("run specs/residual_relu.yaml --arms no_such_arm");
   CHECK(r.exit_code == 2);
-  CHECK(r.out.find("no arm named 'no_such_arm'") != std::string::npos);
+  CHECK(r.out.find("no arm named 'no_such_arm' (") != std::string::npos);  // nothing near it
+  CHECK(r.out.find("`kq list` names them") != std::string::npos);
+  CHECK(r.out.find("broken_cpu_crashes") == std::string::npos);  // not every name inline
+  r = run_kq("qualify specs/residual_relu.yaml --arms cpu_tbb,cpu_tbv");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("no arm named 'cpu_tbv'; did you mean 'cpu_tbb'?") != std::string::npos);
   r = run_kq("run specs/residual_relu.yaml --sizes 12,abc --no-timing");
   CHECK(r.exit_code == 2);
   // An --out folder that holds something already is refused before any work, naming the option.
