@@ -25,7 +25,8 @@
 #                                           torch.compile, Triton) at 2^20, 2^24 and 2^28
 #   tools/gpu_check.sh KQ_DIR OUT full      what a new user runs first: the full qualification of
 #                                           residual_relu (2^31 + 5 included) with every good
-#                                           arm, its wall time, and the slowest cases' stages
+#                                           arm (or those of KQ_FULL_ARMS), its wall time, the
+#                                           slowest cases' stages and each arm's span
 #   tools/gpu_check.sh KQ_DIR OUT half      kq run --quick on the half-precision specs named in
 #                                           KQ_HALF_SPECS (default: all four) with every arm
 #                                           (or those of KQ_HALF_ARMS that take the spec), at
@@ -97,7 +98,8 @@ case $part in
     step "kq qualify residual_relu, every good arm, full"
     start=$(date +%s%N)
     "${kq_env[@]}" timeout "${KQ_FULL_TIMEOUT:-540}" "$kq" qualify "$specs/residual_relu.yaml" \
-      --out "$out/full" 2>&1 | tee "$out/full.txt" | tail -n 40
+      ${KQ_FULL_ARMS:+--arms "$KQ_FULL_ARMS"} --out "$out/full" 2>&1 | tee "$out/full.txt" |
+      tail -n 40
     echo "wall: $(( ($(date +%s%N) - start) / 1000000 )) ms"
     python3 - "$out/full/qualification.jsonl" <<'PY'
 import json, sys
