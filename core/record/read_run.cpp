@@ -1,5 +1,6 @@
 #include <fstream>
 #include <functional>
+#include <tuple>
 
 #include "record/run_data.hpp"
 #include "stats/stats.hpp"
@@ -130,12 +131,14 @@ void apply_sample_rules(RunData& run) {
     if (r.host_seconds) k.host_seconds.push_back(*r.host_seconds);
   }
 
-  std::map<std::int64_t, std::vector<double>> device_gbps, host_gbps;
+  std::map<std::int64_t, std::vector<double>> device_gbps, host_gbps, device_s, host_s;
   for (const auto& l : run.light_samples) {
     const LeftOut why = left_out(l, run.usual_clock_mhz);
     run.light_left_out.push_back(why);
-    if (why == LeftOut::counted && l.seconds > 0 && l.bytes > 0)
-      (l.device == "cpu" ? host_gbps : device_gbps)[l.size].push_back(l.bytes / l.seconds / 1e9);
+    if (why != LeftOut::counted || !(l.seconds > 0) || !(l.bytes > 0)) continue;
+    const bool host = l.device == "cpu";
+    (host ? host_gbps : device_gbps)[l.size].push_back(l.bytes / l.seconds / 1e9);
+    (host ? host_s : device_s)[l.size].push_back(l.seconds);
   }
   std::map<std::int64_t, std::vector<double>> floor;
   for (const auto& l : run.floor_samples) {
@@ -144,10 +147,11 @@ void apply_sample_rules(RunData& run) {
     if (why == LeftOut::counted) floor[l.size].push_back(l.seconds);
   }
   run.floor_samples_s = std::move(floor);
-  for (auto [from, into] : {std::pair{&device_gbps, &run.light}, {&host_gbps, &run.host_light}})
+  for (auto [from, secs, into] :
+       {std::tuple{&device_gbps, &device_s, &run.light}, {&host_gbps, &host_s, &run.host_light}})
     for (const auto& [size, v] : *from) {
       const SampleStats st = summarize(v);
-      (*into)[size] = {st.n, st.median, st.max, v};
+      (*into)[size] = {st.n, st.median, st.max, v, summarize(secs->at(size)).median};
     }
 }
 

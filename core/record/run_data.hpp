@@ -62,6 +62,7 @@ struct Light {
   double gbps = 0;              // their median bandwidth, GB/s (1e9 bytes per second)
   double best_gbps = 0;         // the fastest copy
   std::vector<double> samples;  // each counted copy's GB/s, in recorded order
+  double seconds = 0;           // their median time
 };
 
 struct RunData {

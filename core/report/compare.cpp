@@ -124,10 +124,18 @@ std::optional<double> floor_shift(const RunData& a, const RunData& b, const Timi
   return summarize(fb->second).median - summarize(fa->second).median;
 }
 
-// The B / A at `size` of the copy timed beside `arm` ("arm#2" is arm's instance): the device
-// copy for a CUDA arm, the host copy for a CPU arm; 0 when either run lacks it, 1 when it did
-// not move beyond its own noise.
-double copy_ratio(const RunData& a, const RunData& b, const std::string& arm, std::int64_t size) {
+// An arm that takes this many times the copy beside it, or more, is bound by something the
+// copy does not time (compute, latency, a wait): the copy, which moves half the arm's bytes,
+// times the memory. Its move explains nothing of such an arm's (a 16 KB host copy, about a
+// microsecond, moved 13% between two runs beyond its own noise, beside an arm of 200 us).
+constexpr double kCopyReach = 10;
+
+// The B / A of the copy timed beside t's arm at its size ("arm#2" is arm's instance): the device
+// copy for a CUDA arm, the host copy for a CPU arm; 0 when either run lacks it or the arm is
+// beyond its reach (kCopyReach), 1 when it did not move beyond its own noise.
+double copy_ratio(const RunData& a, const RunData& b, const TimingChange& t) {
+  const std::string& arm = t.key.arm;
+  const std::int64_t size = t.key.size;
   const std::string base = instance_arm(arm);
   const ManifestArm *ma = a.manifest.arm(base), *mb = b.manifest.arm(base);
   if (!ma || !mb || ma->device != mb->device) return 0;
@@ -137,6 +145,8 @@ double copy_ratio(const RunData& a, const RunData& b, const std::string& arm, st
   const auto& light_b = cpu ? b.host_light : b.light;
   auto la = light_a.find(size), lb = light_b.find(size);
   if (la == light_a.end() || lb == light_b.end() || la->second.gbps <= 0 || lb->second.gbps <= 0)
+    return 0;
+  if (t.median_a > kCopyReach * la->second.seconds || t.median_b > kCopyReach * lb->second.seconds)
     return 0;
   if (!control_moved(la->second.samples, lb->second.samples)) return 1.0;  // it did not move
   return la->second.gbps / lb->second.gbps;                                // time B / time A
@@ -197,7 +207,7 @@ RunComparison compare_runs(const std::filesystem::path& run_a, const std::filesy
       continue;
     }
     TimingChange t = compare_timing(k, ka.seconds, it->second.seconds, threshold);
-    weigh_against_copy(t, copy_ratio(a, b, t.key.arm, t.key.size), threshold);
+    weigh_against_copy(t, copy_ratio(a, b, t), threshold);
     weigh_against_floor(t, floor_shift(a, b, t.key), threshold);
     c.machine_moved += t.machine_moved;
     (t.verdict == "too few samples" ? c.too_few

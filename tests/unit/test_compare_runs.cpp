@@ -441,6 +441,30 @@ TEST_CASE("a copy that moved the same way further excuses the change; the other 
   CHECK(e.machine_moved == 0);
 }
 
+TEST_CASE("a copy far shorter than the arm excuses nothing of it") {
+  // Arms of 9 to 12 us beside a copy of 0.4 us (a wait, not memory, sets their time): the copy
+  // 15% slower in B, the arms 5%. The copy is not weighed (copy_ratio 0, shown "-").
+  auto dir = kq::test::temp_dir("compare-copy-reach");
+  auto slower = kArms;
+  for (auto& a : slower) a.factor = 1.05;
+  auto a = write_run(dir / "a", {.arms = kArms, .seed = 1, .light_seconds = 4e-7, .device = "cpu"});
+  auto b = write_run(
+      dir / "b",
+      {.arms = slower, .seed = 2, .light_seconds = 4e-7, .copy_factor = 1.15, .device = "cpu"});
+  auto c = kq::compare_runs(a, b, 0.02);
+  CHECK(c.slower == 6);
+  CHECK(c.machine_moved == 0);
+  for (const auto& t : c.timing) CHECK(t.copy_ratio == 0);
+  // The same copy at a quarter of the arms' time is weighed: the machine moved.
+  auto d = write_run(dir / "d", {.arms = kArms, .seed = 3, .light_seconds = 4e-6, .device = "cpu"});
+  auto e = write_run(
+      dir / "e",
+      {.arms = slower, .seed = 4, .light_seconds = 4e-6, .copy_factor = 1.15, .device = "cpu"});
+  auto f = kq::compare_runs(d, e, 0.02);
+  CHECK(f.slower == 0);
+  CHECK(f.machine_moved == 6);
+}
+
 TEST_CASE("a CUDA arm's single launches slower by what the launch floor moved: the machine's") {
   auto dir = kq::test::temp_dir("compare-floor");
   const std::vector<ArmTiming> arms = {{"fused", 5e-6}};
