@@ -122,6 +122,22 @@ const kq::TimingChange* find(const kq::RunComparison& c, const std::string& arm,
 
 const std::vector<ArmTiming> kArms = {{"baseline", 10e-6}, {"fused", 9e-6}, {"library", 12e-6}};
 
+// kArms as CPU arms in DIR/a against the same arms times `arm_factor` in DIR/b, with a host copy
+// of `copy_seconds` per 4096 elements beside them, times `copy_factor` in b; compared at 2%.
+kq::RunComparison cpu_pair(const std::filesystem::path& dir, double arm_factor, double copy_seconds,
+                           double copy_factor, std::uint64_t seed) {
+  auto moved = kArms;
+  for (auto& a : moved) a.factor = arm_factor;
+  auto a = write_run(dir / "a",
+                     {.arms = kArms, .seed = seed, .light_seconds = copy_seconds, .device = "cpu"});
+  auto b = write_run(dir / "b", {.arms = moved,
+                                 .seed = seed + 1,
+                                 .light_seconds = copy_seconds,
+                                 .copy_factor = copy_factor,
+                                 .device = "cpu"});
+  return kq::compare_runs(a, b, 0.02);
+}
+
 }  // namespace
 
 TEST_CASE("an unchanged run: every ratio near 1, no change") {
@@ -397,19 +413,16 @@ TEST_CASE("a change the same run's device copy shows as much is the machine's: s
 
 TEST_CASE("CPU arms are weighed against the host copy timed in the same rounds") {
   auto dir = kq::test::temp_dir("compare-host-copy");
-  auto loaded = kArms;
-  for (auto& a : loaded) a.factor = 1.15;
   // Load beside run B slows the CPU arms and the host copy alike: the machine moved.
-  auto a = write_run(dir / "a", {.arms = kArms, .seed = 1, .light_seconds = 4e-6, .device = "cpu"});
-  auto b = write_run(
-      dir / "b",
-      {.arms = loaded, .seed = 2, .light_seconds = 4e-6, .copy_factor = 1.15, .device = "cpu"});
-  auto c = kq::compare_runs(a, b, 0.02);
+  auto c = cpu_pair(dir, 1.15, 4e-6, 1.15, 1);
   CHECK(c.slower == 0);
   CHECK(c.machine_moved == 6);
   for (const auto& t : c.timing) CHECK(t.copy_ratio == doctest::Approx(1.15).epsilon(0.01));
   // The device copy says nothing of CPU arms: a CPU arm beside a slower device copy is not
   // excused.
+  auto loaded = kArms;
+  for (auto& a : loaded) a.factor = 1.15;
+  const auto a = dir / "a", b = dir / "b";
   auto d =
       write_run(dir / "d", {.arms = loaded, .seed = 3, .light_seconds = 4e-6, .copy_factor = 1.15});
   auto e = write_run(dir / "e", {.arms = kArms, .seed = 4, .light_seconds = 4e-6});
@@ -423,20 +436,11 @@ TEST_CASE("CPU arms are weighed against the host copy timed in the same rounds")
 
 TEST_CASE("a copy that moved the same way further excuses the change; the other way it does not") {
   auto dir = kq::test::temp_dir("compare-copy-further");
-  auto loaded = kArms;
-  for (auto& a : loaded) a.factor = 1.4;
-  auto a = write_run(dir / "a", {.arms = kArms, .seed = 1, .light_seconds = 4e-6, .device = "cpu"});
-  auto b = write_run(
-      dir / "b",
-      {.arms = loaded, .seed = 2, .light_seconds = 4e-6, .copy_factor = 2.0, .device = "cpu"});
-  auto c = kq::compare_runs(a, b, 0.02);
+  auto c = cpu_pair(dir / "further", 1.4, 4e-6, 2.0, 1);
   CHECK(c.slower == 0);
   CHECK(c.machine_moved == 6);
   // The copy faster while the arms got slower: the arms' own change.
-  auto d = write_run(
-      dir / "d",
-      {.arms = loaded, .seed = 3, .light_seconds = 4e-6, .copy_factor = 0.8, .device = "cpu"});
-  auto e = kq::compare_runs(a, d, 0.02);
+  auto e = cpu_pair(dir / "other-way", 1.4, 4e-6, 0.8, 3);
   CHECK(e.slower == 6);
   CHECK(e.machine_moved == 0);
 }
@@ -445,22 +449,12 @@ TEST_CASE("a copy far shorter than the arm excuses nothing of it") {
   // Arms of 9 to 12 us beside a copy of 0.4 us (a wait, not memory, sets their time): the copy
   // 15% slower in B, the arms 5%. The copy is not weighed (copy_ratio 0, shown "-").
   auto dir = kq::test::temp_dir("compare-copy-reach");
-  auto slower = kArms;
-  for (auto& a : slower) a.factor = 1.05;
-  auto a = write_run(dir / "a", {.arms = kArms, .seed = 1, .light_seconds = 4e-7, .device = "cpu"});
-  auto b = write_run(
-      dir / "b",
-      {.arms = slower, .seed = 2, .light_seconds = 4e-7, .copy_factor = 1.15, .device = "cpu"});
-  auto c = kq::compare_runs(a, b, 0.02);
+  auto c = cpu_pair(dir / "short", 1.05, 4e-7, 1.15, 1);
   CHECK(c.slower == 6);
   CHECK(c.machine_moved == 0);
   for (const auto& t : c.timing) CHECK(t.copy_ratio == 0);
   // The same copy at a quarter of the arms' time is weighed: the machine moved.
-  auto d = write_run(dir / "d", {.arms = kArms, .seed = 3, .light_seconds = 4e-6, .device = "cpu"});
-  auto e = write_run(
-      dir / "e",
-      {.arms = slower, .seed = 4, .light_seconds = 4e-6, .copy_factor = 1.15, .device = "cpu"});
-  auto f = kq::compare_runs(d, e, 0.02);
+  auto f = cpu_pair(dir / "near", 1.05, 4e-6, 1.15, 3);
   CHECK(f.slower == 0);
   CHECK(f.machine_moved == 6);
 }
