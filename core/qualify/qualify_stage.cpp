@@ -173,17 +173,19 @@ rec::VerdictRecord qualify_one(const StageArm& a, const QualifyStageOptions& opt
   return verdict;
 }
 
+// Whether arm a gets a worker here: a CUDA arm where CUDA is unusable is skipped instead.
+bool starts_worker(const StageArm& a, bool cuda_ok) {
+  return a.identity.device != Device::cuda || cuda_ok;
+}
+
 // The workers the stage will start: one per arm that can run here, and for a CUDA arm one
 // more per sanitizer tool.
 std::size_t planned_workers(const std::vector<StageArm>& arms, const QualifyStageOptions& opt,
                             bool cuda_ok) {
   std::size_t n = 0;
-  for (const StageArm& a : arms) {
-    if (a.identity.device != Device::cuda)
-      ++n;
-    else if (cuda_ok)
-      n += 1 + opt.sanitize_tools.size();
-  }
+  for (const StageArm& a : arms)
+    if (starts_worker(a, cuda_ok))
+      n += a.identity.device == Device::cuda ? 1 + opt.sanitize_tools.size() : 1;
   return n;
 }
 
@@ -282,7 +284,7 @@ std::vector<rec::VerdictRecord> qualify_stage(const std::vector<StageArm>& arms,
       const std::size_t i = order[n];
       const StageArm& a = arms[i];
       try {
-        if (a.identity.device == Device::cuda && !cuda_ok) {
+        if (!starts_worker(a, cuda_ok)) {
           verdicts[i].arm = a.identity.name;
           verdicts[i].verdict = rec::Verdict::skipped;
           verdicts[i].detail = no_cuda_reason;
