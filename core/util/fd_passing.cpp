@@ -30,7 +30,7 @@ bool send_with_fd(int socket, const std::string& text, int fd, bool wait) {
   }
 }
 
-std::optional<ReceivedFd> receive_with_fd(int socket) {
+std::optional<ReceivedFd> receive_with_fd(int socket, bool wait) {
   char buf[4096];
   iovec io{buf, sizeof buf};
   msghdr msg{};
@@ -41,8 +41,9 @@ std::optional<ReceivedFd> receive_with_fd(int socket) {
   msg.msg_controllen = sizeof control;
   ssize_t n;
   do {
-    n = ::recvmsg(socket, &msg, MSG_CMSG_CLOEXEC);
+    n = ::recvmsg(socket, &msg, MSG_CMSG_CLOEXEC | (wait ? 0 : MSG_DONTWAIT));
   } while (n < 0 && errno == EINTR);
+  if (n < 0 && !wait && (errno == EAGAIN || errno == EWOULDBLOCK)) return ReceivedFd{"", -1, true};
   if (n <= 0) return std::nullopt;
   ReceivedFd r;
   r.text.assign(buf, static_cast<std::size_t>(n));

@@ -13,10 +13,12 @@ bool send_with_fd(int socket, const std::string& text, int fd = -1, bool wait = 
 
 struct ReceivedFd {
   std::string text;
-  int fd = -1;  // the attached descriptor (close-on-exec, the receiver's to close), or -1
+  int fd = -1;            // the attached descriptor (close-on-exec, the receiver's to close), or -1
+  bool none_yet = false;  // without `wait`: no message was queued (text empty, fd -1)
 };
 
-// Blocks for the next message; nullopt when the peer has closed its end or on an error.
-std::optional<ReceivedFd> receive_with_fd(int socket);
+// The next message: waits for one, or without `wait` returns at once (none_yet) when none is
+// queued; nullopt when the peer has closed its end or on an error.
+std::optional<ReceivedFd> receive_with_fd(int socket, bool wait = true);
 
 }  // namespace kq

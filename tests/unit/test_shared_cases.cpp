@@ -8,10 +8,17 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fake_arm.hpp"
@@ -275,4 +282,58 @@ TEST_CASE("a worker waiting for a case computes its own when word or the stage f
   kq::SealedMemory small("small", 64, [](unsigned char* d) { std::memset(d, 1, 64); });
   CHECK(waiting_for([&](int s) { kq::send_with_fd(s, "size/7\n384", small.fd()); }) == nullptr);
   ::close(plain);
+}
+
+TEST_CASE("workers that come and go while a case is coming never stall the feed") {
+  // The largest case comes late, and takes long enough to compute that workers subscribe,
+  // leave and are replaced meanwhile: a replacement's socket often takes the number of one just
+  // gone, whose hang-up the feed may have seen but not yet read. The feed must never wait on a
+  // socket it only believes readable: a subscribe that does not return within seconds means
+  // it does.
+  const kq::Case* big = &cases().front();
+  for (const auto& c : cases())
+    if (c.numel() > big->numel()) big = &c;
+  INFO(big->name);
+  ::setenv("KQ_LATE_CASE_BYTES",
+           std::to_string(kq::CaseDataLayout(spec(), *big).total_bytes()).c_str(), 1);
+  kq::SharedCaseFeed feed(spec(), {*big}, std::uint64_t{1} << 34);
+  ::unsetenv("KQ_LATE_CASE_BYTES");
+  REQUIRE(feed.has_late());
+  feed.start();
+  std::atomic<int> churned{0}, while_coming{0};
+  std::thread churn([&] {
+    std::deque<std::array<int, 2>> live;  // the feed's end, the worker's
+    for (int i = 0; i < 4000; ++i) {
+      std::array<int, 2> sv{};
+      if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv.data()) != 0) break;
+      if (feed.subscribe(sv[0], sv[1]).find("=late:") != std::string::npos) ++while_coming;
+      live.push_back(sv);
+      if (live.size() > 3) {  // the oldest worker hangs up, then its stage thread unsubscribes
+        ::close(live.front()[1]);
+        feed.unsubscribe(live.front()[0]);
+        live.pop_front();
+      }
+      ++churned;
+    }
+    for (const auto& sv : live) {
+      ::close(sv[1]);
+      feed.unsubscribe(sv[0]);
+    }
+  });
+  // A stalled feed holds its lock for good: nothing here could end the test but an exit.
+  for (int last = -1, still = 0; churned < 4000;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    still = churned == last ? still + 1 : 0;
+    last = churned;
+    if (still == 50) {
+      std::fprintf(stderr, "the feed stalled after %d workers (%d while the case was coming)\n",
+                   last, while_coming.load());
+      std::_Exit(1);
+    }
+  }
+  churn.join();
+  MESSAGE(while_coming.load() << " of 4000 workers subscribed while the case was coming");
+  CHECK(while_coming > 0);
+  feed.finish();
+  CHECK(feed.size() == 1);
 }
