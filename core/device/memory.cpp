@@ -1,8 +1,5 @@
 #include "device/memory.hpp"
 
-#include <sys/mman.h>
-
-#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <utility>
@@ -10,6 +7,7 @@
 #include "device/cuda_check.hpp"
 #include "device/staged_copy.hpp"
 #include "device/stream.hpp"
+#include "util/host_buffer.hpp"
 #include "util/parallel_copy.hpp"
 
 namespace kq {
@@ -17,16 +15,12 @@ namespace kq {
 DeviceMemory::DeviceMemory(Device device, std::size_t bytes) : device_(device), bytes_(bytes) {
   std::size_t n = bytes == 0 ? 256 : (bytes + 255) / 256 * 256;
   if (device == Device::cpu) {
-    // Large ones in transparent huge pages: a fresh gigabyte otherwise costs 262144 page faults
-    // at its first touch, which was most of a big case's time on the host.
-    constexpr std::size_t kHuge = std::size_t{2} << 20;
-    const bool huge = n >= 2 * kHuge;
-    if (huge) n = (n + kHuge - 1) / kHuge * kHuge;
-    data_ = std::aligned_alloc(huge ? kHuge : 256, n);
-    if (!data_)
+    try {
+      data_ = host_alloc(n);  // large ones in huge pages: util/host_buffer.hpp
+    } catch (const std::bad_alloc&) {
       throw std::runtime_error("cannot allocate " + std::to_string(bytes) +
                                " bytes of host memory");
-    if (huge) ::madvise(data_, n, MADV_HUGEPAGE);  // advice only: its failure changes nothing
+    }
     return;
   }
 #if KQ_HAVE_CUDA
@@ -79,7 +73,7 @@ void DeviceMemory::release() {
     return;
   }
   if (device_ == Device::cpu) {
-    std::free(data_);
+    host_free(data_);
   } else {
 #if KQ_HAVE_CUDA
     cudaFree(data_);  // errors here are reported by the next checked call

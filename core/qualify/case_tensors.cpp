@@ -202,7 +202,7 @@ std::string CaseTensors::input_change(std::size_t i, std::size_t k, unsigned cha
   return "input " + t.name + " was modified " + where + buf;
 }
 
-void CaseTensors::download_output(std::vector<unsigned char>& into) const {
+void CaseTensors::download_output(HostBytes& into) const {
   const CaseTensor& t = output_owner();
   into.resize(t.memory.size());
   t.memory.download(into.data(), 0, into.size());

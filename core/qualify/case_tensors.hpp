@@ -16,6 +16,7 @@
 #include "device/memory.hpp"
 #include "kq/tensor.hpp"
 #include "plan/case.hpp"
+#include "util/host_buffer.hpp"
 
 namespace kq {
 
@@ -32,7 +33,7 @@ struct CaseTensor {
   // Inputs: what the data region (the span) must hold, from data_begin to data_end of the
   // allocation; kGuardByte everywhere else. `pristine` points into `own` (drawn here) or into
   // the stage's shared, sealed copy of the case's data.
-  std::vector<unsigned char> own;
+  HostBytes own;
   const unsigned char* pristine = nullptr;
   std::size_t view_offset = 0;  // bytes from the allocation start to the view's data
   std::int64_t min_elem = 0;    // lowest element offset the view reaches (<= 0)
@@ -86,7 +87,7 @@ class CaseTensors {
   Finding check_output_surroundings(const unsigned char* out_alloc, int poison) const;
   // Downloads the output's whole allocation into `into` (resized; its memory is reused, so that
   // a case's later runs touch no fresh pages).
-  void download_output(std::vector<unsigned char>& into) const;
+  void download_output(HostBytes& into) const;
 
   struct Mismatch {
     std::int64_t index = -1;  // logical (row-major) index of the first bad element
@@ -138,7 +139,7 @@ class CaseTensors {
   // Host scratch for the input checks of a device's tensors, reused by every check of the case:
   // large cases would otherwise fault in fresh pages for each (page faults were a quarter of a
   // 2^24-element case's time).
-  mutable std::vector<unsigned char> scratch_;
+  mutable HostBytes scratch_;
 };
 
 template <typename Match>

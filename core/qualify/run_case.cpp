@@ -95,7 +95,7 @@ class CaseRunner {
     // First run, poison 0.
     take(true);
     if (auto o = check_memory(0)) return *o;
-    std::vector<unsigned char> want_storage;  // where a reference not shared is computed
+    HostBytes want_storage;  // where a reference not shared is computed
     const unsigned char* want = reference(want_storage);
     if (auto o = check_values(want, "values")) return *o;
 
@@ -267,7 +267,7 @@ class CaseRunner {
 
   // The reference for the inputs loaded last, dense in logical order: in the shared data, or
   // computed into `local` (resized, its memory reused).
-  const unsigned char* reference(std::vector<unsigned char>& local) {
+  const unsigned char* reference(HostBytes& local) {
     StageTimer t(stages_.reference);
     if (shared_) return shared_ + layout_.reference_offset(generation_);
     local.resize(static_cast<std::size_t>(case_.numel()) * dtype_size(spec_.op.dtype));

@@ -24,7 +24,7 @@ bool CheckSchedule::next() {
 
 namespace {
 
-CaseTensors::Finding surroundings(const CaseTensors& t, std::vector<unsigned char>& scratch,
+CaseTensors::Finding surroundings(const CaseTensors& t, HostBytes& scratch,
                                   const void* want_on_device) {
 #if KQ_HAVE_CUDA
   if (want_on_device) return device_guard_finding(t);
@@ -34,10 +34,8 @@ CaseTensors::Finding surroundings(const CaseTensors& t, std::vector<unsigned cha
   return t.check_output_surroundings(scratch.data(), 0);
 }
 
-CaseTensors::Mismatch mismatch(const CaseTensors& t, const Spec& spec,
-                               const std::vector<unsigned char>& want,
-                               const std::vector<unsigned char>& scratch,
-                               const void* want_on_device, void* stream) {
+CaseTensors::Mismatch mismatch(const CaseTensors& t, const Spec& spec, const HostBytes& want,
+                               const HostBytes& scratch, const void* want_on_device, void* stream) {
 #if KQ_HAVE_CUDA
   if (want_on_device)
     return device_mismatch(t, t.output_view().data, want_on_device, want.data(), spec.op.compare,
@@ -49,10 +47,8 @@ CaseTensors::Mismatch mismatch(const CaseTensors& t, const Spec& spec,
 
 }  // namespace
 
-OutputFinding check_timed_output(const CaseTensors& t, const Spec& spec,
-                                 const std::vector<unsigned char>& want,
-                                 std::vector<unsigned char>& scratch, const void* want_on_device,
-                                 void* stream) {
+OutputFinding check_timed_output(const CaseTensors& t, const Spec& spec, const HostBytes& want,
+                                 HostBytes& scratch, const void* want_on_device, void* stream) {
   OutputFinding f;
   // Timed outputs are contiguous: the surroundings are the guard zones alone.
   if (auto s = surroundings(t, scratch, want_on_device); !s.check.empty()) {

@@ -38,9 +38,8 @@ struct OutputFinding {
 // reference, dense): guard zones, then every element by the spec's compare rule. With
 // `want_on_device` (want on t's CUDA device; t's output device_checkable), the output is
 // checked where it lies instead (qualify/case_checks.hpp), on `stream`: the same findings.
-OutputFinding check_timed_output(const CaseTensors& t, const Spec& spec,
-                                 const std::vector<unsigned char>& want,
-                                 std::vector<unsigned char>& scratch,
-                                 const void* want_on_device = nullptr, void* stream = nullptr);
+OutputFinding check_timed_output(const CaseTensors& t, const Spec& spec, const HostBytes& want,
+                                 HostBytes& scratch, const void* want_on_device = nullptr,
+                                 void* stream = nullptr);
 
 }  // namespace kq

@@ -304,7 +304,7 @@ class SizeRun {
   std::unique_ptr<L2Flusher> flusher_;
   std::unique_ptr<ClockProbe> probe_;
   std::vector<std::unique_ptr<Light>> lights_;  // the controls: copies, the launch floor
-  std::vector<unsigned char> want_, scratch_;
+  HostBytes want_, scratch_;
   DeviceMemory want_on_device_;  // want_ on the CUDA device, or empty
 };
 

@@ -129,7 +129,8 @@ std::vector<unsigned char> pack(DType t, const std::vector<std::uint64_t>& bits)
   return out;
 }
 
-kq::DeviceMemory on_device(const std::vector<unsigned char>& host) {
+template <class Bytes>
+kq::DeviceMemory on_device(const Bytes& host) {
   kq::DeviceMemory m(kq::Device::cuda, host.size());
   if (!host.empty()) m.upload(host.data(), 0, host.size());
   return m;
@@ -241,7 +242,7 @@ struct CaseOnDevice {
   kq::CaseTensors t;
   Stream s;
   std::unique_ptr<kq::CaseChecks> host, device;
-  std::vector<unsigned char> want;
+  kq::HostBytes want;
 
   CaseOnDevice(kq::Spec sp, const std::string& name)
       : spec(std::move(sp)),
@@ -264,7 +265,7 @@ struct CaseOnDevice {
     FAIL("no case " << name);
     return {};
   }
-  void write_output(const std::vector<unsigned char>& bytes) {
+  void write_output(const kq::HostBytes& bytes) {
     const kq::CaseTensor& o = t.output_owner();
     const_cast<kq::DeviceMemory&>(o.memory).upload(bytes.data(), t.output_byte(0), bytes.size());
   }
@@ -329,7 +330,7 @@ TEST_CASE("the timing loop's output check: the same findings on the device as on
   const auto want_on_device = on_device(k.want);
   auto both = [&](const char* what) {
     INFO(what);
-    std::vector<unsigned char> scratch;
+    kq::HostBytes scratch;
     const auto h = kq::check_timed_output(k.t, spec, k.want, scratch);
     const auto d = kq::check_timed_output(k.t, spec, k.want, scratch, want_on_device.data(), k.s.s);
     CHECK(h.ok == d.ok);
