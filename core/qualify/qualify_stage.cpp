@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <mutex>
 #include <numeric>
@@ -28,6 +29,9 @@
 namespace kq {
 namespace {
 
+// A worker's exit or the shared data's release that takes this long is shown.
+constexpr double kLongLingerS = 3.0;
+
 using nlohmann::json;
 
 // What a worker ended with: its verdict (made up here when it died or hung) and exit code.
@@ -35,6 +39,18 @@ struct WorkerVerdict {
   rec::VerdictRecord verdict;
   int exit_code = 0;
 };
+
+// A worker's exit is part of the stage's wall time: its log says how long it took after its
+// last record, and a long one (interpreter teardown, a pool of compilers) is also shown.
+void report_linger(const std::string& arm, const std::string& pass,
+                   const std::filesystem::path& log, double lingered_s) {
+  char line[200];
+  std::snprintf(line, sizeof line, "the worker exited %.2f s after its last record", lingered_s);
+  std::ofstream(log, std::ios::app) << "kq: " << line << "\n";
+  if (lingered_s >= kLongLingerS)
+    std::cout << "  " << arm << (pass.empty() ? "" : " (" + pass + ")") << ": " << line << "\n"
+              << std::flush;
+}
 
 // One worker: `prefix` (a sanitizer command, or nothing) then kq in worker mode. Records are
 // passed to `record`, tagged with "pass" when `pass` is not empty.
@@ -84,6 +100,7 @@ WorkerVerdict run_worker(const StageArm& a, const QualifyStageOptions& opt, Shar
     feed->unsubscribe(sockets[0]);  // the feed's end: it closes it
     ::close(sockets[1]);
   }
+  report_linger(name, pass, log, ex.lingered_s);
   if (!verdict || ex.hung) {
     verdict = rec::VerdictRecord{};
     verdict->arm = name;
@@ -232,6 +249,21 @@ void report_late_cases(SharedCaseFeed& feed) {
   std::cout << line << std::flush;
 }
 
+// The shared data given back to the kernel, which frees shmem one page at a time (51.5 GB of
+// the 2^31 + 5 case took about 7 s on the H200): a long release is shown.
+void release_shared_cases(std::unique_ptr<SharedCaseFeed> feed) {
+  if (!feed) return;
+  const double gb = static_cast<double>(feed->bytes()) / 1e9;
+  const auto t0 = std::chrono::steady_clock::now();
+  feed.reset();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (s < kLongLingerS) return;
+  char line[120];
+  std::snprintf(line, sizeof line, "  shared inputs and references, %.2f GB, released in %.1f s\n",
+                gb, s);
+  std::cout << line << std::flush;
+}
+
 // The order in which workers start: CPU arms first, each kind in the order given. A CPU arm's
 // largest cases run at host speed, tens of seconds where a CUDA arm's take a few, so a CPU arm
 // started last, when the other slots have emptied, would set the stage's wall time alone.
@@ -273,7 +305,7 @@ std::vector<rec::VerdictRecord> qualify_stage(const std::vector<StageArm>& arms,
   std::filesystem::create_directories(opt.log_dir);
   // Every case's inputs and references, computed once here for all the workers, which inherit
   // them sealed (read-only for every process).
-  const std::unique_ptr<SharedCaseFeed> feed = share_cases(arms, opt, cuda_ok);
+  std::unique_ptr<SharedCaseFeed> feed = share_cases(arms, opt, cuda_ok);
   ::setenv(kBigCaseLockEnv, (opt.log_dir / "big-case.lock").c_str(), 1);
   std::vector<rec::VerdictRecord> verdicts(arms.size());
   const std::vector<std::size_t> order = launch_order(arms);
@@ -306,6 +338,7 @@ std::vector<rec::VerdictRecord> qualify_stage(const std::vector<StageArm>& arms,
   work();
   for (auto& t : pool) t.join();
   if (feed) report_late_cases(*feed);
+  release_shared_cases(std::move(feed));
   if (failure) std::rethrow_exception(failure);
   return verdicts;
 }

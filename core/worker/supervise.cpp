@@ -120,6 +120,7 @@ WorkerExit supervise_worker(const std::vector<std::string>& argv,
   WorkerExit ex;
   using clock = std::chrono::steady_clock;
   auto deadline = clock::now() + std::chrono::duration<double>(initial_silence_s);
+  auto last_record = clock::now();
   std::string buf;
   char chunk[65536];
   bool open_pipe = true;
@@ -148,13 +149,15 @@ WorkerExit supervise_worker(const std::vector<std::string>& argv,
       auto j = nlohmann::json::parse(line, nullptr, false);
       if (j.is_discarded()) continue;
       double silence = on_record(j);
-      deadline = clock::now() + std::chrono::duration<double>(silence);
+      last_record = clock::now();
+      deadline = last_record + std::chrono::duration<double>(silence);
     }
   }
   close(pipefd[0]);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  ex.lingered_s = std::chrono::duration<double>(clock::now() - last_record).count();
   if (WIFSIGNALED(status)) ex.signal = WTERMSIG(status);
   if (WIFEXITED(status)) ex.exit_code = WEXITSTATUS(status);
   // Anything the worker left behind in its group goes too.

@@ -14,6 +14,7 @@ struct WorkerExit {
   bool hung = false;
   int exit_code = -1;            // when it exited
   int signal = 0;                // when a signal killed it (SIGKILL after a hang too)
+  double lingered_s = 0;         // from its last record (or its start) to its exit
   std::string describe() const;  // "exit code 3", "killed by signal 11 (Segmentation fault)"
 };
 
