@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <iostream>
 
+#include <tbb/parallel_for_each.h>
+
 #include "artifacts/artifacts.hpp"
 #include "pipeline/progress.hpp"
 #include "report/report.hpp"
@@ -28,9 +30,11 @@ Qualified qualify(const RunPipelineOptions& o, Progress& progress) {
   q.sanitize_tools = o.sanitize.tools;
   q.sanitizer = o.sanitize.sanitizer;
   q.on_record = [&](const nlohmann::json& j) { progress.record(j); };
+  q.on_arm_done = [&](const StageArm& a) {
+    finish_artifacts(o.dir / "artifacts" / a.identity.name);
+  };
   auto verdicts = qualify_stage(o.arms, q);
   progress.finish();  // the arms skipped, one line per reason
-  for (const auto& a : o.arms) finish_artifacts(o.dir / "artifacts" / a.identity.name);
 
   Qualified out;
   for (std::size_t i = 0; i < o.arms.size(); ++i) {
@@ -67,7 +71,9 @@ bool time_qualified(const RunPipelineOptions& o, const std::vector<StageArm>& qu
   t.blocking_kernel = o.blocking_kernel;
   t.artifacts_dir = o.dir / "artifacts";
   auto res = time_stage(qualified, t);
-  for (const auto& a : qualified) finish_artifacts(o.dir / "artifacts" / a.identity.name);
+  tbb::parallel_for_each(qualified.begin(), qualified.end(), [&](const StageArm& a) {
+    finish_artifacts(o.dir / "artifacts" / a.identity.name);  // mostly a disassembler's time
+  });
   if (res.completed) return true;
   // What was measured stays in the run directory; the run as a whole did not complete.
   std::cout << "  timing stopped early: " << res.problem << " (see logs/time.log)\n";

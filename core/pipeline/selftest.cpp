@@ -55,8 +55,8 @@ std::vector<nlohmann::json> run_spec(const SelftestOptions& o, const Spec& spec,
     if (rec::is<rec::VerdictRecord>(j) && (v == "unsupported" || v == "skipped")) return;
     progress.record(j);
   };
+  q.on_arm_done = [&](const StageArm& a) { finish_artifacts(dir / "artifacts" / a.identity.name); };
   const auto qualification = qualify_stage(o.arms, q);
-  for (const auto& a : o.arms) finish_artifacts(dir / "artifacts" / a.identity.name);
   // What qualified is timed briefly at one size, so that the timing checks (outputs of timed
   // samples and graph replays, stream discipline, plausibility) meet every arm too; or in full
   // at the sizes asked for.

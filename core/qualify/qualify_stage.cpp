@@ -324,6 +324,7 @@ std::vector<rec::VerdictRecord> qualify_stage(const std::vector<StageArm>& arms,
           continue;
         }
         verdicts[i] = qualify_one(a, opt, feed.get(), record);
+        if (opt.on_arm_done) opt.on_arm_done(a);
       } catch (...) {
         std::lock_guard lock(mu);
         if (!failure) failure = std::current_exception();

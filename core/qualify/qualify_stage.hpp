@@ -44,6 +44,11 @@ struct QualifyStageOptions {
   std::filesystem::path sanitizer;
   // Called with each record as it arrives (progress display); may be empty.
   std::function<void(const nlohmann::json&)> on_record;
+  // Called for each arm given a worker, once all its workers are done, on the stage's thread
+  // for that arm while other arms' workers still run (the artifacts' disassembly and hashes,
+  // which took 20 s after a full run's last verdict when done one arm after another); may be
+  // empty. An exception stops the stage as a worker's failure to start does.
+  std::function<void(const StageArm&)> on_arm_done;
 
   // The files of a run directory: spec.yaml, qualification.jsonl, logs/, artifacts/.
   static QualifyStageOptions for_run_dir(const std::filesystem::path& dir) {

@@ -180,6 +180,15 @@ TEST_CASE("kq run of the CPU arm on residual_relu writes a complete run director
   CHECK(summary["baseline_choice"]["used"] == "cpu_tbb");
   CHECK(summary["decision"]["baseline_ran"] == true);
 
+  // The arm's artifacts are indexed, each file with its SHA-256, identity.json among them.
+  auto index = nlohmann::json::parse(kq::test::read_file(dir / "artifacts/cpu_tbb/index.json"));
+  std::set<std::string> indexed;
+  for (const auto& f : index["files"]) {
+    CHECK(f["sha256"].get<std::string>().size() == 64);
+    indexed.insert(f["name"].get<std::string>());
+  }
+  CHECK(indexed.count("identity.json") == 1);
+
   // The report can be rebuilt from the directory alone.
   std::filesystem::remove(dir / "report.md");
   CHECK(run_kq("report " + dir.string()).exit_code == 0);
