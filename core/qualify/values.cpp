@@ -34,7 +34,7 @@ struct Gen {
 
   // Stream t is a splitmix64 sequence of its own start: position j is one finalising mix, the
   // start's mix depending on t alone, which the compiler takes out of the fill loop. A case's
-  // 2^31 positions of its several streams are far apart on the 2^64 cycle.
+  // 2^31 positions of its several streams lie, almost surely, far apart on the 2^64 cycle.
   static std::uint64_t stream(std::uint64_t seed, int t) {
     return mix(seed ^ (static_cast<std::uint64_t>(t) * 0x100000001b3ull));
   }
