@@ -275,33 +275,27 @@ void SharedCaseFeed::answer(int feed, const std::string& name) {
 
 void SharedCaseFeed::serve() {
   std::vector<pollfd> polled;
-  std::vector<std::uint64_t> serials;  // of polled[i + 1]
   for (;;) {
     {
       std::lock_guard lock(mu_);
       if (stop_) return;
       polled.assign(1, pollfd{wake_[0], POLLIN, 0});
-      serials.clear();
       for (const auto& [fd, feed] : feeds_)
-        if (feed.open) {
-          polled.push_back(pollfd{fd, POLLIN, 0});
-          serials.push_back(feed.serial);
-        }
+        if (feed.open) polled.push_back(pollfd{fd, POLLIN, 0});
     }
     if (::poll(polled.data(), polled.size(), -1) < 0 && errno != EINTR) return;
     char drain[64];
     while (::read(wake_[0], drain, sizeof drain) > 0) {
     }
     // What was polled may have been unsubscribed since and its number taken by a new worker's
-    // socket: only the socket polled is read, under the lock that subscribe and unsubscribe
-    // take, and never waited on, since the lock held here would then stall every worker.
+    // socket, which then has nothing to read yet: a socket subscribed now is read under the
+    // lock that subscribe and unsubscribe take, and never waited on, since the lock held here
+    // would then stall every worker. What it holds is its own worker's question.
     std::lock_guard lock(mu_);
     for (std::size_t i = 1; i < polled.size(); ++i) {
       const int fd = polled[i].fd;
       auto it = feeds_.find(fd);
-      if (polled[i].revents == 0 || it == feeds_.end() || !it->second.open ||
-          it->second.serial != serials[i - 1])
-        continue;
+      if (polled[i].revents == 0 || it == feeds_.end() || !it->second.open) continue;
       const std::optional<ReceivedFd> q = receive_with_fd(fd, /*wait=*/false);
       if (q && q->none_yet) continue;
       if (!q) {  // the worker is gone: nothing more to answer
@@ -330,10 +324,8 @@ std::string SharedCaseFeed::subscribe(int feed_socket, int worker_socket) {
     a += (a.empty() ? "" : ",") + l.c.name + "=late:" + std::to_string(l.bytes);
     coming = true;
   }
-  if (feed_socket < 0) return a;  // no socket: the worker computes the late cases itself
-  Feed& f = feeds_[feed_socket] = Feed{};
-  f.open = coming;  // held until unsubscribe, asked on only if any is coming
-  f.serial = ++serials_;
+  if (feed_socket < 0) return a;           // no socket: the worker computes the late cases itself
+  feeds_[feed_socket] = Feed{{}, coming};  // held until unsubscribe, asked on only if coming
   if (coming) {
     a += ",@socket=" + std::to_string(worker_socket) + ":0";
     wake();

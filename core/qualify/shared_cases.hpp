@@ -116,15 +116,12 @@ class SharedCaseFeed {
   std::map<std::string, bool> late_done_;  // computed (true) or given up (false)
   // Each subscribed socket: its questions not yet answered, and whether it is still asked on
   // (its worker may have gone). Closed by unsubscribe alone, so that its number is not reused
-  // while its worker's thread still names it. Its number is reused after that: `serial` tells
-  // the socket the server polled from a new one of the same number.
+  // while its worker's thread still names it; after that a new worker's socket may take it.
   struct Feed {
     std::vector<std::string> questions;
     bool open = true;
-    std::uint64_t serial = 0;
   };
   std::map<int, Feed> feeds_;
-  std::uint64_t serials_ = 0;
   bool stop_ = false;
   int wake_[2] = {-1, -1};  // a pipe: the server's poll wakes on it
   mutable std::mutex mu_;
