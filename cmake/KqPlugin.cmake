@@ -20,7 +20,7 @@ function(kq_add_fused_cuda_plugin target)
   kq_add_plugin(${target}
     SOURCES ${P_SOURCES}
     HASH_EXTRA ${P_HASH_EXTRA}
-               ${common}/elem.cuh ${common}/expr_match.hpp ${common}/fused_math.cuh
+               ${common}/elem.cuh ${common}/fused_math.cuh
                ${common}/fused_ops.hpp ${common}/views.hpp ${cuda_common}/cuda_status.hpp)
   target_include_directories(${target} PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}" "${common}"
                                                "${cuda_common}")

@@ -1,13 +1,15 @@
 // An arm in a plugin of its own, built against kq's installed SDK (CMakeLists.txt beside it):
 // relu(x + residual) on the CPU, f32 or f64, on the views the spec's contract admits.
-// kq::GuardedArm refuses everything else (kq/guarded_arm.hpp); kq::build::identity adds this
-// file's SHA-256 and the compile flags, which kq_add_plugin embeds.
+// kq::matches recognises the spec by its expression tree (kq/expr_match.hpp), kq::GuardedArm
+// refuses everything else (kq/guarded_arm.hpp); kq::build::identity adds this file's SHA-256 and
+// the compile flags, which kq_add_plugin embeds.
 #include <cmath>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
 
+#include "kq/expr_match.hpp"
 #include "kq/plugin_api.hpp"
 
 namespace {
@@ -33,10 +35,11 @@ class ExampleResidualRelu : public kq::GuardedArm {
 
  protected:
   kq::Status on_supports(const kq::OpSpec& spec) const override {
-    std::string text;
-    for (char c : spec.semantics.text)
-      if (c != ' ') text += c;
-    if (text != "relu(x+residual)") return kq::Status::unsupported("relu(x + residual) only");
+    // The expression tree, not its text: relu(in0 + in1), whatever the inputs are named.
+    static const kq::Pattern residual_relu =
+        kq::node(kq::Op::relu, {kq::node(kq::Op::add, {kq::in(0), kq::in(1)})});
+    if (!kq::matches(spec, residual_relu))
+      return kq::Status::unsupported("relu(x + residual) only");
     if (spec.dtype != kq::DType::f32 && spec.dtype != kq::DType::f64)
       return kq::Status::unsupported("f32 and f64 only");
     return kq::Status::ok();

@@ -1,12 +1,12 @@
 // The three elementwise operations the hand-written CUDA arms implement, and how a spec is
 // recognised as one of them: dtype f32, or f16 / bf16 computed in float32 (load half, compute in
 // float, round once: elem.cuh), the expected inputs, and the semantics expression matched node
-// by node (expr_match.hpp). Host-only; the device formulas are in fused_math.cuh.
+// by node (kq/expr_match.hpp). Host-only; the device formulas are in fused_math.cuh.
 #pragma once
 #include <optional>
 #include <string>
 
-#include "expr_match.hpp"
+#include "kq/expr_match.hpp"
 #include "kq/op_spec.hpp"
 #include "kq/status.hpp"
 
