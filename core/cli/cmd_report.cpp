@@ -1,7 +1,7 @@
 #include <iostream>
 
 #include "cli/common.hpp"
-#include "report/report.hpp"
+#include "report/printer.hpp"
 
 namespace kq::cli {
 
@@ -18,10 +18,8 @@ int cmd_report(const std::vector<std::string>& args) {
   std::filesystem::path dir = vm["run-dir"].as<std::string>();
   if (!std::filesystem::exists(dir / "manifest.json"))
     throw UsageError(dir.string() + " is not a run directory (no manifest.json)");
-  auto s = write_report(dir);
-  std::cout << (dir / "report.md").string() << "\n"
-            << (dir / "report.html").string() << "\n"
-            << s["decision"].value("sentence", "") << "\n";
+  const Report report = write_report(dir);
+  std::cout << console_printer()->print(report.summary, report.run);
   return kOk;
 }
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <optional>
 
 #include "stats/stats.hpp"
@@ -10,15 +9,179 @@
 namespace kq {
 namespace {
 
-std::string fmt(double x) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.2f", x);
-  return b;
+// The same bootstrap, with the same seed per size, for every speed-up the decision states.
+Speedup speedup_of(const std::vector<double>& reference, const std::vector<double>& arm,
+                   std::int64_t size) {
+  const SpeedupEstimate e = bootstrap_speedup(reference, arm, 2000, static_cast<std::uint64_t>(size));
+  return {e.ratio, e.lo, e.hi};
 }
 
-// "1.70x", or "1.65x to 1.72x": speed-ups over sizes as the sentence writes them.
-std::string ratio_span(double lo, double hi) {
-  return fmt(lo) == fmt(hi) ? fmt(lo) + "x" : fmt(lo) + "x to " + fmt(hi) + "x";
+// What every step reads: the samples, the baseline, the rule and the context.
+struct Inputs {
+  const TimedSamples& samples;
+  const std::string& baseline;
+  double min_speedup;
+  const ArmContext& context;
+
+  // The eager arm's samples at a size, where it was timed and can be trusted (else nullptr).
+  const std::vector<double>* eager_samples(std::int64_t size) const {
+    const std::string& eager = context.eager;
+    if (eager.empty() || context.not_adopted.count(eager)) return nullptr;
+    auto at = samples.find(size);
+    if (at == samples.end()) return nullptr;
+    auto e = at->second.find(eager);
+    return e == at->second.end() || e->second.empty() ? nullptr : &e->second;
+  }
+
+  // An arm's speed-up against the eager arm at a size.
+  std::optional<Speedup> against_eager(std::int64_t size, const std::string& arm) const {
+    const std::vector<double>* e = eager_samples(size);
+    if (!e || arm == context.eager || !context.comparable(arm, context.eager)) return std::nullopt;
+    auto s = samples.at(size).find(arm);
+    if (s == samples.at(size).end() || s->second.empty()) return std::nullopt;
+    return speedup_of(*e, s->second, size);
+  }
+
+  // The lowest and highest speed-up against eager of `arm` over the sizes `at`; nothing where
+  // eager was timed at none of them.
+  std::optional<SpeedupSpan> eager_span(const std::string& arm,
+                                        const std::vector<std::int64_t>& at) const {
+    std::vector<double> r;
+    for (std::int64_t size : at)
+      if (auto e = against_eager(size, arm)) r.push_back(e->ratio);
+    if (r.empty()) return std::nullopt;
+    return SpeedupSpan{*std::min_element(r.begin(), r.end()), *std::max_element(r.begin(), r.end())};
+  }
+};
+
+struct Win {
+  std::int64_t size = 0;
+  std::string arm;
+  Speedup speedup;
+};
+
+// What the sizes said: each size's winner, the wins, and every candidate's speed-ups.
+struct SizeOutcomes {
+  std::vector<SizeDecision> per_size;
+  std::vector<Win> wins;
+  std::map<std::string, std::vector<std::pair<std::int64_t, double>>> candidate_ratios;
+  std::map<std::string, std::string> other_device;  // timed arms outside the baseline's device
+  bool baseline_ran = false;
+};
+
+// Whether `name` may win against the baseline; an arm on another device is noted instead.
+bool candidate(const Inputs& in, const std::string& name, const std::vector<double>& s,
+               SizeOutcomes& out) {
+  // "arm#2" is a second instance timed for self-agreement (kq run --twice): a control, never a
+  // candidate.
+  if (name == in.baseline || s.empty() || name.find('#') != std::string::npos) return false;
+  if (in.context.not_adopted.count(instance_arm(name))) return false;
+  if (!in.context.comparable(name, in.baseline)) {
+    out.other_device[instance_arm(name)] = in.context.device_of(name);
+    return false;
+  }
+  return true;
+}
+
+// Every size at which the baseline was timed: the fastest candidate that wins beyond noise.
+SizeOutcomes size_outcomes(const Inputs& in) {
+  SizeOutcomes out;
+  for (const auto& [size, arms] : in.samples) {
+    auto b = arms.find(in.baseline);
+    if (b == arms.end() || b->second.empty() || in.context.not_adopted.count(in.baseline))
+      continue;
+    out.baseline_ran = true;
+    std::optional<Win> best;
+    for (const auto& [name, s] : arms) {
+      if (!candidate(in, name, s, out)) continue;
+      const Speedup e = speedup_of(b->second, s, size);
+      if (name != in.context.eager) out.candidate_ratios[name].push_back({size, e.ratio});
+      const bool wins_here = e.lo > 1.0 && e.ratio >= in.min_speedup;
+      if (wins_here && (!best || e.ratio > best->speedup.ratio)) best = Win{size, name, e};
+    }
+    SizeDecision row{size, best ? best->arm : in.baseline, std::nullopt, std::nullopt};
+    if (best) {
+      row.speedup = best->speedup;
+      row.eager_speedup = in.against_eager(size, best->arm);
+      out.wins.push_back(*best);
+    }
+    out.per_size.push_back(row);
+  }
+  return out;
+}
+
+// The sizes of a range at which the winner's host enqueue outlasts its GPU time.
+std::vector<HostBound> host_bound(const Inputs& in, const std::vector<Win>& wins) {
+  std::vector<HostBound> out;
+  for (const Win& w : wins) {
+    const double gpu = summarize(in.samples.at(w.size).at(w.arm)).median;
+    auto hs = in.context.host_median_s.find(w.size);
+    if (hs == in.context.host_median_s.end()) continue;
+    if (auto h = hs->second.find(w.arm); h != hs->second.end() && h->second > gpu)
+      out.push_back({w.size, h->second, gpu});
+  }
+  return out;
+}
+
+// Consecutive timed sizes won by the same arm form one range.
+std::vector<WinRange> win_ranges(const Inputs& in, const std::vector<Win>& wins) {
+  std::vector<std::int64_t> sizes;
+  for (const auto& [size, arms] : in.samples) sizes.push_back(size);
+  auto next_size = [&](std::int64_t s) {
+    auto it = std::upper_bound(sizes.begin(), sizes.end(), s);
+    return it == sizes.end() ? std::int64_t{-1} : *it;
+  };
+  std::vector<WinRange> ranges;
+  for (std::size_t i = 0; i < wins.size();) {
+    std::size_t j = i;
+    while (j + 1 < wins.size() && wins[j + 1].arm == wins[i].arm &&
+           wins[j + 1].size == next_size(wins[j].size))
+      ++j;
+    const std::vector<Win> run(wins.begin() + static_cast<std::ptrdiff_t>(i),
+                               wins.begin() + static_cast<std::ptrdiff_t>(j + 1));
+    WinRange r;
+    r.arm = wins[i].arm;
+    r.from = wins[i].size;
+    r.to = wins[j].size;
+    r.speedup = {wins[i].speedup.ratio, wins[i].speedup.ratio};
+    std::vector<std::int64_t> at;
+    for (const Win& w : run) {
+      at.push_back(w.size);
+      r.speedup.min = std::min(r.speedup.min, w.speedup.ratio);
+      r.speedup.max = std::max(r.speedup.max, w.speedup.ratio);
+    }
+    r.host_bound = host_bound(in, run);
+    r.eager_speedup = in.eager_span(r.arm, at);
+    ranges.push_back(r);
+    i = j + 1;
+  }
+  return ranges;
+}
+
+// With no win: the candidate that came closest (the highest geometric mean of its speed-ups
+// against the baseline), whose speed-up against eager the sentence states beside them.
+std::optional<BestCandidate> best_candidate(const Inputs& in, const SizeOutcomes& sizes) {
+  std::optional<BestCandidate> best;
+  double best_mean = 0;
+  for (const auto& [arm, rs] : sizes.candidate_ratios) {
+    double logs = 0;
+    for (const auto& [size, r] : rs) logs += std::log(r);
+    const double mean = std::exp(logs / static_cast<double>(rs.size()));
+    if (best && mean <= best_mean) continue;
+    best_mean = mean;
+    BestCandidate c;
+    c.arm = arm;
+    c.speedup = {rs.front().second, rs.front().second};
+    std::vector<std::int64_t> at;
+    for (const auto& [size, r] : rs) {
+      at.push_back(size);
+      c.speedup.min = std::min(c.speedup.min, r);
+      c.speedup.max = std::max(c.speedup.max, r);
+    }
+    c.eager_speedup = in.eager_span(arm, at);
+    best = c;
+  }
+  return best;
 }
 
 }  // namespace
@@ -35,238 +198,41 @@ bool ArmContext::comparable(const std::string& arm, const std::string& baseline)
   return dev.empty() || base.empty() || dev == base;
 }
 
-nlohmann::json decide(
-    const std::map<std::int64_t, std::map<std::string, std::vector<double>>>& samples,
-    const std::string& baseline, double min_speedup, const ArmContext& context) {
-  using nlohmann::json;
-  json d = {{"baseline", baseline}, {"min_speedup", min_speedup}};
-  std::map<std::string, std::string> other_device;  // timed arms outside the baseline's device
-  // The eager arm's samples at a size, where it was timed and can be trusted (else nullptr).
-  const std::string& eager = context.eager;
-  auto eager_samples = [&](std::int64_t size) -> const std::vector<double>* {
-    if (eager.empty() || context.not_adopted.count(eager)) return nullptr;
-    auto at = samples.find(size);
-    if (at == samples.end()) return nullptr;
-    auto e = at->second.find(eager);
-    return e == at->second.end() || e->second.empty() ? nullptr : &e->second;
-  };
-  // An arm's speed-up against the eager arm at a size: its median over the arm's, with the
-  // same bootstrap (and seed) as against the baseline.
-  auto against_eager = [&](std::int64_t size,
-                           const std::string& arm) -> std::optional<SpeedupEstimate> {
-    const std::vector<double>* e = eager_samples(size);
-    if (!e || arm == eager || !context.comparable(arm, eager)) return std::nullopt;
-    auto s = samples.at(size).find(arm);
-    if (s == samples.at(size).end() || s->second.empty()) return std::nullopt;
-    return bootstrap_speedup(*e, s->second, 2000, static_cast<std::uint64_t>(size));
-  };
-  bool eager_ran = false;
-  for (const auto& [size, arms] : samples) eager_ran |= eager_samples(size) != nullptr;
-  // Each candidate's speed-up against the baseline at every size, for the best candidate.
-  std::map<std::string, std::vector<std::pair<std::int64_t, double>>> candidate_ratios;
-  json per_size = json::array();
-  bool baseline_ran = false;
-  struct Win {
-    std::int64_t size;
-    std::string arm;
-    SpeedupEstimate e;
-  };
-  std::vector<Win> wins;
-  for (const auto& [size, arms] : samples) {
-    auto b = arms.find(baseline);
-    if (b == arms.end() || b->second.empty() || context.not_adopted.count(baseline)) continue;
-    baseline_ran = true;
-    Win best{size, "", {}};
-    for (const auto& [name, s] : arms) {
-      // "arm#2" is a second instance timed for self-agreement (kq run --twice): a control,
-      // never a candidate.
-      if (name == baseline || s.empty() || name.find('#') != std::string::npos) continue;
-      if (context.not_adopted.count(instance_arm(name))) continue;
-      if (!context.comparable(name, baseline)) {
-        other_device[instance_arm(name)] = context.device_of(name);
-        continue;
-      }
-      SpeedupEstimate e = bootstrap_speedup(b->second, s, 2000, static_cast<std::uint64_t>(size));
-      if (name != eager) candidate_ratios[name].push_back({size, e.ratio});
-      bool wins_here = e.lo > 1.0 && e.ratio >= min_speedup;
-      if (wins_here && (best.arm.empty() || e.ratio > best.e.ratio)) best = {size, name, e};
-    }
-    json row = {{"size", size}, {"winner", best.arm.empty() ? baseline : best.arm}};
-    if (!best.arm.empty()) {
-      row["speedup"] = best.e.ratio;
-      row["lo"] = best.e.lo;
-      row["hi"] = best.e.hi;
-      if (auto ee = against_eager(size, best.arm)) {
-        row["eager_speedup"] = ee->ratio;
-        row["eager_lo"] = ee->lo;
-        row["eager_hi"] = ee->hi;
-      }
-      wins.push_back(best);
-    }
-    per_size.push_back(row);
+Decision decide(const TimedSamples& samples, const std::string& baseline, double min_speedup,
+                const ArmContext& context) {
+  const Inputs in{samples, baseline, min_speedup, context};
+  const SizeOutcomes sizes = size_outcomes(in);
+  Decision d;
+  d.baseline = baseline;
+  d.min_speedup = min_speedup;
+  d.baseline_ran = sizes.baseline_ran;
+  d.per_size = sizes.per_size;
+  d.ranges = win_ranges(in, sizes.wins);
+  if (!context.eager.empty()) {
+    d.eager = context.eager;
+    d.eager_ran = std::any_of(samples.begin(), samples.end(), [&](const auto& s) {
+      return in.eager_samples(s.first) != nullptr;
+    });
   }
-  d["baseline_ran"] = baseline_ran;
-  d["per_size"] = per_size;
-  if (!eager.empty()) {
-    d["eager"] = eager;
-    d["eager_ran"] = eager_ran;
-  }
-  // The lowest and highest speed-up against eager of `arm` over the sizes `at`, into
-  // j["min_eager_speedup"] and j["max_eager_speedup"]; nothing where eager was timed at none.
-  auto eager_span = [&](const std::string& arm, const std::vector<std::int64_t>& at, json& j) {
-    std::vector<double> r;
-    for (std::int64_t size : at)
-      if (auto ee = against_eager(size, arm)) r.push_back(ee->ratio);
-    if (r.empty()) return;
-    j["min_eager_speedup"] = *std::min_element(r.begin(), r.end());
-    j["max_eager_speedup"] = *std::max_element(r.begin(), r.end());
-  };
-
-  // Consecutive sizes won by the same arm form one range.
-  json ranges = json::array();
-  std::vector<std::int64_t> sizes;
-  for (const auto& [size, arms] : samples) sizes.push_back(size);
-  for (std::size_t i = 0; i < wins.size();) {
-    std::size_t j = i;
-    auto next_size = [&](std::int64_t s) {
-      auto it = std::upper_bound(sizes.begin(), sizes.end(), s);
-      return it == sizes.end() ? std::int64_t{-1} : *it;
-    };
-    while (j + 1 < wins.size() && wins[j + 1].arm == wins[i].arm &&
-           wins[j + 1].size == next_size(wins[j].size))
-      ++j;
-    double lo = wins[i].e.ratio, hi = wins[i].e.ratio;
-    json host_bound = json::array();
-    std::vector<std::int64_t> range_sizes;
-    for (std::size_t k = i; k <= j; ++k) {
-      range_sizes.push_back(wins[k].size);
-      lo = std::min(lo, wins[k].e.ratio);
-      hi = std::max(hi, wins[k].e.ratio);
-      const double gpu = summarize(samples.at(wins[k].size).at(wins[k].arm)).median;
-      if (auto hs = context.host_median_s.find(wins[k].size); hs != context.host_median_s.end())
-        if (auto h = hs->second.find(wins[k].arm); h != hs->second.end() && h->second > gpu)
-          host_bound.push_back({{"size", wins[k].size}, {"host_s", h->second}, {"gpu_s", gpu}});
-    }
-    json range = {{"arm", wins[i].arm}, {"from", wins[i].size}, {"to", wins[j].size},
-                  {"min_speedup", lo},  {"max_speedup", hi},    {"host_bound", host_bound}};
-    eager_span(wins[i].arm, range_sizes, range);
-    ranges.push_back(range);
-    i = j + 1;
-  }
-  d["ranges"] = ranges;
-  // With no win: the candidate that came closest (the highest geometric mean of its speed-ups
-  // against the baseline), whose speed-up against eager the sentence states beside them.
-  json best_candidate;
-  if (eager_ran && ranges.empty()) {
-    double best_mean = 0;
-    for (const auto& [arm, rs] : candidate_ratios) {
-      double logs = 0;
-      for (const auto& [size, r] : rs) logs += std::log(r);
-      const double mean = std::exp(logs / static_cast<double>(rs.size()));
-      if (best_candidate.is_null() || mean > best_mean) {
-        best_mean = mean;
-        std::vector<std::int64_t> at;
-        double lo = rs.front().second, hi = lo;
-        for (const auto& [size, r] : rs) {
-          at.push_back(size);
-          lo = std::min(lo, r);
-          hi = std::max(hi, r);
-        }
-        best_candidate = {{"arm", arm}, {"min_speedup", lo}, {"max_speedup", hi}};
-        eager_span(arm, at, best_candidate);
-      }
-    }
-    if (!best_candidate.is_null()) d["best_candidate"] = best_candidate;
-  }
-
-  std::string sentence;
-  if (auto nb = context.not_adopted.find(baseline); nb != context.not_adopted.end()) {
-    sentence =
-        "No decision: the baseline arm " + baseline + " cannot be trusted (" + nb->second + ").";
-  } else if (!baseline_ran) {
-    sentence = "No decision: the baseline arm " + baseline + " was not timed in this run.";
-  } else if (ranges.empty()) {
-    sentence = "Keep " + baseline + ": no arm beats it by " + fmt(min_speedup) +
-               "x or more beyond noise at any timed size.";
-    if (!best_candidate.is_null()) {
-      const std::string against_base =
-          ratio_span(best_candidate["min_speedup"], best_candidate["max_speedup"]) + " against " +
-          baseline;
-      sentence += " The best candidate, " + best_candidate["arm"].get<std::string>() + ", is ";
-      if (best_candidate.contains("min_eager_speedup")) {
-        // "1.70x over eager but 0.99x against torch_compile"; "0.25x against eager and ..."
-        const bool beats_eager = best_candidate["max_eager_speedup"].get<double>() > 1.0;
-        sentence +=
-            ratio_span(best_candidate["min_eager_speedup"], best_candidate["max_eager_speedup"]) +
-            (beats_eager ? " over eager (" : " against eager (") + eager + ")" +
-            (beats_eager ? " but " : " and ") + against_base + ".";
-      } else {
-        sentence += against_base + " (" + eager + ", the eager arm, was not timed at its sizes).";
-      }
-    }
-  } else {
-    for (const auto& r : ranges) {
-      if (!sentence.empty()) sentence += " ";
-      std::string span = r["from"] == r["to"]
-                             ? "at " + std::to_string(r["from"].get<std::int64_t>()) + " elements"
-                             : "for " + std::to_string(r["from"].get<std::int64_t>()) + " to " +
-                                   std::to_string(r["to"].get<std::int64_t>()) + " elements";
-      const std::string sp = ratio_span(r["min_speedup"], r["max_speedup"]);
-      const std::string arm = r["arm"];
-      // Against eager first, then against the baseline: both in the one sentence.
-      std::string over_eager;
-      if (r.contains("min_eager_speedup"))
-        over_eager = ratio_span(r["min_eager_speedup"], r["max_eager_speedup"]) + " over eager (" +
-                     eager + ") and ";
-      sentence += "Adopt " + arm + " " + span + ": " + over_eager + sp + " faster than " +
-                  baseline + " (95% bootstrap interval above 1).";
-      if (eager_ran && arm != eager && over_eager.empty())
-        sentence += " " + eager + ", the eager arm, was not timed at these sizes.";
-      if (const json& hb = r["host_bound"]; !hb.empty()) {
-        std::vector<double> host, gpu;
-        std::string at;
-        for (std::size_t k = 0; k < hb.size(); ++k) {
-          host.push_back(hb[k]["host_s"].get<double>() * 1e6);
-          gpu.push_back(hb[k]["gpu_s"].get<double>() * 1e6);
-          at += (k == 0               ? ""
-                 : k + 1 == hb.size() ? " and "
-                                      : ", ") +
-                std::to_string(hb[k]["size"].get<std::int64_t>());
-        }
-        auto span_us = [](const std::vector<double>& v) {
-          const auto [mn, mx] = std::minmax_element(v.begin(), v.end());
-          return fmt(*mn) == fmt(*mx) ? fmt(*mn) + " us" : fmt(*mn) + "-" + fmt(*mx) + " us";
-        };
-        sentence += " At " + at + " elements its host enqueue (" + span_us(host) +
-                    ") outlasts its GPU time (" + span_us(gpu) +
-                    "): launched one call at a time, it is paced by the host there.";
-      }
-    }
-    if (wins.size() < per_size.size()) sentence += " At the other sizes keep " + baseline + ".";
-  }
-  json other = json::array();
-  std::string others;
-  for (const auto& [arm, dev] : other_device) {
-    other.push_back({{"arm", arm}, {"device", dev}});
-    others += (others.empty() ? "" : ", ") + arm + " on " + dev;
-  }
-  d["other_device"] = other;
-  if (baseline_ran && !other_device.empty())
-    sentence += " Not candidates against a " + context.device_of(baseline) +
-                " baseline: " + others + " (each arm is timed on data in its own device's memory).";
-  json refused = json::array();
-  std::string refused_text;
-  for (const auto& [arm, why] : context.not_adopted) {
-    refused.push_back({{"arm", arm}, {"why", why}});
-    refused_text += (refused_text.empty() ? "" : "; ") + arm + " (" + why + ")";
-  }
-  d["not_adopted"] = refused;
-  if (!refused_text.empty()) sentence += " Never adopted: " + refused_text + ".";
-  if (auto ne = context.not_adopted.find(eager); !eager.empty() && ne != context.not_adopted.end())
-    sentence += " No speed-up against eager: the eager arm " + eager + " cannot be trusted (" +
-                ne->second + ").";
-  d["sentence"] = sentence;
+  if (d.eager_ran.value_or(false) && d.ranges.empty()) d.best_candidate = best_candidate(in, sizes);
+  for (const auto& [arm, device] : sizes.other_device) d.other_device.push_back({arm, device});
+  for (const auto& [arm, why] : context.not_adopted) d.not_adopted.push_back({arm, why});
   return d;
+}
+
+ArmChoice choose_arm(const std::vector<std::string>& list,
+                     const std::function<std::string(const std::string&)>& why_not) {
+  ArmChoice choice;
+  choice.list = list;
+  for (const auto& arm : list) {
+    std::string why = why_not(arm);
+    if (why.empty()) {
+      choice.used = arm;
+      break;
+    }
+    choice.passed_over.push_back({arm, std::move(why)});
+  }
+  return choice;
 }
 
 }  // namespace kq

@@ -6,12 +6,17 @@
 // alone may disappear against the compiled baseline.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "decision/decision.hpp"
+
 namespace kq {
+
+// samples[size][arm] = seconds of the counted samples.
+using TimedSamples = std::map<std::int64_t, std::map<std::string, std::vector<double>>>;
 
 // What the decision knows of the arms besides their samples.
 struct ArmContext {
@@ -35,18 +40,16 @@ struct ArmContext {
   bool comparable(const std::string& arm, const std::string& baseline) const;
 };
 
-// samples[size][arm] = seconds. Returns
-//   {"baseline", "min_speedup", "baseline_ran", "per_size":[{size, winner, speedup, lo, hi}],
-//    "ranges":[{arm, from, to, min_speedup, max_speedup, host_bound:[{size, host_s, gpu_s}]}],
-//    "other_device":[{arm, device}], "not_adopted":[{arm, why}], "sentence"}
-// and, with context.eager set: "eager" (its name), "eager_ran"; each per_size winner's
-// eager_speedup, eager_lo, eager_hi and each range's min_eager_speedup, max_eager_speedup (where
-// the eager arm was timed); with no range, "best_candidate": {arm, min_speedup, max_speedup,
-// min_eager_speedup, max_eager_speedup}, the candidate whose speed-ups against the baseline have
-// the highest geometric mean over the sizes (absent when there is none).
-nlohmann::json decide(
-    const std::map<std::int64_t, std::map<std::string, std::vector<double>>>& samples,
-    const std::string& baseline, double min_speedup, const ArmContext& context = {});
+// The decision at every timed size, its ranges, the best candidate when none wins, and the arms
+// passed over. The sentence and the choices are left empty: decision_sentence() writes the one,
+// choose_arm() makes the others.
+Decision decide(const TimedSamples& samples, const std::string& baseline, double min_speedup,
+                const ArmContext& context = {});
+
+// The first arm of `list` for which why_not() gives "", and why_not() of each one before it:
+// the baseline (or eager arm) a run uses.
+ArmChoice choose_arm(const std::vector<std::string>& list,
+                     const std::function<std::string(const std::string&)>& why_not);
 
 // The arm a timed instance belongs to: "arm#2" (a second instance, kq run --twice) -> "arm".
 std::string instance_arm(const std::string& name);

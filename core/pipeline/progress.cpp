@@ -93,53 +93,80 @@ void Progress::finish() {
 }
 
 void Progress::record(const nlohmann::json& j) {
+  // The stages stream their records as JSON lines; each is read back into its struct here.
   std::lock_guard lock(mu_);
-  const std::string_view type = rec::type_of(j);
-  const std::string arm = j.value("arm", "");
-  const std::string pass = j.contains("pass") ? " [" + j.value("pass", "") + "]" : "";
-  if (type == rec::VerdictRecord::kType) running_.erase(arm + pass);
-  if (type == rec::VerdictRecord::kType && j.value("verdict", "") == "skipped" && pass.empty()) {
-    skipped_[j.value("detail", "")].push_back(arm);
-  } else if (type == rec::VerdictRecord::kType) {
-    std::string s = "  " + arm + pass + ": " + j.value("verdict", "");
-    if (j.contains("counts")) {
-      const auto& c = j["counts"];
-      s += " (" + std::to_string(c.value("passed", 0)) + " passed, " +
-           std::to_string(c.value("refused", 0)) + " refused, " +
-           std::to_string(c.value("failed", 0)) + " failed, " +
-           std::to_string(c.value("skipped", 0)) + " skipped)";
-    }
-    if (!j.value("check", "").empty()) s += " by " + j.value("check", "");
-    if (!j.value("case", "").empty()) s += " in " + j.value("case", "");
-    if (!j.value("detail", "").empty()) s += ": " + j.value("detail", "");
-    line(s);
-  } else if (type == rec::SanitizerFinding::kType) {
-    line("  " + arm + " [" + j.value("tool", "") + "]: " + std::to_string(j.value("errors", -1L)) +
-         " error(s)" + (j.value("first", "").empty() ? "" : ": " + j.value("first", "")));
-  } else if (type == rec::CaseStart::kType) {
-    running_[arm + pass] = {j.value("case", ""), Clock::now()};
-    status("qualify " + arm + pass + "  " + j.value("case", ""));
-  } else if (type == rec::RoundSample::kType) {
-    const std::string size = std::to_string(j.value("size", 0LL)) + " elements";
-    const std::string what = size + ", round " + std::to_string(j.value("round", 0));
-    // Timing runs one arm at a time, interleaved: one entry, timed from the size's first sample.
-    const auto at = running_.find("timing");
-    const bool same_size = at != running_.end() && at->second.what.rfind(size + ",", 0) == 0;
-    const Clock::time_point since = same_size ? at->second.since : Clock::now();
-    running_.clear();
-    running_["timing"] = {what + ", " + arm, since};
-    status("time " + what + ", " + arm);
-  } else if (type == rec::SizeEnd::kType) {
-    running_.clear();
-    line("  " + std::to_string(j.value("size", 0LL)) + " elements: " +
-         std::to_string(j.value("rounds", 0)) + " rounds, stopped by " + j.value("stopped_by", ""));
-  } else if (type == rec::ArmSkip::kType) {
-    line("  " + arm + " not timed at " + std::to_string(j.value("size", 0LL)) + ": " +
-         j.value("reason", ""));
-  } else if (type == rec::Recheck::kType && !j.value("ok", true)) {
-    line("  " + arm + " at " + std::to_string(j.value("size", 0LL)) +
-         ": output of the timing loop is WRONG: " + j.value("message", ""));
+  if (rec::is<rec::VerdictRecord>(j)) return on(j.get<rec::VerdictRecord>());
+  if (rec::is<rec::SanitizerFinding>(j)) return on(j.get<rec::SanitizerFinding>());
+  if (rec::is<rec::CaseStart>(j)) return on(j.get<rec::CaseStart>());
+  if (rec::is<rec::RoundSample>(j)) return on(j.get<rec::RoundSample>());
+  if (rec::is<rec::SizeEnd>(j)) return on(j.get<rec::SizeEnd>());
+  if (rec::is<rec::ArmSkip>(j)) return on(j.get<rec::ArmSkip>());
+  if (rec::is<rec::Recheck>(j)) return on(j.get<rec::Recheck>());
+}
+
+namespace {
+
+std::string pass_of(const std::optional<std::string>& pass) {
+  return pass ? " [" + *pass + "]" : "";
+}
+
+}  // namespace
+
+void Progress::on(const rec::VerdictRecord& v) {
+  const std::string key = v.arm + pass_of(v.pass);
+  running_.erase(key);
+  if (v.verdict == rec::Verdict::skipped && !v.pass) {
+    skipped_[v.detail.value_or("")].push_back(v.arm);
+    return;
   }
+  std::string s = "  " + key + ": " + std::string(rec::to_string(v.verdict));
+  if (v.counts)
+    s += " (" + std::to_string(v.counts->passed) + " passed, " +
+         std::to_string(v.counts->refused) + " refused, " + std::to_string(v.counts->failed) +
+         " failed, " + std::to_string(v.counts->skipped) + " skipped)";
+  if (v.check && !v.check->empty()) s += " by " + *v.check;
+  if (v.case_name && !v.case_name->empty()) s += " in " + *v.case_name;
+  if (v.detail && !v.detail->empty()) s += ": " + *v.detail;
+  line(s);
+}
+
+void Progress::on(const rec::SanitizerFinding& f) {
+  line("  " + f.arm + " [" + f.tool + "]: " + std::to_string(f.errors) + " error(s)" +
+       (f.first.empty() ? "" : ": " + f.first));
+}
+
+void Progress::on(const rec::CaseStart& c) {
+  const std::string key = c.arm + pass_of(c.pass);
+  running_[key] = {c.case_name, Clock::now()};
+  status("qualify " + key + "  " + c.case_name);
+}
+
+void Progress::on(const rec::RoundSample& r) {
+  const std::string size = std::to_string(r.size) + " elements";
+  const std::string what = size + ", round " + std::to_string(r.round);
+  // Timing runs one arm at a time, interleaved: one entry, timed from the size's first sample.
+  const auto at = running_.find("timing");
+  const bool same_size = at != running_.end() && at->second.what.rfind(size + ",", 0) == 0;
+  const Clock::time_point since = same_size ? at->second.since : Clock::now();
+  running_.clear();
+  running_["timing"] = {what + ", " + r.arm, since};
+  status("time " + what + ", " + r.arm);
+}
+
+void Progress::on(const rec::SizeEnd& e) {
+  running_.clear();
+  line("  " + std::to_string(e.size) + " elements: " + std::to_string(e.rounds) +
+       " rounds, stopped by " + e.stopped_by);
+}
+
+void Progress::on(const rec::ArmSkip& k) {
+  line("  " + k.arm + " not timed at " + std::to_string(k.size) + ": " + k.reason);
+}
+
+void Progress::on(const rec::Recheck& r) {
+  if (r.ok) return;
+  line("  " + r.arm + " at " + std::to_string(r.size) +
+       ": output of the timing loop is WRONG: " + r.message.value_or(""));
 }
 
 }  // namespace kq

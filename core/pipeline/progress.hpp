@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "record/records.hpp"
+
 namespace kq {
 
 class Progress {
@@ -23,6 +25,7 @@ class Progress {
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
 
+  // A record as a stage streams it (record/records.hpp); records of other types are ignored.
   void record(const nlohmann::json& j);
   // Prints the arms skipped so far, one line per reason, and clears the status line.
   void finish();
@@ -33,6 +36,15 @@ class Progress {
     std::string what;  // "size/1048579", "268435456 elements, round 7"
     Clock::time_point since;
   };
+
+  // What each record prints or shows (mu_ held).
+  void on(const rec::VerdictRecord& v);
+  void on(const rec::SanitizerFinding& f);
+  void on(const rec::CaseStart& c);
+  void on(const rec::RoundSample& r);
+  void on(const rec::SizeEnd& e);
+  void on(const rec::ArmSkip& k);
+  void on(const rec::Recheck& r);
 
   void line(const std::string& s);    // a permanent line (mu_ held)
   void status(const std::string& s);  // the rewritten line (terminals only; mu_ held)

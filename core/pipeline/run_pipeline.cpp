@@ -7,8 +7,7 @@
 
 #include "artifacts/artifacts.hpp"
 #include "pipeline/progress.hpp"
-#include "report/report.hpp"
-#include "report/summary.hpp"
+#include "report/printer.hpp"
 #include "rundir/manifest.hpp"
 #include "timing/time_stage.hpp"
 
@@ -81,30 +80,18 @@ bool time_qualified(const RunPipelineOptions& o, const std::vector<StageArm>& qu
 }
 
 // Whether the report found an arm whose recheck failed or that was rejected while timed (named).
-bool failed_while_timed(const nlohmann::json& summary) {
+bool failed_while_timed(const RunSummary& summary) {
   bool failed = false;
-  for (const auto& row : summary["timing"])
-    for (const auto& a : row["arms"])
-      if (!a.value("recheck_ok", true)) failed = true;
-  for (const auto& a : summary["arms"])
-    if (a.value("rejected_while_timed", false)) {
+  for (const TimingRow& row : summary.timing)
+    for (const TimingCell& a : row.arms)
+      if (!a.recheck_ok.value_or(true)) failed = true;
+  for (const ArmRow& a : summary.arms)
+    if (a.rejected_while_timed) {
       failed = true;
-      std::cout << "  " << a.value("name", "") << ": rejected while timed (" << a.value("check", "")
-                << "): " << a.value("detail", "") << "\n";
+      std::cout << "  " << a.name << ": rejected while timed (" << a.check.value_or("")
+                << "): " << a.detail.value_or("") << "\n";
     }
   return failed;
-}
-
-void print_outcome(const RunPipelineOptions& o, const nlohmann::json& summary) {
-  const auto& h = summary["headline"];
-  std::cout << "\n"
-            << h.value("in_contract_cases_passed", 0) << " of " << h.value("in_contract_cases", 0)
-            << " in-contract cases passed" << skipped_note(h) << ", "
-            << h.value("out_of_contract_refused", 0) << " of "
-            << h.value("out_of_contract_cases", 0) << " out-of-contract inputs refused\n";
-  if (o.timing) std::cout << summary["decision"].value("sentence", "") << "\n";
-  std::cout << "report: " << (o.dir / "report.md").string() << ", "
-            << (o.dir / "report.html").string() << "\n";
 }
 
 }  // namespace
@@ -123,12 +110,12 @@ RunPipelineResult run_pipeline(const RunPipelineOptions& o) {
     result.candidate_failed = true;
   progress.finish();
 
-  auto summary = write_report(o.dir);
-  if (failed_while_timed(summary)) result.candidate_failed = true;
+  const Report report = write_report(o.dir);
+  if (failed_while_timed(report.summary)) result.candidate_failed = true;
   if (!o.junit.empty())
     std::filesystem::copy_file(o.dir / "junit.xml", o.junit,
                                std::filesystem::copy_options::overwrite_existing);
-  print_outcome(o, summary);
+  std::cout << console_printer(o.timing)->print(report.summary, report.run);
   return result;
 }
 

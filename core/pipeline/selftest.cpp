@@ -9,7 +9,7 @@
 #include "decision/decide.hpp"
 #include "pipeline/progress.hpp"
 #include "qualify/expectation.hpp"
-#include "report/report.hpp"
+#include "report/printer.hpp"
 #include "rundir/manifest.hpp"
 #include "timing/time_stage.hpp"
 #include "util/json_lines.hpp"
@@ -36,10 +36,32 @@ struct Tally {
   std::string skipped_reason;
 };
 
+// An arm's verdict on one spec, as the selftest judges it: the report's (after timing), or
+// "flagged" where a plausibility flag names a qualified arm.
+struct SpecVerdict {
+  std::string verdict, check, detail;
+};
+
+SpecVerdict spec_verdict(const ArmRow* row, const rec::VerdictRecord& qualification,
+                         const RunSummary& summary) {
+  SpecVerdict v;
+  if (row) {
+    v = {std::string(rec::to_string(row->verdict)), row->check.value_or(""),
+         row->detail.value_or("")};
+  } else {
+    v = {std::string(rec::to_string(qualification.verdict)), qualification.check.value_or(""),
+         qualification.detail.value_or("")};
+  }
+  if (v.verdict != "qualified") return v;
+  for (const FlagRow& f : summary.flags)
+    if (instance_arm(f.arm) == qualification.arm) return {"flagged", "", f.message};
+  return v;
+}
+
 // One spec's qualification and brief timing, in its run directory; returns the final verdict of
-// every arm, in order, as the report judged it (after timing, "flagged" where a flag names it).
-std::vector<nlohmann::json> run_spec(const SelftestOptions& o, const Spec& spec,
-                                     const std::filesystem::path& dir, Progress& progress) {
+// every arm, in order, as the report judged it.
+std::vector<SpecVerdict> run_spec(const SelftestOptions& o, const Spec& spec,
+                                  const std::filesystem::path& dir, Progress& progress) {
   std::filesystem::create_directories(dir / "logs");
   start_run_dir(dir, spec, o.arms, o.load_errors, o.plugin_environment, o.machine, o.command_line);
   std::cout << spec.op.op << " (" << spec.path << ")\n";
@@ -51,8 +73,11 @@ std::vector<nlohmann::json> run_spec(const SelftestOptions& o, const Spec& spec,
   q.sanitizer = o.sanitize.sanitizer;
   q.timing_sizes = o.sizes;  // the sizes timed are qualified too
   q.on_record = [&](const nlohmann::json& j) {
-    const std::string v = j.value("verdict", "");
-    if (rec::is<rec::VerdictRecord>(j) && (v == "unsupported" || v == "skipped")) return;
+    // Arms that decline a spec or cannot run here are summed up at the end, not per spec.
+    if (rec::is<rec::VerdictRecord>(j)) {
+      const rec::Verdict v = j.get<rec::VerdictRecord>().verdict;
+      if (v == rec::Verdict::unsupported || v == rec::Verdict::skipped) return;
+    }
     progress.record(j);
   };
   q.on_arm_done = [&](const StageArm& a) { finish_artifacts(dir / "artifacts" / a.identity.name); };
@@ -77,37 +102,27 @@ std::vector<nlohmann::json> run_spec(const SelftestOptions& o, const Spec& spec,
   }
   progress.finish();
 
-  const nlohmann::json summary = write_report(dir);
-  std::map<std::string, nlohmann::json> judged;  // verdicts after timing, flags
-  for (const auto& a : summary["arms"]) judged[a.value("name", "")] = a;
-  std::map<std::string, std::string> flagged;
-  for (const auto& f : summary.value("flags", nlohmann::json::array()))
-    flagged.emplace(instance_arm(f.value("arm", "")), f.value("message", ""));
-  std::vector<nlohmann::json> verdicts;
+  const RunSummary summary = write_report(dir).summary;
+  std::vector<SpecVerdict> verdicts;
   for (std::size_t i = 0; i < o.arms.size(); ++i) {
-    const std::string& name = o.arms[i].identity.name;
-    auto j = judged.find(name);
-    verdicts.push_back(j != judged.end() ? j->second : nlohmann::json(qualification[i]));
-    if (auto f = flagged.find(name);
-        f != flagged.end() && verdicts[i].value("verdict", "") == "qualified") {
-      verdicts[i]["verdict"] = "flagged";
-      verdicts[i]["detail"] = f->second;
-    }
+    rec::VerdictRecord q_verdict = qualification[i];
+    q_verdict.arm = o.arms[i].identity.name;
+    verdicts.push_back(spec_verdict(summary.arm(q_verdict.arm), q_verdict, summary));
   }
   return verdicts;
 }
 
 // Counts one spec's verdict of an arm into its tally.
-void count(Tally& t, const StageArm& arm, const Spec& spec, const nlohmann::json& verdict) {
-  const std::string v = verdict.value("verdict", "");
+void count(Tally& t, const StageArm& arm, const Spec& spec, const SpecVerdict& verdict) {
+  const std::string& v = verdict.verdict;
   if (v == "unsupported") return;
   if (v == "skipped") {
-    t.skipped_reason = verdict.value("detail", "");
+    t.skipped_reason = verdict.detail;
     return;
   }
   ++t.ran;
   const bool broken = known_broken(arm.identity);
-  const std::string check = verdict.value("check", ""), detail = verdict.value("detail", "");
+  const std::string &check = verdict.check, &detail = verdict.detail;
   const bool ok =
       broken ? caught_as_declared(v, check, arm.identity.expected_rejection) : v == "qualified";
   if (ok) {

@@ -245,6 +245,14 @@ bool not_judged(Verdict v) {
   return v == Verdict::skipped || v == Verdict::unsupported || v == Verdict::not_run;
 }
 
+void to_json(json& j, const Verdict& v) { j = std::string(to_string(v)); }
+void from_json(const json& j, Verdict& v) {
+  v = Verdict::not_run;
+  if (!j.is_string()) return;
+  for (const auto& [k, word] : kVerdictWords)
+    if (word == j.get_ref<const std::string&>()) v = k;
+}
+
 std::string_view type_of(const json& j) {
   if (!j.is_object()) return {};
   auto it = j.find("type");

@@ -39,6 +39,9 @@ Verdict parse_verdict(std::string_view s);  // throws std::invalid_argument on a
 bool failed(Verdict v);
 // Skipped, unsupported or not run: the arm was never judged.
 bool not_judged(Verdict v);
+// A verdict's JSON is its word; an unknown word reads as not_run.
+void to_json(json& j, const Verdict& v);
+void from_json(const json& j, Verdict& v);
 
 // ---- qualification.jsonl ----
 
@@ -92,6 +95,7 @@ struct CaseResult {
 
 struct CaseCounts {
   int passed = 0, refused = 0, failed = 0, skipped = 0, total = 0;
+  bool operator==(const CaseCounts&) const = default;
 };
 
 struct VerdictRecord {
@@ -110,6 +114,7 @@ struct SanitizerFinding {
   long errors = -1;            // negative: the log held no summary
   std::string first;           // the first error's line
   std::string verdict_under_tool;
+  bool operator==(const SanitizerFinding&) const = default;
 };
 
 // ---- rounds.jsonl ----
@@ -128,6 +133,7 @@ struct ArmSkip {  // an arm that could not be set up (or captured, mode graph) a
   std::int64_t size = 0;
   std::string reason;
   std::optional<std::string> mode;
+  bool operator==(const ArmSkip&) const = default;
 };
 
 struct ArmNote {  // what the timing said about how an arm was timed
@@ -135,6 +141,7 @@ struct ArmNote {  // what the timing said about how an arm was timed
   std::string arm;
   std::int64_t size = 0;
   std::string note;
+  bool operator==(const ArmNote&) const = default;
 };
 
 struct GraphInfo {  // the captured graph

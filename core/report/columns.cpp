@@ -11,13 +11,40 @@ std::string num(const char* f, double x) {
   return b;
 }
 
-double number(const nlohmann::json& row, const std::string& key) { return row.value(key, 0.0); }
+CellValue number(std::optional<double> v) {
+  CellValue c;
+  c.number = v;
+  return c;
+}
+CellValue number(double v) { return number(std::optional<double>(v)); }
+CellValue speedup(const std::optional<Speedup>& s) {
+  CellValue c;
+  c.speedup = s;
+  return c;
+}
+CellValue text(const std::string& s) {
+  CellValue c;
+  c.text = s;
+  return c;
+}
+CellValue spread(double from, double to) {
+  CellValue c;
+  c.number = from;
+  c.number2 = to;
+  return c;
+}
 
-Cell check_cell(const nlohmann::json& row) {
-  if (!row.value("recheck_ok", false))
-    return {"WRONG: " + row.value("recheck_message", ""), false, true};
-  if (!row.contains("checked")) return {"ok"};
-  return {"ok (" + row["checked"].dump() + " checked)"};
+// The timing loop's output checks: "ok", "ok (12 checked)" or "WRONG: what it saw".
+CellValue loop_output(const TimingCell& c) {
+  CellValue v;
+  if (!c.recheck_ok) return v;
+  if (!*c.recheck_ok) {
+    v.text = "WRONG: " + c.recheck_message.value_or("");
+    v.bad = true;
+  } else {
+    v.text = c.checked ? "ok (" + std::to_string(*c.checked) + " checked)" : "ok";
+  }
+  return v;
 }
 
 }  // namespace
@@ -38,60 +65,69 @@ std::string format_duration(double s, Markup m) {
 
 const std::vector<Column>& timing_columns() {
   static const std::vector<Column> columns = {
-      {"arm", Hint::text, "arm"},
-      {"samples", Hint::count, "n"},
-      {"median", Hint::duration, "median_s"},
-      {"min", Hint::duration, "min_s"},
-      {"IQR", Hint::spread, "q1_s", "q3_s"},
-      {"noise", Hint::fraction, "rel_noise"},
-      {"GB/s", Hint::byte_rate, "gbps"},
-      {"% of light", Hint::percentage, "pct_light", nullptr, false},
-      {"graph replay per call", Hint::duration, "graph_median_s", nullptr, false},
-      {"host enqueue", Hint::duration, "host_median_s", nullptr, false},
+      {"arm", Hint::text, [](const TimingCell& c) { return text(c.arm); }},
+      {"samples", Hint::count, [](const TimingCell& c) { return number(static_cast<double>(c.n)); }},
+      {"median", Hint::duration, [](const TimingCell& c) { return number(c.median_s); }},
+      {"min", Hint::duration, [](const TimingCell& c) { return number(c.min_s); }},
+      {"IQR", Hint::spread,
+       [](const TimingCell& c) { return spread(c.q1_s, c.q3_s); }},
+      {"noise", Hint::fraction, [](const TimingCell& c) { return number(c.rel_noise); }},
+      {"GB/s", Hint::byte_rate, [](const TimingCell& c) { return number(c.gbps); }},
+      {"% of light", Hint::percentage, [](const TimingCell& c) { return number(c.pct_light); },
+       false},
+      {"graph replay per call", Hint::duration,
+       [](const TimingCell& c) { return number(c.graph_median_s); }, false},
+      {"host enqueue", Hint::duration,
+       [](const TimingCell& c) { return number(c.host_median_s); }, false},
       // Side by side: a win over eager execution alone may disappear against the baseline.
-      {"speed-up vs eager (95% CI)", Hint::ratio_interval, "eager_speedup", nullptr, false},
-      {"speed-up vs baseline (95% CI)", Hint::ratio_interval, "speedup"},
-      {"loop output", Hint::check, "recheck_ok"},
+      {"speed-up vs eager (95% CI)", Hint::ratio_interval,
+       [](const TimingCell& c) { return speedup(c.eager_speedup); }, false},
+      {"speed-up vs baseline (95% CI)", Hint::ratio_interval,
+       [](const TimingCell& c) { return speedup(c.speedup); }},
+      {"loop output", Hint::check, loop_output},
   };
   return columns;
 }
 
-Cell format_cell(const Column& c, const nlohmann::json& row, Markup m) {
-  const std::string key = c.key;
-  const bool has = row.contains(key) && !row[key].is_null();
-  if (c.hint == Hint::spread)
-    return {format_duration(number(row, c.key2) - number(row, key), m), true};
-  if (c.hint == Hint::count) return {std::to_string(row.value(key, 0)), true};
-  if (!has) return {"", c.hint != Hint::text && c.hint != Hint::check};
+Cell format_cell(const Column& c, const TimingCell& cell, Markup m) {
+  const CellValue v = c.value(cell);
+  if (!v.has_value()) return {"", c.hint != Hint::text && c.hint != Hint::check};
+  const double x = v.number.value_or(0.0);
   switch (c.hint) {
+    case Hint::spread:
+      return {format_duration(v.number2.value_or(0.0) - x, m), true};
+    case Hint::count:
+      return {std::to_string(static_cast<long long>(x)), true};
     case Hint::duration:
-      return {format_duration(number(row, key), m), true};
+      return {format_duration(x, m), true};
     case Hint::byte_rate:
-      return {num("%.1f", number(row, key)), true};
+      return {num("%.1f", x), true};
     case Hint::fraction:
-      return {num("%.1f%%", 100 * number(row, key)), true};
+      return {num("%.1f%%", 100 * x), true};
     case Hint::percentage:
-      return {num("%.1f%%", number(row, key)), true};
+      return {num("%.1f%%", x), true};
     case Hint::ratio_interval: {
       const char* times = m == Markup::html ? "\u00d7" : "x";
-      return {num("%.2f", number(row, key)) + times + " (" + num("%.2f", number(row, key + "_lo")) +
-                  "\u2013" + num("%.2f", number(row, key + "_hi")) + ")",
+      return {num("%.2f", v.speedup->ratio) + times + " (" + num("%.2f", v.speedup->lo) +
+                  "\u2013" + num("%.2f", v.speedup->hi) + ")",
               true};
     }
     case Hint::check:
-      return check_cell(row);
-    default: {
-      const auto& v = row[key];
-      return {v.is_string() ? v.get<std::string>() : v.dump()};
-    }
+      return {v.text.value_or(""), false, v.bad};
+    case Hint::text:
+      return {v.text.value_or("")};
   }
+  return {};
 }
 
-bool column_shown(const Column& c, const nlohmann::json& rows) {
-  if (c.always) return true;
-  for (const auto& r : rows)
-    if (r.contains(c.key)) return true;
-  return false;
+std::vector<const Column*> shown_columns(const std::vector<TimingCell>& cells) {
+  std::vector<const Column*> shown;
+  for (const Column& c : timing_columns()) {
+    bool any = c.always;
+    for (const TimingCell& cell : cells) any = any || c.value(cell).has_value();
+    if (any) shown.push_back(&c);
+  }
+  return shown;
 }
 
 }  // namespace kq

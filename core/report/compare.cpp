@@ -9,25 +9,23 @@
 #include "decision/decide.hpp"
 #include "record/run_data.hpp"
 #include "report/columns.hpp"
+#include "summary/run_summary.hpp"
 #include "stats/stats.hpp"
 
 namespace kq {
 namespace {
 
-using nlohmann::json;
 using Key = SampleKey;  // arm, size, mode
 
-json describe(const RunData& run) {
+RunDescription describe(const RunData& run) {
   const Manifest& m = run.manifest;
-  std::string gpu;
-  if (m.machine.contains("gpus") && m.machine["gpus"].is_array() && !m.machine["gpus"].empty())
-    gpu = m.machine["gpus"][0].value("name", "");
-  return {{"dir", run.dir.string()},
-          {"op", m.op},
-          {"started", m.started},
-          {"host", m.machine.value("hostname", "")},
-          {"gpu", gpu},
-          {"spec_sha256", m.spec_sha256}};
+  const MachineFacts machine = m.machine.get<MachineFacts>();
+  return {run.dir.string(),
+          m.op,
+          m.started,
+          machine.hostname,
+          machine.gpus.empty() ? std::string() : machine.gpus[0].name,
+          m.spec_sha256};
 }
 
 TimingKey key_of(const Key& k) { return {std::get<0>(k), std::get<1>(k), std::get<2>(k)}; }
@@ -168,11 +166,11 @@ std::string fmt(const char* f, double x) {
 // "+120 ns", "-1.5 us"
 std::string signed_seconds(double s) { return (s < 0 ? "-" : "+") + format_seconds(std::abs(s)); }
 
-std::string run_line(const char* name, const json& r) {
-  std::string s = std::string("  ") + name + ": " + r.value("dir", "");
+std::string run_line(const char* name, const RunDescription& r) {
+  std::string s = std::string("  ") + name + ": " + r.dir;
   std::string what;
-  for (const char* k : {"op", "started", "host", "gpu"})
-    if (!r.value(k, "").empty()) what += (what.empty() ? "" : ", ") + r.value(k, "");
+  for (const std::string* k : {&r.op, &r.started, &r.host, &r.gpu})
+    if (!k->empty()) what += (what.empty() ? "" : ", ") + *k;
   if (!what.empty()) s += "  (" + what + ")";
   return s + "\n";
 }
@@ -236,8 +234,7 @@ RunComparison compare_runs(const std::filesystem::path& run_a, const std::filesy
 std::string render_comparison(const RunComparison& c) {
   std::ostringstream o;
   o << "kq compare\n" << run_line("A", c.run_a) << run_line("B", c.run_b);
-  const std::string sha_a = c.run_a.value("spec_sha256", ""),
-                    sha_b = c.run_b.value("spec_sha256", "");
+  const std::string &sha_a = c.run_a.spec_sha256, &sha_b = c.run_b.spec_sha256;
   if (!sha_a.empty() && !sha_b.empty() && sha_a != sha_b)
     o << "note: the runs used different specs (spec sha256 " << sha_a.substr(0, 12) << "... and "
       << sha_b.substr(0, 12) << "...)\n";

@@ -25,7 +25,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -67,9 +66,14 @@ struct VerdictChange {
   std::string arm, a, b;  // the arm's qualification verdict in run A and in run B
 };
 
+// What the comparison's header says of a run.
+struct RunDescription {
+  std::string dir, op, started, host, gpu, spec_sha256;
+};
+
 struct RunComparison {
   double threshold = 0.02;
-  nlohmann::json run_a, run_b;            // {dir, op, started, machine, spec_sha256} of each run
+  RunDescription run_a, run_b;
   std::vector<TimingChange> timing;       // (arm, size, mode) timed in both runs, sorted
   std::vector<TimingKey> only_a, only_b;  // timed in one run only
   std::vector<VerdictChange> verdicts_changed;

@@ -234,23 +234,33 @@
     });
   }
 
-  // (c) Every round per arm, one panel per mode and size: a strip plot, the median marked.
+  // Each arm's device ("arm#2" is arm's second instance): CPU arms take hundreds of
+  // microseconds where GPU arms take a few, so their rounds are never drawn on one axis.
+  const devices = new Map((summary.arms || []).map((a) => [a.name, a.device || '']));
+  const deviceOf = (arm) => devices.get(String(arm).split('#')[0]) || '';
+
+  // (c) Every round per arm, one panel per mode, size and device: a strip plot, the median
+  // marked.
   function plotRounds(host) {
     const groups = new Map();
     rounds.forEach((r) => {
       if (r.type !== 'round' || !(r.seconds > 0)) return;
       const mode = r.mode || 'single';
-      const key = mode + '|' + r.size;
-      if (!groups.has(key)) groups.set(key, {mode, size: r.size, arms: new Map()});
+      const device = deviceOf(r.arm);
+      const key = mode + '|' + r.size + '|' + device;
+      if (!groups.has(key)) groups.set(key, {mode, size: r.size, device, arms: new Map()});
       const g = groups.get(key);
       if (!g.arms.has(r.arm)) g.arms.set(r.arm, []);
       g.arms.get(r.arm).push(r);
     });
+    const manyDevices = new Set([...groups.values()].map((g) => g.device)).size > 1;
     const modeRank = (m) => (m === 'single' ? '0' : '1' + m);
     const keys = [...groups.keys()].sort((a, b) => {
       const ga = groups.get(a), gb = groups.get(b);
       const ma = modeRank(ga.mode), mb = modeRank(gb.mode);
-      return ma < mb ? -1 : ma > mb ? 1 : ga.size - gb.size;
+      if (ma !== mb) return ma < mb ? -1 : 1;
+      if (ga.size !== gb.size) return ga.size - gb.size;
+      return ga.device < gb.device ? 1 : ga.device > gb.device ? -1 : 0;  // cuda before cpu
     });
     const charts = [];
     keys.forEach((key) => {
@@ -280,7 +290,8 @@
                        pointStyle: 'crossRot', pointRadius: 5, borderWidth: 2,
                        borderColor: '#c00', backgroundColor: '#c00'});
       const title = sizeLabel(g.size) + ', ' + g.mode + (g.mode === 'single' ? ' launches' : '') +
-                    ': ' + n + ' rounds per arm';
+                    (manyDevices && g.device ? ', ' + g.device + ' arms' : '') + ': ' + n +
+                    ' rounds per arm';
       const canvas = newCanvas(host, 90 + 30 * arms.length, title);
       charts.push(new Chart(canvas, {
         type: 'scatter',

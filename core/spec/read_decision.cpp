@@ -33,8 +33,8 @@ std::vector<std::string> read_arm_list(const Field& f, const std::string& what) 
 
 }  // namespace
 
-Decision read_decision(const Field& f) {
-  Decision d;
+DecisionRule read_decision(const Field& f) {
+  DecisionRule d;
   MapFields m(f, {"baseline", "eager", "min_speedup"});
   d.baselines = read_arm_list(m.require("baseline"), "baseline");
   if (auto e = m.get("eager")) d.eager = read_arm_list(*e, "eager");

@@ -37,7 +37,7 @@ CompareRule read_compare(const Field& f);
 // read_qualification.cpp, read_timing.cpp, read_decision.cpp.
 QualificationExtras read_qualification(const std::optional<Field>& f);
 TimingPolicy read_timing(const Field& f);
-Decision read_decision(const Field& f);
+DecisionRule read_decision(const Field& f);
 
 // limits.cpp: the numeric checks shared by the sections above.
 double read_positive(const Field& f);      // finite and > 0

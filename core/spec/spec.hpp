@@ -36,7 +36,7 @@ struct TimingPolicy {
   bool blocking_kernel = true;
 };
 
-struct Decision {
+struct DecisionRule {
   // The arms to compare against, in order of preference (`baseline: a` or `baseline: [a, b]`):
   // the first that qualified and was timed is the run's baseline.
   std::vector<std::string> baselines;
@@ -49,14 +49,14 @@ struct Decision {
 };
 
 // "nvrtc_jit", or "torch_compile, else nvrtc_jit".
-inline std::string baseline_text(const Decision& d) {
+inline std::string baseline_text(const DecisionRule& d) {
   std::string t;
   for (const auto& b : d.baselines) t += (t.empty() ? "" : ", else ") + b;
   return t;
 }
 
 // "torch_eager", or "" when the spec names none.
-inline std::string eager_text(const Decision& d) {
+inline std::string eager_text(const DecisionRule& d) {
   std::string t;
   for (const auto& e : d.eager) t += (t.empty() ? "" : ", else ") + e;
   return t;
@@ -66,7 +66,7 @@ struct Spec {
   OpSpec op;  // op.compare: how outputs are compared with the reference
   QualificationExtras qualification;
   TimingPolicy timing;
-  Decision decision;
+  DecisionRule decision;
   std::string path;    // the file it was read from
   std::string text;    // its exact contents
   std::string sha256;  // of `text`

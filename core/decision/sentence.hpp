@@ -1,0 +1,19 @@
+// The decision in one paragraph of English, written from the typed result alone (decide() and
+// the run's baseline and eager choices), so that every report states the same decision.
+#pragma once
+#include <optional>
+#include <string>
+
+#include "decision/decision.hpp"
+
+namespace kq {
+
+// What the sentence says that the decision does not hold.
+struct SentenceFacts {
+  std::string baseline_device;               // "cuda", "cpu" or "" when unknown
+  std::optional<std::string> timing_stopped;  // why the timing stage stopped early
+};
+
+std::string decision_sentence(const Decision& d, const SentenceFacts& facts);
+
+}  // namespace kq

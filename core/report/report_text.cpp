@@ -1,0 +1,47 @@
+#include "report/report_text.hpp"
+
+#include "summary/summarize.hpp"
+
+namespace kq {
+
+std::string joined(const std::vector<std::string>& items, const std::string& sep) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
+  return out;
+}
+
+std::string machine_text(const MachineFacts& m) {
+  std::string s = m.hostname + ", " + m.cpu + ", " + std::to_string(m.cores) + " cores";
+  if (m.gpus.empty()) return s + "; no usable GPU (" + m.cuda_unusable + ")";
+  for (const GpuFacts& g : m.gpus) s += "; " + g.name + " (" + std::to_string(g.sms) + " SMs)";
+  return s;
+}
+
+std::vector<std::string> environment_lines(const nlohmann::json& plugin_environment) {
+  std::vector<std::string> lines;
+  if (!plugin_environment.is_object()) return lines;
+  for (const auto& [plugin, facts] : plugin_environment.items()) {
+    std::string s = "plugin " + plugin + ":";
+    std::string sep = " ";
+    for (const auto& [key, value] : facts.items()) {
+      s += sep + key + " " + (value.is_string() ? value.get<std::string>() : value.dump());
+      sep = ", ";
+    }
+    lines.push_back(s);
+  }
+  return lines;
+}
+
+std::string headline_text(const Headline& h, Markup m) {
+  const std::string on = m == Markup::html ? "<b>" : "**", off = m == Markup::html ? "</b>" : "**";
+  auto of = [&](int a, int b) {
+    return on + std::to_string(a) + " of " + std::to_string(b) + off;
+  };
+  return of(h.in_contract_cases_passed, h.in_contract_cases) + " in-contract cases passed" +
+         skipped_note(h) + ", " + of(h.out_of_contract_refused, h.out_of_contract_cases) +
+         " out-of-contract inputs refused (good arms); " + of(h.good_qualified, h.good_total) +
+         " good arms qualified; " + of(h.broken_rejected, h.broken_total) +
+         " broken candidates rejected by their declared check.";
+}
+
+}  // namespace kq

@@ -1,0 +1,24 @@
+// Text that several printers share, written once: the machine line, the plugins' environment,
+// the headline. Plain text unless a Markup is given; HTML printers escape what they are given.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "report/columns.hpp"
+#include "summary/run_summary.hpp"
+
+namespace kq {
+
+// "host, cpu, 16 cores; NVIDIA H200 (132 SMs)", or "...; no usable GPU (why)".
+std::string machine_text(const MachineFacts& m);
+
+// "plugin libkq_python.so: python 3.12.3, torch 2.11.0": one per plugin that said something.
+std::vector<std::string> environment_lines(const nlohmann::json& plugin_environment);
+
+// The qualification's headline, its counts in bold.
+std::string headline_text(const Headline& h, Markup m);
+
+// "a, b, c"
+std::string joined(const std::vector<std::string>& items, const std::string& sep = ", ");
+
+}  // namespace kq

@@ -1,0 +1,254 @@
+// summary.json's keys, each listed once (util/json_fields.hpp).
+#include "summary/run_summary.hpp"
+
+#include <concepts>
+#include <fstream>
+#include <stdexcept>
+#include <type_traits>
+
+#include "util/json_fields.hpp"
+
+namespace kq {
+
+using nlohmann::json;
+using jf::kOmitEmpty;
+
+// "caught": absent for a good arm, null for a broken one never judged, else true or false.
+void put(json& j, const char* key, Caught c) {
+  if (c == Caught::not_judged) j[key] = nullptr;
+  if (c == Caught::yes || c == Caught::no) j[key] = c == Caught::yes;
+}
+void get(const json& j, const char* key, Caught& c) {
+  auto it = j.find(key);
+  if (it == j.end()) return;
+  c = it->is_boolean() ? (it->get<bool>() ? Caught::yes : Caught::no) : Caught::not_judged;
+}
+
+#define KQ_FIELDS(T)                               \
+  template <class R, class F>                      \
+  requires std::same_as<std::remove_const_t<R>, T> \
+  void fields(R& r, F&& f)
+
+KQ_FIELDS(ArtifactFiles) {
+  f("files", r.files);
+  f("sass", r.sass);
+}
+KQ_FIELDS(ArmRow) {
+  f("name", r.name);
+  f("family", r.family);
+  f("device", r.device);
+  f("expected_rejection", r.expected_rejection);
+  f("verdict", r.verdict);
+  f("check", r.check);
+  f("case", r.case_name);
+  f("detail", r.detail);
+  f("counts", r.counts);
+  f("sanitizer", r.sanitizer, kOmitEmpty);
+  f("artifacts", r.artifacts);
+  f("choice", r.choice);
+  f("rejected_while_timed", r.rejected_while_timed, kOmitEmpty);
+  f("caught", r.caught);
+}
+KQ_FIELDS(ReasonGroup) {
+  f("reason", r.reason);
+  f("arms", r.arms);
+}
+KQ_FIELDS(Headline) {
+  f("in_contract_cases_passed", r.in_contract_cases_passed);
+  f("in_contract_cases", r.in_contract_cases);
+  f("in_contract_cases_skipped", r.in_contract_cases_skipped);
+  f("out_of_contract_refused", r.out_of_contract_refused);
+  f("out_of_contract_cases", r.out_of_contract_cases);
+  f("broken_rejected", r.broken_rejected);
+  f("broken_total", r.broken_total);
+  f("good_qualified", r.good_qualified);
+  f("good_total", r.good_total);
+}
+KQ_FIELDS(LoadErrorRow) {
+  f("file", r.file);
+  f("message", r.message);
+}
+KQ_FIELDS(FlagNote) {
+  f("kind", r.kind);
+  f("message", r.message);
+}
+KQ_FIELDS(FlagRow) {
+  f("arm", r.arm);
+  f("size", r.size);
+  f("kind", r.kind);
+  f("message", r.message);
+}
+KQ_FIELDS(TimingCell) {
+  f("arm", r.arm);
+  f("n", r.n);
+  f("median_s", r.median_s);
+  f("min_s", r.min_s);
+  f("q1_s", r.q1_s);
+  f("q3_s", r.q3_s);
+  f("rel_noise", r.rel_noise);
+  f("gbps", r.gbps);
+  f("pct_light", r.pct_light);
+  f("graph_median_s", r.graph_median_s);
+  f("host_median_s", r.host_median_s);
+  f("throttled", r.throttled);
+  f("unheld", r.unheld);
+  f("profile", r.profile);
+  f(SpeedupKeys{"eager_speedup", "eager_speedup_lo", "eager_speedup_hi"}, r.eager_speedup);
+  f(SpeedupKeys{"speedup", "speedup_lo", "speedup_hi"}, r.speedup);
+  f("recheck_ok", r.recheck_ok);
+  f("recheck_message", r.recheck_message);
+  f("checked", r.checked);
+  f("graph_kernel_nodes", r.graph_kernel_nodes);
+  f("flags", r.flags, kOmitEmpty);
+}
+KQ_FIELDS(TimingRow) {
+  f("size", r.size);
+  f("bytes", r.bytes);
+  f("rounds", r.rounds);
+  f("stopped_by", r.stopped_by);
+  f("light_gbps", r.light_gbps);
+  f("floor_s", r.floor_s);
+  f("host_light_gbps", r.host_light_gbps);
+  f("cupti_attached", r.cupti_attached);
+  f("arms", r.arms);
+  f("notes", r.notes);
+}
+KQ_FIELDS(LightRow) {
+  f("size", r.size);
+  f("n", r.n);
+  f("gbps", r.gbps);
+  f("best_gbps", r.best_gbps);
+}
+KQ_FIELDS(LightSummary) {
+  f("measured", r.measured);
+  f("per_size", r.per_size);
+}
+KQ_FIELDS(RunSummary) {
+  f("schema_version", r.schema_version);
+  f("run_dir", r.run_dir);
+  f("op", r.op);
+  f("dtype", r.dtype);
+  f("compute", r.compute);
+  f("spec_sha256", r.spec_sha256);
+  f("started", r.started);
+  f("machine", r.machine);
+  f("kq", r.kq);
+  f("problems", r.problems, kOmitEmpty);
+  f("load_errors", r.load_errors, kOmitEmpty);
+  f("plugin_environment", r.plugin_environment, kOmitEmpty);
+  f("arms", r.arms);
+  f("declined", r.declined);
+  f("skipped", r.skipped);
+  f("headline", r.headline);
+  f("timing_stopped", r.timing_stopped);
+  f("sm_clock_mhz_median", r.sm_clock_mhz_median);
+  f("timing", r.timing);
+  f("light", r.light);
+  f("timing_skips", r.timing_skips);
+  f("flags", r.flags);
+  f("timing_notes", r.timing_notes);
+  f("timing_ran", r.timing_ran);
+  f("decision", r.decision);
+  f("baseline_choice", r.decision.baseline_choice);
+  f("eager_choice", r.decision.eager_choice);
+}
+#undef KQ_FIELDS
+
+// Facts recorded by others are kept whole; the fields the reports use are read from them once.
+namespace {
+
+template <class T>
+T read_or(const json& j, const char* key, T fallback) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  try {
+    return it->get<T>();
+  } catch (const json::exception&) {
+    return fallback;
+  }
+}
+
+}  // namespace
+
+void to_json(json& j, const MachineFacts& r) { j = r.raw; }
+void from_json(const json& j, MachineFacts& r) {
+  r.raw = j.is_object() ? j : json::object();
+  r.hostname = read_or<std::string>(r.raw, "hostname", "");
+  r.cpu = read_or<std::string>(r.raw, "cpu", "");
+  r.cuda_unusable = read_or<std::string>(r.raw, "cuda_unusable", "");
+  r.cores = read_or<int>(r.raw, "cores", 0);
+  r.gpus.clear();
+  for (const json& g : read_or<json>(r.raw, "gpus", json::array()))
+    if (g.is_object())
+      r.gpus.push_back({read_or<std::string>(g, "name", ""), read_or<int>(g, "sms", 0),
+                        read_or<double>(g, "l2_bytes", 0.0)});
+}
+
+void to_json(json& j, const KqBuild& r) { j = r.raw; }
+void from_json(const json& j, KqBuild& r) {
+  r.raw = j.is_object() ? j : json::object();
+  r.version = read_or<std::string>(r.raw, "version", "");
+  r.commit = read_or<std::string>(r.raw, "commit", "");
+  r.dirty = read_or<bool>(r.raw, "dirty", false);
+}
+
+void to_json(json& j, const KernelProfile& r) { j = r.raw; }
+void from_json(const json& j, KernelProfile& r) {
+  r.raw = j.is_object() ? j : json::object();
+  r.unavailable = r.raw.contains("unavailable")
+                      ? std::optional(read_or<std::string>(r.raw, "unavailable", ""))
+                      : std::nullopt;
+  r.kernels = read_or<int>(r.raw, "kernels", 0);
+  r.memcpys = read_or<int>(r.raw, "memcpys", 0);
+  r.memsets = read_or<int>(r.raw, "memsets", 0);
+  r.kernel_seconds = read_or<double>(r.raw, "kernel_seconds", 0.0);
+  r.first.reset();
+  const json list = read_or<json>(r.raw, "list", json::array());
+  if (!list.is_array() || list.empty() || !list[0].is_object()) return;
+  const json& k = list[0];
+  const json grid = read_or<json>(k, "grid", json::array({0}));
+  const json block = read_or<json>(k, "block", json::array({0}));
+  auto x = [](const json& dims) {
+    return dims.is_array() && !dims.empty() && dims[0].is_number() ? dims[0].get<int>() : 0;
+  };
+  r.first = FirstKernel{read_or<std::string>(k, "name", ""), x(grid), x(block),
+                        read_or<int>(k, "registers", 0), read_or<double>(k, "occupancy", 0.0)};
+}
+
+#define KQ_SUMMARY_JSON(T)                                      \
+  void to_json(json& j, const T& r) { jf::write_fields(j, r); } \
+  void from_json(const json& j, T& r) { jf::read_fields(j, r); }
+KQ_SUMMARY_JSON(ArtifactFiles)
+KQ_SUMMARY_JSON(ArmRow)
+KQ_SUMMARY_JSON(ReasonGroup)
+KQ_SUMMARY_JSON(Headline)
+KQ_SUMMARY_JSON(LoadErrorRow)
+KQ_SUMMARY_JSON(FlagNote)
+KQ_SUMMARY_JSON(FlagRow)
+KQ_SUMMARY_JSON(TimingCell)
+KQ_SUMMARY_JSON(TimingRow)
+KQ_SUMMARY_JSON(LightRow)
+KQ_SUMMARY_JSON(LightSummary)
+KQ_SUMMARY_JSON(RunSummary)
+#undef KQ_SUMMARY_JSON
+
+const ArmRow* RunSummary::arm(const std::string& name) const {
+  for (const ArmRow& a : arms)
+    if (a.name == name) return &a;
+  return nullptr;
+}
+
+RunSummary read_summary(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw std::runtime_error(file.string() + ": cannot be read");
+  const json j = json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    throw std::runtime_error(file.string() + ": not a JSON object");
+  try {
+    return j.get<RunSummary>();
+  } catch (const json::exception& e) {
+    throw std::runtime_error(file.string() + ": " + e.what());
+  }
+}
+
+}  // namespace kq
