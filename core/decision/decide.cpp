@@ -12,7 +12,8 @@ namespace {
 // The same bootstrap, with the same seed per size, for every speed-up the decision states.
 Speedup speedup_of(const std::vector<double>& reference, const std::vector<double>& arm,
                    std::int64_t size) {
-  const SpeedupEstimate e = bootstrap_speedup(reference, arm, 2000, static_cast<std::uint64_t>(size));
+  const SpeedupEstimate e =
+      bootstrap_speedup(reference, arm, 2000, static_cast<std::uint64_t>(size));
   return {e.ratio, e.lo, e.hi};
 }
 
@@ -50,7 +51,8 @@ struct Inputs {
     for (std::int64_t size : at)
       if (auto e = against_eager(size, arm)) r.push_back(e->ratio);
     if (r.empty()) return std::nullopt;
-    return SpeedupSpan{*std::min_element(r.begin(), r.end()), *std::max_element(r.begin(), r.end())};
+    return SpeedupSpan{*std::min_element(r.begin(), r.end()),
+                       *std::max_element(r.begin(), r.end())};
   }
 };
 
@@ -88,8 +90,7 @@ SizeOutcomes size_outcomes(const Inputs& in) {
   SizeOutcomes out;
   for (const auto& [size, arms] : in.samples) {
     auto b = arms.find(in.baseline);
-    if (b == arms.end() || b->second.empty() || in.context.not_adopted.count(in.baseline))
-      continue;
+    if (b == arms.end() || b->second.empty() || in.context.not_adopted.count(in.baseline)) continue;
     out.baseline_ran = true;
     std::optional<Win> best;
     for (const auto& [name, s] : arms) {
@@ -210,9 +211,8 @@ Decision decide(const TimedSamples& samples, const std::string& baseline, double
   d.ranges = win_ranges(in, sizes.wins);
   if (!context.eager.empty()) {
     d.eager = context.eager;
-    d.eager_ran = std::any_of(samples.begin(), samples.end(), [&](const auto& s) {
-      return in.eager_samples(s.first) != nullptr;
-    });
+    d.eager_ran = std::any_of(samples.begin(), samples.end(),
+                              [&](const auto& s) { return in.eager_samples(s.first) != nullptr; });
   }
   if (d.eager_ran.value_or(false) && d.ranges.empty()) d.best_candidate = best_candidate(in, sizes);
   for (const auto& [arm, device] : sizes.other_device) d.other_device.push_back({arm, device});

@@ -100,8 +100,8 @@ struct Decision {
 #define KQ_DECISION_TYPES(X) \
   X(SizeDecision) X(HostBound) X(WinRange) X(BestCandidate) X(ArmDevice) X(ArmWhy) X(ArmChoice)
 
-#define KQ_DECISION_JSON(T)                         \
-  void to_json(nlohmann::json& j, const T& r);      \
+#define KQ_DECISION_JSON(T)                    \
+  void to_json(nlohmann::json& j, const T& r); \
   void from_json(const nlohmann::json& j, T& r);
 KQ_DECISION_TYPES(KQ_DECISION_JSON)
 // Decision's JSON is summary.json's "decision": without the choices, which the summary writes

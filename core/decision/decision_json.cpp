@@ -97,8 +97,8 @@ KQ_FIELDS(Decision) {
 }
 #undef KQ_FIELDS
 
-#define KQ_DECISION_JSON(T)                                           \
-  void to_json(json& j, const T& r) { jf::write_fields(j, r); }       \
+#define KQ_DECISION_JSON(T)                                     \
+  void to_json(json& j, const T& r) { jf::write_fields(j, r); } \
   void from_json(const json& j, T& r) { jf::read_fields(j, r); }
 KQ_DECISION_TYPES(KQ_DECISION_JSON)
 KQ_DECISION_JSON(Decision)

@@ -127,7 +127,8 @@ std::string passed_over_arms(const Decision& d, const SentenceFacts& facts) {
 // choice passed over, and why.
 std::string passed_over_text(const ArmChoice& choice) {
   std::string over;
-  for (const ArmWhy& p : choice.passed_over) over += (over.empty() ? "" : "; ") + p.arm + " " + p.why;
+  for (const ArmWhy& p : choice.passed_over)
+    over += (over.empty() ? "" : "; ") + p.arm + " " + p.why;
   return over;
 }
 
@@ -141,7 +142,8 @@ std::string with_baseline_choice(const std::string& sentence, const Decision& d)
     return sentence + " The baseline is " + d.baseline +
            ", the first of the spec's that was timed (" + over + ").";
   if (choice.list.size() < 2) return sentence;
-  const std::string one = "No decision: the baseline arm " + d.baseline + " was not timed in this run.";
+  const std::string one =
+      "No decision: the baseline arm " + d.baseline + " was not timed in this run.";
   const std::string none = "No decision: none of the spec's baselines was timed (" + over + ").";
   return sentence.rfind(one, 0) == 0 ? none + sentence.substr(one.size()) : sentence + " " + none;
 }

@@ -10,7 +10,7 @@ namespace kq {
 
 // What the sentence says that the decision does not hold.
 struct SentenceFacts {
-  std::string baseline_device;               // "cuda", "cpu" or "" when unknown
+  std::string baseline_device;                // "cuda", "cpu" or "" when unknown
   std::optional<std::string> timing_stopped;  // why the timing stage stopped early
 };
 

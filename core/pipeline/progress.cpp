@@ -121,9 +121,9 @@ void Progress::on(const rec::VerdictRecord& v) {
   }
   std::string s = "  " + key + ": " + std::string(rec::to_string(v.verdict));
   if (v.counts)
-    s += " (" + std::to_string(v.counts->passed) + " passed, " +
-         std::to_string(v.counts->refused) + " refused, " + std::to_string(v.counts->failed) +
-         " failed, " + std::to_string(v.counts->skipped) + " skipped)";
+    s += " (" + std::to_string(v.counts->passed) + " passed, " + std::to_string(v.counts->refused) +
+         " refused, " + std::to_string(v.counts->failed) + " failed, " +
+         std::to_string(v.counts->skipped) + " skipped)";
   if (v.check && !v.check->empty()) s += " by " + *v.check;
   if (v.case_name && !v.case_name->empty()) s += " in " + *v.case_name;
   if (v.detail && !v.detail->empty()) s += ": " + *v.detail;

@@ -240,20 +240,21 @@ bool is(const json& j) {
 }
 
 // Every record type, for what is written once per type (the JSON functions below).
-#define KQ_RECORD_TYPES(X)                                                                      \
-  X(CaseStart)                                                                                  \
-  X(Prepared)                                                                                   \
-  X(Waiting)                                                                                    \
-  X(CaseResult)                                                                                 \
-  X(CaseStages)                                                                                 \
-  X(CaseCounts)                                                                                 \
-  X(VerdictRecord)                                                                              \
-  X(SanitizerFinding)                                                                           \
-  X(SizeStart)                                                                                  \
-  X(ArmSkip)                                                                                    \
-  X(ArmNote)                                                                                    \
-  X(GraphInfo)                                                                                  \
-  X(LightSample) X(FloorSample) X(RoundSample) X(TimingReject) X(SizeEnd) X(Recheck) X(Profile) \
+#define KQ_RECORD_TYPES(X)                                                       \
+  X(CaseStart)                                                                   \
+  X(Prepared)                                                                    \
+  X(Waiting)                                                                     \
+  X(CaseResult)                                                                  \
+  X(CaseStages)                                                                  \
+  X(CaseCounts)                                                                  \
+  X(VerdictRecord)                                                               \
+  X(SanitizerFinding)                                                            \
+  X(SizeStart)                                                                   \
+  X(ArmSkip)                                                                     \
+  X(ArmNote)                                                                     \
+  X(GraphInfo)                                                                   \
+  X(LightSample)                                                                 \
+  X(FloorSample) X(RoundSample) X(TimingReject) X(SizeEnd) X(Recheck) X(Profile) \
       X(ProfilerAttached) X(TimingStopped) X(Done)
 
 #define KQ_RECORD_JSON(R)            \

@@ -66,19 +66,19 @@ std::string format_duration(double s, Markup m) {
 const std::vector<Column>& timing_columns() {
   static const std::vector<Column> columns = {
       {"arm", Hint::text, [](const TimingCell& c) { return text(c.arm); }},
-      {"samples", Hint::count, [](const TimingCell& c) { return number(static_cast<double>(c.n)); }},
+      {"samples", Hint::count,
+       [](const TimingCell& c) { return number(static_cast<double>(c.n)); }},
       {"median", Hint::duration, [](const TimingCell& c) { return number(c.median_s); }},
       {"min", Hint::duration, [](const TimingCell& c) { return number(c.min_s); }},
-      {"IQR", Hint::spread,
-       [](const TimingCell& c) { return spread(c.q1_s, c.q3_s); }},
+      {"IQR", Hint::spread, [](const TimingCell& c) { return spread(c.q1_s, c.q3_s); }},
       {"noise", Hint::fraction, [](const TimingCell& c) { return number(c.rel_noise); }},
       {"GB/s", Hint::byte_rate, [](const TimingCell& c) { return number(c.gbps); }},
       {"% of light", Hint::percentage, [](const TimingCell& c) { return number(c.pct_light); },
        false},
       {"graph replay per call", Hint::duration,
        [](const TimingCell& c) { return number(c.graph_median_s); }, false},
-      {"host enqueue", Hint::duration,
-       [](const TimingCell& c) { return number(c.host_median_s); }, false},
+      {"host enqueue", Hint::duration, [](const TimingCell& c) { return number(c.host_median_s); },
+       false},
       // Side by side: a win over eager execution alone may disappear against the baseline.
       {"speed-up vs eager (95% CI)", Hint::ratio_interval,
        [](const TimingCell& c) { return speedup(c.eager_speedup); }, false},
@@ -108,8 +108,8 @@ Cell format_cell(const Column& c, const TimingCell& cell, Markup m) {
       return {num("%.1f%%", x), true};
     case Hint::ratio_interval: {
       const char* times = m == Markup::html ? "\u00d7" : "x";
-      return {num("%.2f", v.speedup->ratio) + times + " (" + num("%.2f", v.speedup->lo) +
-                  "\u2013" + num("%.2f", v.speedup->hi) + ")",
+      return {num("%.2f", v.speedup->ratio) + times + " (" + num("%.2f", v.speedup->lo) + "\u2013" +
+                  num("%.2f", v.speedup->hi) + ")",
               true};
     }
     case Hint::check:

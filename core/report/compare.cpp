@@ -9,8 +9,8 @@
 #include "decision/decide.hpp"
 #include "record/run_data.hpp"
 #include "report/columns.hpp"
-#include "summary/run_summary.hpp"
 #include "stats/stats.hpp"
+#include "summary/run_summary.hpp"
 
 namespace kq {
 namespace {

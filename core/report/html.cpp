@@ -117,16 +117,16 @@ void verdict_table(std::ostringstream& h, const RunSummary& s) {
       continue;  // listed once below, by reason
     const rec::CaseCounts c = a.counts.value_or(rec::CaseCounts{});
     const bool bad = !known_broken(a.family, a.expected_rejection) && rec::failed(a.verdict);
-    h << "<tr><td>" << esc(a.name) << "</td><td>" << esc(a.family) << "</td><td>"
-      << esc(a.device) << "</td><td" << (bad ? " class=\"bad\"" : "") << ">"
+    h << "<tr><td>" << esc(a.name) << "</td><td>" << esc(a.family) << "</td><td>" << esc(a.device)
+      << "</td><td" << (bad ? " class=\"bad\"" : "") << ">"
       << esc(std::string(rec::to_string(a.verdict)));
     if (a.caught == Caught::yes) h << " (as expected)";
     if (a.caught == Caught::no)
       h << " <span class=\"bad\">(NOT caught by " << esc(a.expected_rejection) << ")</span>";
     h << "</td><td class=\"n\">" << c.passed << "</td><td class=\"n\">" << c.refused
-      << "</td><td class=\"n\">" << c.failed << "</td><td class=\"n\">" << c.skipped
-      << "</td><td>" << esc(a.check) << "</td><td>" << esc(a.case_name) << "</td><td>"
-      << esc(a.detail) << "</td></tr>\n";
+      << "</td><td class=\"n\">" << c.failed << "</td><td class=\"n\">" << c.skipped << "</td><td>"
+      << esc(a.check) << "</td><td>" << esc(a.case_name) << "</td><td>" << esc(a.detail)
+      << "</td></tr>\n";
   }
   h << "</table>\n";
 }
@@ -145,8 +145,8 @@ void sanitizer_table(std::ostringstream& h, const RunSummary& s) {
 // The files a reader opens first: the arm's identity, then the first of each kind that shows
 // what ran (the source kq or the arm generated, PTX, SASS, ptxas's report, a vendor's choice).
 std::vector<std::string> key_files(const std::vector<std::string>& files) {
-  static const std::vector<std::string> kinds = {"identity.json", ".cu",   "torch_compiled.py",
-                                                 ".triton.py",    ".ptx",  ".sass",
+  static const std::vector<std::string> kinds = {"identity.json", ".cu",      "torch_compiled.py",
+                                                 ".triton.py",    ".ptx",     ".sass",
                                                  "ptxas.txt",     "chosen.md"};
   std::vector<std::string> key;
   for (const std::string& kind : kinds)
@@ -252,14 +252,15 @@ void plots(std::ostringstream& h, const RunSummary& s, bool any_round) {
       any_light ? "% of the speed of light per arm and size" : "Bandwidth per arm and size (GB/s)",
       light_note(s, any_light, any_gbps), any_light || any_gbps);
   plot_section(h, "rounds", "Every round, per arm and size",
-               any_round ? "Every timed round of rounds.jsonl, one panel per mode and size (and per "
-                           "device, where CPU and GPU arms were timed: their times differ by "
-                           "orders of magnitude): each point is one round, spread vertically "
-                           "within its arm's row so that equal times stay visible; the black mark "
-                           "is the median. Rounds taken while the GPU was throttled, or whose "
-                           "enqueue outlasted the blocking kernel's hold, are red crosses, left out "
-                           "of the statistics."
-                         : "No rounds were recorded.",
+               any_round
+                   ? "Every timed round of rounds.jsonl, one panel per mode and size (and per "
+                     "device, where CPU and GPU arms were timed: their times differ by "
+                     "orders of magnitude): each point is one round, spread vertically "
+                     "within its arm's row so that equal times stay visible; the black mark "
+                     "is the median. Rounds taken while the GPU was throttled, or whose "
+                     "enqueue outlasted the blocking kernel's hold, are red crosses, left out "
+                     "of the statistics."
+                   : "No rounds were recorded.",
                any_round);
   plot_section(
       h, "speedup", "Speed-up against the baseline (" + baseline + ")",

@@ -36,8 +36,8 @@ std::string verdict_case(const ArmRow& a, SuiteCounts& n) {
       ++n.failures;
     }
   } else if (a.verdict != rec::Verdict::qualified) {
-    tc << "<failure type=\"" << esc(a.check.value_or(v)) << "\" message=\"" << esc(v + ": " + detail)
-       << "\"/>";
+    tc << "<failure type=\"" << esc(a.check.value_or(v)) << "\" message=\""
+       << esc(v + ": " + detail) << "\"/>";
     ++n.failures;
   }
   tc << "</testcase>\n";
@@ -77,12 +77,11 @@ class JunitPrinter : public Printer {
       all.tests += n.tests;
       all.failures += n.failures;
       all.skipped += n.skipped;
-      body << "  <testsuite name=\"" << esc(a.name) << "\" tests=\"" << n.tests
-           << "\" failures=\"" << n.failures << "\" errors=\"0\" skipped=\"" << n.skipped
-           << "\">\n"
+      body << "  <testsuite name=\"" << esc(a.name) << "\" tests=\"" << n.tests << "\" failures=\""
+           << n.failures << "\" errors=\"0\" skipped=\"" << n.skipped << "\">\n"
            << "    <properties><property name=\"family\" value=\"" << esc(a.family)
-           << "\"/><property name=\"verdict\" value=\"" << esc(std::string(rec::to_string(a.verdict)))
-           << "\"/></properties>\n"
+           << "\"/><property name=\"verdict\" value=\""
+           << esc(std::string(rec::to_string(a.verdict))) << "\"/></properties>\n"
            << tests << "  </testsuite>\n";
     }
     std::ostringstream doc;

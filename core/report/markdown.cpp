@@ -41,7 +41,8 @@ void by_reason(std::ostringstream& md, const std::vector<ReasonGroup>& groups,
                const std::string& title) {
   if (groups.empty()) return;
   md << "\n" << title << ":\n\n";
-  for (const ReasonGroup& d : groups) md << "- " << joined(d.arms) << ": " << cell(d.reason) << "\n";
+  for (const ReasonGroup& d : groups)
+    md << "- " << joined(d.arms) << ": " << cell(d.reason) << "\n";
 }
 
 void verdict_table(std::ostringstream& md, const RunSummary& s) {
@@ -57,8 +58,7 @@ void verdict_table(std::ostringstream& md, const RunSummary& s) {
     if (a.caught == Caught::yes) md << " (as expected)";
     if (a.caught == Caught::no) md << " (NOT caught by " << cell(a.expected_rejection) << ")";
     md << " | " << c.passed << " | " << c.refused << " | " << c.failed << " | " << c.skipped
-       << " | " << cell(a.check) << " | " << cell(a.case_name) << " | " << cell(a.detail)
-       << " |\n";
+       << " | " << cell(a.check) << " | " << cell(a.case_name) << " | " << cell(a.detail) << " |\n";
   }
 }
 
@@ -112,7 +112,8 @@ void timing_table(std::ostringstream& md, const std::vector<TimingCell>& cells) 
   md << head << "\n" << rule << "\n";
   for (const TimingCell& r : cells) {
     md << "|";
-    for (const Column* c : shown) md << " " << cell(format_cell(*c, r, Markup::markdown).text) << " |";
+    for (const Column* c : shown)
+      md << " " << cell(format_cell(*c, r, Markup::markdown).text) << " |";
     md << "\n";
   }
 }

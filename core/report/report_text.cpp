@@ -34,9 +34,7 @@ std::vector<std::string> environment_lines(const nlohmann::json& plugin_environm
 
 std::string headline_text(const Headline& h, Markup m) {
   const std::string on = m == Markup::html ? "<b>" : "**", off = m == Markup::html ? "</b>" : "**";
-  auto of = [&](int a, int b) {
-    return on + std::to_string(a) + " of " + std::to_string(b) + off;
-  };
+  auto of = [&](int a, int b) { return on + std::to_string(a) + " of " + std::to_string(b) + off; };
   return of(h.in_contract_cases_passed, h.in_contract_cases) + " in-contract cases passed" +
          skipped_note(h) + ", " + of(h.out_of_contract_refused, h.out_of_contract_cases) +
          " out-of-contract inputs refused (good arms); " + of(h.good_qualified, h.good_total) +

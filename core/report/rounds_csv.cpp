@@ -28,7 +28,8 @@ class RoundsCsvPrinter : public Printer {
     for (std::size_t i = 0; i < run.rounds.size(); ++i) {
       nlohmann::json r = run.rounds[i];
       r.erase("type");
-      if (run.round_left_out[i] != LeftOut::counted) r["left_out"] = to_string(run.round_left_out[i]);
+      if (run.round_left_out[i] != LeftOut::counted)
+        r["left_out"] = to_string(run.round_left_out[i]);
       rounds.push_back(std::move(r));
     }
     std::set<std::string> extra;

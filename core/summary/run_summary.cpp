@@ -10,8 +10,8 @@
 
 namespace kq {
 
-using nlohmann::json;
 using jf::kOmitEmpty;
+using nlohmann::json;
 
 // "caught": absent for a good arm, null for a broken one never judged, else true or false.
 void put(json& j, const char* key, Caught c) {

@@ -191,13 +191,14 @@ struct RunSummary {
   bool operator==(const RunSummary&) const = default;
 };
 
-#define KQ_SUMMARY_TYPES(X)                                                                    \
-  X(ArtifactFiles)                                                                             \
-  X(ArmRow) X(ReasonGroup) X(Headline) X(LoadErrorRow) X(MachineFacts) X(KqBuild) X(KernelProfile) \
+#define KQ_SUMMARY_TYPES(X)                                                              \
+  X(ArtifactFiles)                                                                       \
+  X(ArmRow)                                                                              \
+  X(ReasonGroup) X(Headline) X(LoadErrorRow) X(MachineFacts) X(KqBuild) X(KernelProfile) \
       X(FlagNote) X(FlagRow) X(TimingCell) X(TimingRow) X(LightRow) X(LightSummary) X(RunSummary)
 
-#define KQ_SUMMARY_JSON(T)                       \
-  void to_json(nlohmann::json& j, const T& r);   \
+#define KQ_SUMMARY_JSON(T)                     \
+  void to_json(nlohmann::json& j, const T& r); \
   void from_json(const nlohmann::json& j, T& r);
 KQ_SUMMARY_TYPES(KQ_SUMMARY_JSON)
 #undef KQ_SUMMARY_JSON

@@ -200,8 +200,8 @@ std::string why_not_reference(const std::string& arm, const RunData& run, const 
   const rec::VerdictRecord* v = run.verdict_of(arm);
   if (!run.manifest.arm(arm)) return "not among this run's arms";
   if (!v || v->verdict != rec::Verdict::qualified)
-    return "not qualified (" +
-           std::string(rec::to_string(v ? v->verdict : rec::Verdict::not_run)) + ")";
+    return "not qualified (" + std::string(rec::to_string(v ? v->verdict : rec::Verdict::not_run)) +
+           ")";
   if (rejected_while_timed.count(arm)) return "rejected while timed";
   if (std::none_of(x.single.begin(), x.single.end(),
                    [&](const auto& size) { return size.second.count(arm) > 0; }))

@@ -2,6 +2,8 @@
 // both markups, and optional columns shown only where a row carries them.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "report/columns.hpp"
 
 namespace {
@@ -13,18 +15,21 @@ const kq::Column& column(const std::string& title) {
   return kq::timing_columns().front();
 }
 
-std::string md(const std::string& title, const nlohmann::json& row) {
+std::string md(const std::string& title, const kq::TimingCell& row) {
   return kq::format_cell(column(title), row, kq::Markup::markdown).text;
 }
 
 }  // namespace
 
 TEST_CASE("each hint formats its value, in markdown and in HTML") {
-  const nlohmann::json row = {
-      {"arm", "a|b"},       {"n", 42},          {"median_s", 7.87e-6}, {"min_s", 7.5e-6},
-      {"q1_s", 7.7e-6},     {"q3_s", 8.0e-6},   {"rel_noise", 0.0123}, {"gbps", 4404.26},
-      {"pct_light", 97.54}, {"speedup", 1.052}, {"speedup_lo", 1.011}, {"speedup_hi", 1.093},
-      {"recheck_ok", true}, {"checked", 17}};
+  // A cell as summary.json holds it.
+  const kq::TimingCell row =
+      nlohmann::json{
+          {"arm", "a|b"},       {"n", 42},          {"median_s", 7.87e-6}, {"min_s", 7.5e-6},
+          {"q1_s", 7.7e-6},     {"q3_s", 8.0e-6},   {"rel_noise", 0.0123}, {"gbps", 4404.26},
+          {"pct_light", 97.54}, {"speedup", 1.052}, {"speedup_lo", 1.011}, {"speedup_hi", 1.093},
+          {"recheck_ok", true}, {"checked", 17}}
+          .get<kq::TimingCell>();
   CHECK(md("arm", row) == "a|b");  // escaping is the printer's
   CHECK(md("samples", row) == "42");
   CHECK(md("median", row) == "7.87 us");
@@ -38,7 +43,8 @@ TEST_CASE("each hint formats its value, in markdown and in HTML") {
         "1.05\u00d7 (1.01\u20131.09)");
   CHECK(md("loop output", row) == "ok (17 checked)");
 
-  const nlohmann::json wrong = {{"recheck_ok", false}, {"recheck_message", "at 7: 1 != 2"}};
+  const auto wrong = nlohmann::json{{"recheck_ok", false}, {"recheck_message", "at 7: 1 != 2"}}
+                         .get<kq::TimingCell>();
   const kq::Cell c = kq::format_cell(column("loop output"), wrong, kq::Markup::html);
   CHECK(c.text == "WRONG: at 7: 1 != 2");
   CHECK(c.bad);
@@ -46,8 +52,13 @@ TEST_CASE("each hint formats its value, in markdown and in HTML") {
 }
 
 TEST_CASE("optional columns are shown only when a row of the table carries them") {
-  const nlohmann::json rows = {{{"arm", "a"}}, {{"arm", "b"}, {"host_median_s", 1e-5}}};
-  CHECK(kq::column_shown(column("host enqueue"), rows));
-  CHECK(!kq::column_shown(column("graph replay per call"), rows));
-  CHECK(kq::column_shown(column("median"), rows));  // always
+  const auto rows = nlohmann::json{{{"arm", "a"}}, {{"arm", "b"}, {"host_median_s", 1e-5}}}
+                        .get<std::vector<kq::TimingCell>>();
+  const std::vector<const kq::Column*> shown = kq::shown_columns(rows);
+  auto is_shown = [&](const std::string& title) {
+    return std::find(shown.begin(), shown.end(), &column(title)) != shown.end();
+  };
+  CHECK(is_shown("host enqueue"));
+  CHECK(!is_shown("graph replay per call"));
+  CHECK(is_shown("median"));  // always
 }

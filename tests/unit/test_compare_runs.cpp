@@ -10,7 +10,7 @@
 #include <random>
 
 #include "report/compare.hpp"
-#include "report/summary.hpp"
+#include "summary/summarize.hpp"
 #include "stats/stats.hpp"
 #include "test_support.hpp"
 #include "util/json_lines.hpp"

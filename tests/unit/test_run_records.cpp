@@ -6,11 +6,8 @@
 
 #include "record/run_data.hpp"
 #include "report/compare.hpp"
-#include "report/junit.hpp"
-#include "report/report.hpp"
-#include "report/report_html.hpp"
-#include "report/rounds_csv.hpp"
-#include "report/summary.hpp"
+#include "report/printer.hpp"
+#include "summary/summarize.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -20,6 +17,14 @@ namespace fs = std::filesystem;
 
 const fs::path kReference = kq::test::source_dir() / "runs" / "reference" / "h200-residual_relu";
 const fs::path kFirstRun = kq::test::source_dir() / "tests" / "data" / "h200-run";
+
+// What a printer prints of a run, from its own summary.
+std::string printed(const std::unique_ptr<kq::Printer>& p, const kq::RunData& run) {
+  return p->print(kq::summarize(run), run);
+}
+std::string printed(const std::unique_ptr<kq::Printer>& p, const fs::path& dir) {
+  return printed(p, kq::read_run(dir));
+}
 
 json read_json(const fs::path& f) {
   std::ifstream in(f);
@@ -146,7 +151,7 @@ TEST_CASE("skipped cases are left out of the headline's counts and said beside t
   CHECK(s["headline"]["in_contract_cases"] == 1);
   CHECK(s["headline"]["in_contract_cases_passed"] == 1);
   CHECK(s["headline"]["in_contract_cases_skipped"] == 1);
-  const std::string md = kq::render_markdown(s);
+  const std::string md = printed(kq::markdown_printer(), dir);
   CHECK(md.find("in-contract cases passed (1 more skipped: see the arms' rows)") !=
         std::string::npos);
 }
@@ -188,7 +193,7 @@ TEST_CASE("the sample rules are applied once: throttled and unheld samples are l
   CHECK(s["timing"][0]["arms"][0]["n"] == 8);
   CHECK(s["timing"][0]["arms"][0]["throttled"] == 1);
   CHECK(s["timing"][0]["arms"][0]["unheld"] == 1);
-  const std::string csv = kq::render_rounds_csv(run);
+  const std::string csv = printed(kq::rounds_csv_printer(), run);
   CHECK(csv.find("left_out") != std::string::npos);
   CHECK(csv.find(",throttled") != std::string::npos);
   CHECK(csv.find(",unheld") != std::string::npos);
@@ -210,7 +215,7 @@ TEST_CASE("a line that cannot be read is named by file and line; a torn last lin
   CHECK(run.problems[0] == "rounds.jsonl line 2: not JSON");
   CHECK(run.problems[1].rfind("rounds.jsonl line 3: ", 0) == 0);
   CHECK(run.rounds.size() == 2);
-  CHECK(kq::summarize(run)["problems"].size() == 2);
+  CHECK(kq::summarize(run).problems.size() == 2);
 }
 
 TEST_CASE("junit prints the summary's verdicts, the timing checks' rejections included") {
@@ -233,7 +238,7 @@ TEST_CASE("junit prints the summary's verdicts, the timing checks' rejections in
   const json s = kq::summarize(run);
   CHECK(s["arms"][1]["verdict"] == "rejected");
   CHECK(s["arms"][1]["rejected_while_timed"] == true);
-  const std::string xml = kq::render_junit(s, run);
+  const std::string xml = printed(kq::junit_printer(), run);
   CHECK(xml.find(R"(tests="5" failures="3" errors="0" skipped="1")") != std::string::npos);
   CHECK(xml.find(R"(<failure type="timing_output" message="rejected: wrong at 7"/>)") !=
         std::string::npos);
@@ -242,7 +247,7 @@ TEST_CASE("junit prints the summary's verdicts, the timing checks' rejections in
 
 TEST_CASE("junit of the committed H200 run: one suite per arm, every good arm passing") {
   const kq::RunData run = kq::read_run(kReference);
-  const std::string xml = kq::render_junit(kq::summarize(run), run);
+  const std::string xml = printed(kq::junit_printer(), run);
   int suites = 0;
   for (auto at = xml.find("<testsuite "); at != std::string::npos;
        at = xml.find("<testsuite ", at + 1))
@@ -318,7 +323,7 @@ TEST_CASE(
         "torch_compile.");
 
   // report.md and report.html print both columns side by side, through report/columns.hpp.
-  const std::string md = kq::render_markdown(s);
+  const std::string md = printed(kq::markdown_printer(), run);
   CHECK(md.find("| speed-up vs eager (95% CI) | speed-up vs baseline (95% CI) |") !=
         std::string::npos);
   CHECK(md.find("| fused |") != std::string::npos);
@@ -326,7 +331,7 @@ TEST_CASE(
   CHECK(md.find("against eager execution (torch_eager) and against the compiled baseline "
                 "(torch_compile)") != std::string::npos);
   CHECK(md.find(sentence) != std::string::npos);
-  const std::string html = kq::render_html(s, run);
+  const std::string html = printed(kq::html_printer(), run);
   CHECK(html.find("<th>speed-up vs eager (95% CI)</th><th>speed-up vs baseline (95% CI)</th>") !=
         std::string::npos);
 
@@ -340,7 +345,7 @@ TEST_CASE(
             "No speed-up against eager: none of the spec's eager arms was timed (numpy_eager not "
             "among this run's arms; torch_eager_v2 not among this run's arms).") !=
         std::string::npos);
-  CHECK(kq::render_markdown(missing).find("speed-up vs eager") == std::string::npos);
+  CHECK(printed(kq::markdown_printer(), dir).find("speed-up vs eager") == std::string::npos);
 }
 
 TEST_CASE("the plugins' environment reaches the summary and report.md; runs without it read") {
@@ -353,12 +358,12 @@ TEST_CASE("the plugins' environment reaches the summary and report.md; runs with
   std::ofstream(dir / "manifest.json") << m.dump();
   const json s = kq::summarize_run(dir);
   CHECK(s["plugin_environment"]["libkq_python.so"]["torch"] == "2.11.0+cu130");
-  const std::string md = kq::render_markdown(s);
+  const std::string md = printed(kq::markdown_printer(), dir);
   CHECK(md.find("- plugin libkq_python.so: python 3.12.3 (main), torch 2.11.0+cu130, triton "
                 "absent\n") != std::string::npos);
   const kq::RunData run = kq::read_run(dir);
-  CHECK(kq::render_html(kq::summarize(run), run)
+  CHECK(printed(kq::html_printer(), run)
             .find("<li>plugin libkq_python.so: python 3.12.3 (main), torch 2.11.0+cu130, triton "
                   "absent</li>") != std::string::npos);
-  CHECK(!kq::summarize_run(kReference).contains("plugin_environment"));
+  CHECK(kq::summarize_run(kReference).plugin_environment.empty());
 }

@@ -7,7 +7,7 @@
 
 #include "fake_arm.hpp"
 #include "record/run_data.hpp"
-#include "report/summary.hpp"
+#include "summary/summarize.hpp"
 #include "spec_fixture.hpp"
 #include "timing/time_arms.hpp"
 

@@ -9,8 +9,9 @@
 
 #include "decision/decide.hpp"
 #include "decision/plausibility.hpp"
+#include "decision/sentence.hpp"
 #include "noisy_samples.hpp"
-#include "report/summary.hpp"
+#include "summary/summarize.hpp"
 #include "test_support.hpp"
 #include "timing/output_checks.hpp"
 
@@ -117,18 +118,18 @@ TEST_CASE(
   kq::ArmContext ctx;
   ctx.not_adopted["cheat"] = "faster than its bytes can move at 16777216 elements";
   auto d = kq::decide(s, "base", 1.03, ctx);
-  REQUIRE(d["ranges"].size() == 1);
-  CHECK(d["ranges"][0]["arm"] == "good");
-  const std::string sentence = d["sentence"];
+  REQUIRE(d.ranges.size() == 1);
+  CHECK(d.ranges[0].arm == "good");
+  const std::string sentence = kq::decision_sentence(d, {});
   CHECK(sentence.find("Adopt good") != std::string::npos);
   CHECK(sentence.find("Never adopted: cheat (faster than its bytes can move") != std::string::npos);
-  CHECK(d["not_adopted"][0]["arm"] == "cheat");
+  CHECK(d.not_adopted[0].arm == "cheat");
 
   ctx.not_adopted["base"] = "rejected while timed: timing_output";  // no baseline to trust
   d = kq::decide(s, "base", 1.03, ctx);
-  CHECK(d["ranges"].empty());
-  CHECK(d["sentence"].get<std::string>().find("No decision: the baseline arm base cannot be "
-                                              "trusted") == 0);
+  CHECK(d.ranges.empty());
+  CHECK(kq::decision_sentence(d, {}).find("No decision: the baseline arm base cannot be "
+                                          "trusted") == 0);
 }
 
 namespace {
