@@ -1,7 +1,19 @@
 """kq: the API of arms written in Python, given by kq's python plugin (plugins/python).
 
-An arm is a subclass of kq.Arm in a .py file of plugins/python/arms/, of a folder named in
-KQ_PYTHON_ARMS or of `--python-arms DIR`:
+An arm is a function decorated with kq.arm, or a subclass of kq.Arm, in a .py file of
+plugins/python/arms/, of a folder named in KQ_PYTHON_ARMS or of `--python-arms DIR`. A function
+is enough when the arm is its kernel:
+
+    import kq
+
+    @kq.arm(name="my_relu", device="cuda", family="triton", computes="relu(x + residual)")
+    def my_relu(inputs, outputs):    # run(): tensors over kq's own buffers, no copy
+        ...
+
+`computes` is the formula the arm implements, in the specs' expression language; a spec is
+supported when its semantics are that expression tree (structurally: spacing, parentheses and
+input names aside). The other keywords are in kq.arm's documentation. A class says the same and
+more, each method overridable:
 
     import kq
 
@@ -9,7 +21,9 @@ KQ_PYTHON_ARMS or of `--python-arms DIR`:
         name, family, device, version = "my_arm", "triton", "cuda", "1"
 
         def supports(self, spec):        # None, or why not (a string)
-            return None if spec.op == "residual_relu" else "computes residual_relu only"
+            if not kq.matches(spec, "relu(x + residual)"):
+                return "computes relu(x + residual) only"
+            return kq.missing("torch", "triton")
 
         def prepare(self, problem):      # problem.spec, .inputs, .outputs, .stream
             pass                         # compile here, on scratch tensors (kq.scratch_like)
@@ -17,7 +31,7 @@ KQ_PYTHON_ARMS or of `--python-arms DIR`:
         def run(self, inputs, outputs):  # tensors over kq's own buffers, no copy
             ...                          # enqueue the work on torch's current stream
 
-Tensors (the class attribute `tensors`):
+Tensors (`tensors`, a class attribute or a keyword of kq.arm):
     "torch"  torch tensors (torch.from_dlpack), on the arm's device;
     "numpy"  numpy arrays, CPU arms only; inputs are read-only; none for bf16 (numpy has no
              bfloat16: kq refuses the call, so a numpy arm declines bf16 specs in supports());
@@ -46,7 +60,10 @@ artifacts() returns what the arm compiled, as (kind, filename, text or bytes) tu
 them under the run's artifacts/<arm>/.
 """
 
+import difflib as _difflib
 import importlib.util as _importlib_util
+import re as _re
+import types as _types
 
 
 class Unsupported(Exception):
@@ -132,10 +149,221 @@ def torch_dtype(dtype):
             "bf16": torch.bfloat16}[name]
 
 
-def matches(spec, ops):
-    """Whether the spec's expression has these node ops in post-order, e.g. ["input", "input",
-    "add", "relu"] for relu(x + residual) whatever its inputs are named."""
-    return [n.op for n in spec.semantics_ast] == list(ops)
+def matches(spec, expected, inputs=None):
+    """Whether the spec's semantics are `expected`: an expression ("relu(x + residual)"), compared
+    with the spec's as a tree (kq.parse; `inputs` as there), with as many inputs as the spec; or
+    a list of node ops in post-order (["input", "input", "add", "relu"]), inputs not compared."""
+    if isinstance(expected, str):
+        nodes = parse(expected, inputs)
+        count = len(inputs) if inputs is not None else _input_count(nodes)
+        return len(spec.inputs) == count and _same_tree(spec.semantics_ast, nodes)
+    return [n.op for n in spec.semantics_ast] == list(expected)
+
+
+class ExpressionError(ValueError):
+    """A malformed expression given to kq.parse; `column` is where (1 for its first character)."""
+
+    def __init__(self, column, message):
+        super().__init__("column %d: %s" % (column, message))
+        self.column = column
+
+
+# The specs' expression language, as kq's host parses it (core/expr/parser.hpp): the same
+# grammar, precedence and name lookup, so that an arm's formula and a spec's give the same tree.
+_FUNCTIONS = {"relu": 1, "abs": 1, "exp": 1, "log": 1, "sqrt": 1, "tanh": 1, "sigmoid": 1,
+              "erf": 1, "gelu": 1, "silu": 1, "max": 2, "min": 2, "select": 3, "clamp": 3}
+_COMPARISONS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
+_TOKEN = _re.compile(r"""
+    (?P<number>(?:[0-9]|\.[0-9])(?:[A-Za-z0-9_.]|(?<=[eE])[-+])*)
+  | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<symbol><=|>=|==|!=|[-+*/(),<>])""", _re.X)
+_NUMBER = _re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+
+
+def _tokens(text):
+    """(kind, spelling, position) of each token, then ("end", "", len(text))."""
+    pos = 0
+    while True:
+        while pos < len(text) and text[pos] in " \t\n\r\f\v":
+            pos += 1
+        if pos == len(text):
+            yield ("end", "", pos)
+            return
+        m = _TOKEN.match(text, pos)
+        if m is None:
+            hint = {"=": " (equality is written '==')", "!": " (inequality is written '!=')"}
+            raise ExpressionError(pos + 1, "unexpected character %r%s"
+                                  % (text[pos], hint.get(text[pos], "")))
+        yield (m.lastgroup, m.group(), pos)
+        pos = m.end()
+
+
+class _Parser:
+    """Recursive descent, one method per rule; each emits its node after its operands'."""
+
+    def __init__(self, text, inputs):
+        self.tokens = _tokens(text)
+        self.inputs = list(inputs) if inputs is not None else None
+        self.named = []  # the input names in order of first use, when `inputs` is None
+        self.nodes = []
+        self.advance()
+
+    def advance(self):
+        self.kind, self.spelled, self.pos = next(self.tokens)
+
+    def fail(self, message, pos=None):
+        raise ExpressionError((self.pos if pos is None else pos) + 1, message)
+
+    def found(self):
+        return "the end of the expression" if self.kind == "end" else "%r" % self.spelled
+
+    def emit(self, op, *args, value=0.0, input=-1):
+        self.nodes.append(_types.SimpleNamespace(op=op, value=value, input=input, args=list(args)))
+        return len(self.nodes) - 1
+
+    def expression(self):
+        if self.kind == "end":
+            self.fail("empty expression")
+        self.compare()
+        if self.kind != "end":
+            self.fail("unexpected %s after a complete expression" % self.found())
+        return self.nodes
+
+    def compare(self):
+        lhs = self.additive()
+        op = _COMPARISONS.get(self.spelled)
+        if op is None:
+            return lhs
+        self.advance()
+        rhs = self.additive()
+        if self.spelled in _COMPARISONS:
+            self.fail("comparisons do not chain: parenthesise one side, e.g. (a < b) < c")
+        return self.emit(op, lhs, rhs)
+
+    def additive(self):
+        lhs = self.term()
+        while self.spelled in ("+", "-"):
+            op = "add" if self.spelled == "+" else "sub"
+            self.advance()
+            lhs = self.emit(op, lhs, self.term())
+        return lhs
+
+    def term(self):
+        lhs = self.unary()
+        while self.spelled in ("*", "/"):
+            op = "mul" if self.spelled == "*" else "div"
+            self.advance()
+            lhs = self.emit(op, lhs, self.unary())
+        return lhs
+
+    def unary(self):
+        if self.spelled == "-":  # always neg: "-1" is neg(1)
+            self.advance()
+            return self.emit("neg", self.unary())
+        return self.primary()
+
+    def primary(self):
+        kind, spelled, pos = self.kind, self.spelled, self.pos
+        if kind == "number":
+            if not _NUMBER.fullmatch(spelled):
+                self.fail("malformed number %r" % spelled)
+            value = float(spelled)
+            underflow = value == 0 and _re.search("[1-9]", _re.split("[eE]", spelled)[0])
+            if value == float("inf") or underflow:
+                self.fail("number %r is outside the float64 range (write inf for infinity)"
+                          % spelled)
+            self.advance()
+            return self.emit("constant", value=value)
+        if kind == "name":
+            self.advance()
+            return self.name(spelled, pos)
+        if spelled == "(":
+            self.advance()
+            inner = self.compare()
+            if self.spelled != ")":
+                self.fail("expected ')' to close '(' at column %d but found %s"
+                          % (pos + 1, self.found()))
+            self.advance()
+            return inner
+        self.fail("expected a number, a name or '(' but found %s" % self.found())
+
+    def name(self, name, pos):
+        called = self.spelled == "("
+        if name in _FUNCTIONS:
+            if not called:
+                self.fail("'%s' is a function: call it as %s(...) with %s"
+                          % (name, name, _arguments(_FUNCTIONS[name])), pos)
+            return self.call(name, pos)
+        if called:
+            self.fail("'%s' is not a function" % name, pos)
+        if name in ("inf", "nan"):
+            return self.emit("constant", value=float(name))
+        if self.inputs is None:
+            if name not in self.named:
+                self.named.append(name)
+            return self.emit("input", input=self.named.index(name))
+        if name not in self.inputs:
+            self.fail("unknown name '%s': it is neither an input (inputs: %s) nor a function"
+                      % (name, ", ".join(self.inputs)), pos)
+        return self.emit("input", input=self.inputs.index(name))
+
+    def call(self, name, pos):
+        self.advance()  # '('
+        args = []
+        if self.spelled != ")":
+            while True:
+                args.append(self.compare())
+                if self.spelled == ")":
+                    break
+                if self.spelled != ",":
+                    self.fail("expected ',' or ')' after argument %d of %s but found %s"
+                              % (len(args), name, self.found()))
+                self.advance()
+        self.advance()  # ')'
+        if len(args) != _FUNCTIONS[name]:
+            self.fail("%s takes %s, got %d" % (name, _arguments(_FUNCTIONS[name]), len(args)), pos)
+        return self.emit(name, *args)
+
+
+def _arguments(n):
+    return "%d argument%s" % (n, "" if n == 1 else "s")
+
+
+def parse(text, inputs=None):
+    """An expression in the specs' language as the nodes kq gives in spec.semantics_ast: in
+    post-order, each with op, value (a constant's), input (an input's position) and args (its
+    operands' indices). `inputs` names the inputs by position; without it, positions follow the
+    names' first appearance ("silu(x) * y": x is 0, y is 1). Raises kq.ExpressionError."""
+    if not isinstance(text, str):
+        raise TypeError("kq.parse takes the expression as a string, not %s" % type(text).__name__)
+    return _Parser(text, inputs).expression()
+
+
+def _input_count(nodes):
+    return max((n.input + 1 for n in nodes if n.op == "input"), default=0)
+
+
+def _same_tree(got, want):
+    """Whether the node lists are one tree: the same op at each place from the root down, the
+    same input positions, equal constants (nan equal to nan); and every node of `got` in it."""
+    seen = set()
+
+    def same(i, j):
+        if not 0 <= i < len(got):
+            return False
+        seen.add(i)
+        g, w = got[i], want[j]
+        if g.op != w.op:
+            return False
+        if g.op == "constant":
+            return g.value == w.value or (g.value != g.value and w.value != w.value)
+        if g.op == "input":
+            return g.input == w.input
+        # Operands precede their user in a well-formed list; anything else is not ours to accept.
+        return len(g.args) == len(w.args) and all(
+            a < i and same(a, b) for a, b in zip(g.args, w.args))
+
+    return bool(got) and bool(want) and same(len(got) - 1, len(want) - 1) and len(seen) == len(got)
 
 
 def triton_artifacts(jit_fn, kernel, tag):
@@ -169,7 +397,239 @@ def triton_artifacts(jit_fn, kernel, tag):
     return out
 
 
+class ArmDefinitionError(ValueError):
+    """A kq.arm(...) that cannot define an arm: an unknown keyword, a bad value. Raised where the
+    decorator is written, so that the file's load error names its line."""
+
+
+_DTYPES = ("f32", "f64", "f16", "bf16")
+_ARM_KEYWORDS = ("name", "device", "family", "version", "computes", "inputs", "dtypes",
+                 "contiguous_only", "tensors", "requires", "prepare", "supports", "artifacts",
+                 "checks_contract", "expected_rejection")
+
+
+def arm(fn=None, **options):
+    """Makes a function an arm: run(inputs, outputs), the function itself, which stays callable
+    (the arm is its attribute kq_arm). As @kq.arm(...) with these keywords, all optional:
+
+      name                the arm's name (default: the function's)
+      device              "cpu" (default) or "cuda"
+      family, version     as kq.Arm's ("python", "1")
+      computes            the formula it implements, e.g. "relu(x + residual)": a spec whose
+                          semantics are another expression tree is declined, with the reason.
+                          Its input names are positions: in `inputs` order, else in order of
+                          first appearance; the spec must have as many inputs
+      inputs              the input names of `computes` in order, e.g. ("x", "y") for "y * x"
+      dtypes              the spec dtypes it takes ("f32", "f64", "f16", "bf16"), each computed
+                          as kq computes it by default (f32 and f64 in themselves, f16 and bf16
+                          in f32): a spec whose `compute` says otherwise is declined
+      contiguous_only     True: a flat kernel, declining the specs that admit strided views
+      tensors             "auto" (default), "torch", "numpy" or "kq", as kq.Arm's; a numpy arm
+                          declines bf16 (numpy has none)
+      requires            modules it needs, e.g. ("torch", "triton"): where one is missing (or
+                          torch cannot reach the device) every spec is declined with why
+      prepare             prepare(problem), called outside timed regions, as kq.Arm.prepare
+      supports            supports(spec) -> None or why not, after the checks above
+      artifacts           artifacts() -> [(kind, filename, text or bytes)], as kq.Arm's
+      checks_contract, expected_rejection   for a known-broken candidate, as kq.Arm's
+
+    A keyword that is not one of these, or a value that cannot be right, raises
+    kq.ArmDefinitionError where the decorator is written."""
+    definition = _arm_definition(options)
+    if fn is None:
+        return lambda f: _make_arm(f, definition)
+    return _make_arm(fn, definition)
+
+
+def _arm_definition(options):
+    """The decorator's keywords, checked and with their defaults; raises ArmDefinitionError."""
+    label = "kq.arm(%s)" % ("name=%r" % options["name"] if "name" in options else "")
+    for key in options:
+        if key not in _ARM_KEYWORDS:
+            close = _difflib.get_close_matches(key, _ARM_KEYWORDS, 1)
+            hint = " (did you mean %r?)" % close[0] if close else ""
+            raise ArmDefinitionError("%s: unknown keyword %r%s; the keywords are %s"
+                                     % (label, key, hint, ", ".join(_ARM_KEYWORDS)))
+    d = dict(name=None, device="cpu", family="python", version="1", computes=None, inputs=None,
+             dtypes=None, contiguous_only=False, tensors="auto", requires=(), prepare=None,
+             supports=None, artifacts=None, checks_contract=True, expected_rejection="")
+    d.update(options)
+
+    def bad(key, why):
+        raise ArmDefinitionError("%s: %s=%r: %s" % (label, key, d[key], why))
+
+    if d["name"] is not None and (not isinstance(d["name"], str) or not d["name"]):
+        bad("name", "a name is a non-empty string")
+    if d["device"] not in ("cpu", "cuda"):
+        bad("device", 'the device is "cpu" or "cuda"')
+    for key in ("family", "version", "expected_rejection"):
+        if not isinstance(d[key], str):
+            bad(key, "a string")
+    if d["tensors"] not in ("auto", "torch", "numpy", "kq"):
+        bad("tensors", '"auto", "torch", "numpy" or "kq"')
+    if d["tensors"] == "numpy" and d["device"] != "cpu":
+        bad("tensors", "numpy arrays are for CPU arms only")
+    for key in ("prepare", "supports", "artifacts"):
+        if d[key] is not None and not callable(d[key]):
+            bad(key, "a function, or None")
+    for key in ("contiguous_only", "checks_contract"):
+        if not isinstance(d[key], bool):
+            bad(key, "True or False")
+    d["dtypes"] = _names(d, "dtypes", bad, _DTYPES)
+    d["requires"] = _names(d, "requires", bad) or ()
+    d["inputs"] = _names(d, "inputs", bad)
+    d["expression"] = _computes(d, bad)
+    return d
+
+
+def _names(d, key, bad, allowed=None):
+    """A keyword that takes names: a string or a sequence of them (None stays None)."""
+    value = d[key]
+    if value is None:
+        return None
+    names = (value,) if isinstance(value, str) else value
+    try:
+        names = tuple(names)
+    except TypeError:
+        bad(key, "a name or a sequence of names")
+    for n in names:
+        if not isinstance(n, str):
+            bad(key, "%r is not a string" % (n,))
+        if allowed and n not in allowed:
+            bad(key, "%r is not one of %s" % (n, ", ".join(allowed)))
+    if len(set(names)) != len(names):
+        bad(key, "a name given twice")
+    return names
+
+
+def _computes(d, bad):
+    """`computes` parsed (None when not given), with `inputs` naming its inputs."""
+    if d["computes"] is None:
+        if d["inputs"] is not None:
+            bad("inputs", "names the inputs of `computes`, which is not given")
+        return None
+    if not isinstance(d["computes"], str):
+        bad("computes", "an expression, as a string")
+    try:
+        nodes = parse(d["computes"], d["inputs"])
+    except ExpressionError as e:
+        bad("computes", str(e))
+    # A spec names every input in its semantics: an input `computes` leaves out matches none.
+    used = {n.input for n in nodes if n.op == "input"}
+    for k, name in enumerate(d["inputs"] or ()):
+        if k not in used:
+            bad("inputs", "%r does not appear in computes=%r" % (name, d["computes"]))
+    return nodes
+
+
+def _make_arm(fn, definition):
+    if not callable(fn):
+        raise ArmDefinitionError("kq.arm decorates a function run(inputs, outputs), not %r" % (fn,))
+    if isinstance(getattr(fn, "__dict__", {}).get("kq_arm"), _FunctionArm):
+        raise ArmDefinitionError("%s is already the arm %r: decorate a function once"
+                                 % (getattr(fn, "__name__", fn), fn.kq_arm.name))
+    made = _FunctionArm(fn, definition)
+    try:
+        fn.kq_arm = made
+    except AttributeError:
+        raise ArmDefinitionError("kq.arm decorates a Python function (a def), not %r" % (fn,)) \
+            from None
+    return fn
+
+
+class _FunctionArm(Arm):
+    """An arm made by kq.arm: run() is the function; supports() checks what the decorator says."""
+
+    def __init__(self, fn, d):
+        self.fn = fn
+        self.module = getattr(fn, "__module__", None)
+        self.name = d["name"] or getattr(fn, "__name__", None)
+        if not self.name:
+            raise ArmDefinitionError("kq.arm: %r has no __name__: give name=" % (fn,))
+        self.device, self.family, self.version = d["device"], d["family"], d["version"]
+        self.tensors, self.checks_contract = d["tensors"], d["checks_contract"]
+        self.expected_rejection = d["expected_rejection"]
+        self.computes, self.expression = d["computes"], d["expression"]
+        named = d["inputs"]
+        self.input_count = len(named) if named is not None else _input_count(d["expression"] or [])
+        self.dtypes, self.contiguous_only = d["dtypes"], d["contiguous_only"]
+        self.requires = d["requires"]
+        self._prepare, self._supports, self._artifacts = d["prepare"], d["supports"], d["artifacts"]
+
+    def supports(self, spec):
+        why = (self._formula_missing(spec) or self._dtype_missing(spec)
+               or self._layout_missing(spec) or _requires_missing(self.requires, self.device))
+        if why:
+            return why
+        return self._supports(spec) if self._supports else None
+
+    def _formula_missing(self, spec):
+        """The tree, never the text: spec.semantics only says, in the reason, what the spec is."""
+        if self.expression is None:
+            return None
+        if len(spec.inputs) == self.input_count and _same_tree(spec.semantics_ast, self.expression):
+            return None
+        return "computes %s, and the spec's semantics are %s" % (self.computes, spec.semantics)
+
+    def _layout_missing(self, spec):
+        if self.contiguous_only and not spec.layouts.contiguous_only:
+            return "contiguous views only, and the spec admits strided ones"
+        return None
+
+    def _dtype_missing(self, spec):
+        if self.tensors == "numpy" and spec.dtype == "bf16":
+            return "numpy has no bfloat16"
+        if self.dtypes is None:
+            return None
+        if spec.dtype not in self.dtypes:
+            return "dtype %s: this arm takes %s" % (spec.dtype, ", ".join(self.dtypes))
+        default = "f32" if spec.dtype in ("f16", "bf16") else spec.dtype
+        if spec.compute != default:
+            return "%s computed in %s: this arm computes %s in %s" % (
+                spec.dtype, spec.compute, spec.dtype, default)
+        return None
+
+    def prepare(self, problem):
+        if self._prepare:
+            self._prepare(problem)
+
+    def run(self, inputs, outputs):
+        self.fn(inputs, outputs)
+
+    def artifacts(self):
+        return list(self._artifacts()) if self._artifacts else []
+
+
+def _requires_missing(modules, device):
+    """Why one of these modules cannot serve here; torch also needs to reach `device`."""
+    for m in modules:
+        why = torch_missing(device) if m == "torch" else missing(m)
+        if why:
+            return why
+    return None
+
+
 # What follows is the plugin's; arms do not call it.
+
+
+def _arms_in(module):
+    """The arms a file defines, in the order it defines them: its kq.Arm subclasses that have a
+    name (one without is a base of the others), each made once, and its functions decorated with
+    kq.arm. Those it imports from another module are that module's."""
+    found = []
+    for value in list(vars(module).values()):
+        if isinstance(value, type):
+            ours = issubclass(value, Arm) and value.__module__ == module.__name__
+            if ours and value.name is not None:
+                found.append(value())
+            continue
+        try:
+            made = vars(value).get("kq_arm")
+        except (TypeError, AttributeError):  # no __dict__ (or not a dict): not a function
+            continue
+        if isinstance(made, _FunctionArm) and made.module == module.__name__ and made not in found:
+            found.append(made)
+    return found
 
 
 def _kind(arm):

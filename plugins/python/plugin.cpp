@@ -1,9 +1,10 @@
-// The python plugin's arms: every kq.Arm subclass defined in a .py file of the shipped folder
-// (python-arms/ beside this plugin once installed, else plugins/python/arms/ in the source tree),
-// then of each folder in KQ_PYTHON_ARMS (separated by ':'), files in name order; files named
-// _*.py are helper modules the others import. A file that
-// cannot be imported is a load problem (kq_load_problems: kq list and the run's report name it,
-// with its line and exception); the other files' arms load.
+// The python plugin's arms: every kq.Arm subclass and every function decorated with @kq.arm
+// defined in a .py file of the shipped folder (python-arms/ beside this plugin once installed,
+// else plugins/python/arms/ in the source tree), then of each folder in KQ_PYTHON_ARMS
+// (separated by ':'), files in name order; files named _*.py are helper modules the others
+// import. A file that cannot be imported (a malformed @kq.arm(...) among the reasons) is a load
+// problem (kq_load_problems: kq list and the run's report name it, with its line and
+// exception); the other files' arms load.
 #include <dlfcn.h>
 
 #include <pybind11/embed.h>
@@ -97,8 +98,9 @@ ArmIdentity identity_of(const py::object& arm, const fs::path& file,
   return id;
 }
 
-// The arms one file defines: kq.Arm subclasses whose module is the file's and that have a name
-// (one without is a base of the others). `helpers`: its folder's helper modules.
+// The arms one file defines, as kq._arms_in finds them (kq_api.py): its kq.Arm subclasses that
+// have a name (one without is a base of the others) and its @kq.arm functions, not those it
+// imports. `helpers`: its folder's helper modules.
 void load_file(const fs::path& file, bool shipped, const std::vector<SourceFile>& helpers,
                ArmList& out) {
   const std::string module = "kq_arm_" + file.stem().string();
@@ -106,16 +108,11 @@ void load_file(const fs::path& file, bool shipped, const std::vector<SourceFile>
   py::object spec = util.attr("spec_from_file_location")(module, file.string());
   py::object mod = util.attr("module_from_spec")(spec);
   spec.attr("loader").attr("exec_module")(mod);
-  py::object base = kq_module().attr("Arm");
   std::vector<SourceFile> files = {source_of(file, shipped)};
   files.insert(files.end(), helpers.begin(), helpers.end());
-  for (auto item : py::dict(mod.attr("__dict__"))) {
-    py::handle cls = item.second;
-    if (!PyType_Check(cls.ptr()) || cls.is(base) || !PyObject_IsSubclass(cls.ptr(), base.ptr()) ||
-        std::string(py::str(cls.attr("__module__"))) != module)
-      continue;
-    if (cls.attr("name").is_none()) continue;  // a base class of the file's arms
-    py::object arm = cls();
+  const py::list arms = kq_module().attr("_arms_in")(mod);
+  for (py::handle h : arms) {
+    py::object arm = py::reinterpret_borrow<py::object>(h);
     out.push_back(std::make_unique<PythonArm>(arm, identity_of(arm, file, files)));
   }
 }

@@ -384,3 +384,108 @@ TEST_CASE("an arm cannot change the shared inputs and references the other worke
     }
   }
 }
+
+TEST_CASE("@kq.arm: a decorated function is an arm, matched by its formula's tree") {
+  const fs::path dir = kq::test::temp_dir("python-decorated");
+  const fs::path arms = dir / "arms";
+  fs::create_directories(arms);
+  const fs::path prepared = dir / "prepared.txt";
+  // Its inputs named a and b, not x and residual: the match is structural. The function is still
+  // a function: the file calls it when it loads.
+  write(arms / "decorated.py",
+        "import numpy as np\nimport kq\n\n"
+        "def prepare(problem):\n"
+        "    with open('" +
+            prepared.string() +
+            "', 'a') as f:\n"
+            "        f.write(problem.spec.op + '\\n')\n\n"
+            "@kq.arm(name='py_decorated', family='test', computes='relu( a+b )', dtypes='f32',\n"
+            "        tensors='numpy', prepare=prepare)\n"
+            "def decorated(inputs, outputs):\n"
+            "    np.add(inputs[0], inputs[1], out=outputs[0])\n"
+            "    np.maximum(outputs[0], 0, out=outputs[0])\n"
+            "    np.add(outputs[0], 0, out=outputs[0])  # -0 -> +0\n\n"
+            "@kq.arm(name='py_other_formula', computes='silu(x) * y', tensors='numpy')\n"
+            "def other(inputs, outputs):\n"
+            "    raise AssertionError('never run: it computes another formula')\n\n"
+            "@kq.arm(name='py_swapped', computes='relu(residual + x)', inputs=('x', 'residual'),\n"
+            "        tensors='numpy')\n"
+            "def swapped(inputs, outputs):\n"
+            "    raise AssertionError('never run: its operands are the other way round')\n\n"
+            "out = np.zeros(3, np.float32)\n"
+            "decorated([np.float32([1, -2, -0.0]), np.float32([0.5, 0.5, 0])], [out])\n"
+            "assert out.tolist() == [1.5, 0, 0] and decorated.kq_arm.name == 'py_decorated'\n");
+  const std::string option = "--python-arms '" + arms.string() + "'";
+  auto r = run_kq("list " + option);
+  INFO(r.out);
+  CHECK(r.out.find("load errors") == std::string::npos);
+  for (const char* arm : {"py_decorated", "py_other_formula", "py_swapped"})
+    CHECK(r.out.find(arm) != std::string::npos);
+
+  auto summary = qualify("specs/residual_relu.yaml", "py_decorated", dir / "run", option);
+  INFO(summary.dump());
+  CHECK(summary["arms"][0]["verdict"] == "qualified");
+  CHECK(kq::test::read_file(prepared).find("residual_relu\n") != std::string::npos);
+
+  // Another op name, the same expression tree: the name is not what is matched.
+  std::string text = kq::test::read_file(kq::test::source_dir() / "specs/residual_relu.yaml");
+  const auto at = text.find("op: residual_relu");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, std::string("op: residual_relu").size(), "op: renamed_op");
+  write(dir / "renamed.yaml", text);
+  summary = qualify((dir / "renamed.yaml").string(), "py_decorated", dir / "renamed", option);
+  CHECK(summary["arms"][0]["verdict"] == "qualified");
+
+  // residual_relu_bf16: the same tree, a dtype it does not list.
+  summary = qualify("specs/residual_relu_bf16.yaml", "py_decorated", dir / "bf16", option);
+  CHECK(summary["arms"][0]["verdict"] == "unsupported");
+  CHECK(summary["arms"][0]["detail"] == "numpy has no bfloat16");
+
+  summary =
+      qualify("specs/residual_relu.yaml", "py_other_formula,py_swapped", dir / "other", option);
+  REQUIRE(summary["arms"].size() == 2);
+  for (const auto& a : summary["arms"]) {
+    INFO(a.dump());
+    CHECK(a["verdict"] == "unsupported");
+    const std::string formula = a["name"] == "py_swapped" ? "relu(residual + x)" : "silu(x) * y";
+    CHECK(a["detail"] ==
+          "computes " + formula + ", and the spec's semantics are relu(x + residual)");
+  }
+}
+
+TEST_CASE("@kq.arm: a malformed decorator is a load error naming its file and line") {
+  const fs::path dir = kq::test::temp_dir("python-decorated-bad");
+  const fs::path arms = dir / "arms";
+  fs::create_directories(arms);
+  const std::string head = "import kq\n\n\n";  // the decorator on line 4
+  write(arms / "unknown_keyword.py", head +
+                                         "@kq.arm(name='py_bad_keyword', devcie='cuda')\n"
+                                         "def f(inputs, outputs):\n    pass\n");
+  write(arms / "bad_device.py", head +
+                                    "@kq.arm(name='py_bad_device',\n"
+                                    "        device='gpu')\n"
+                                    "def f(inputs, outputs):\n    pass\n");
+  write(arms / "bad_computes.py", head +
+                                      "@kq.arm(name='py_bad_computes', computes='relu(x +')\n"
+                                      "def f(inputs, outputs):\n    pass\n");
+  write(arms / "good.py", head +
+                              "@kq.arm(name='py_good_neighbour')\n"
+                              "def f(inputs, outputs):\n    pass\n");
+  auto r = run_kq("list --python-arms '" + arms.string() + "'");
+  INFO(r.out);
+  CHECK(r.exit_code == 0);
+  const std::string error = ": cannot import: line 4: ArmDefinitionError: ";
+  CHECK(r.out.find((arms / "unknown_keyword.py").string() + error +
+                   "kq.arm(name='py_bad_keyword'): unknown keyword 'devcie' (did you mean "
+                   "'device'?)") != std::string::npos);
+  CHECK(r.out.find((arms / "bad_device.py").string() + error +
+                   "kq.arm(name='py_bad_device'): device='gpu': the device is \"cpu\" or "
+                   "\"cuda\"") != std::string::npos);
+  CHECK(r.out.find((arms / "bad_computes.py").string() + error +
+                   "kq.arm(name='py_bad_computes'): computes='relu(x +': column 9: expected a "
+                   "number, a name or '(' but found the end of the expression") !=
+        std::string::npos);
+  CHECK(r.out.find("py_good_neighbour") != std::string::npos);
+  for (const char* arm : {"py_bad_keyword  ", "py_bad_device  ", "py_bad_computes  "})
+    CHECK(r.out.find(arm) == std::string::npos);
+}
