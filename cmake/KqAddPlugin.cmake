@@ -9,9 +9,22 @@
 # CMakeLists.txt), else the top source folder of the project being built. install() puts the
 # plugin into bin/plugins of the install prefix, which the SDK defaults to the kq install's own.
 #
+# A source may be a .cu file where the project enables CUDA (project(... LANGUAGES CXX CUDA)): it
+# is compiled as C++20, as the plugin API needs, and linked with the static CUDA runtime, as kq's
+# own CUDA plugins are, so that the plugin needs the driver only (examples/first_arm).
+#
 # One definition for both: the top CMakeLists.txt includes it through KqPlugin.cmake, and it is
 # installed beside kqConfig.cmake with the two scripts it runs (KqHashSources.cmake,
 # KqWriteIfChanged.cmake).
+
+# CMake before 3.26 knows no C++20 flag for nvcc and refuses CUDA_STANDARD 20 at generation
+# ("requires the language dialect CUDA20"); nvcc has had -std=c++20 since 12.0. Set here, in the
+# scope that includes this file (find_package(kq)'s caller), where the generator reads it.
+if(NOT DEFINED CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
+  set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+  set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+endif()
+
 function(kq_add_plugin target)
   cmake_parse_arguments(P "" "SOURCE_ROOT" "SOURCES;LIBS;HASH_EXTRA" ${ARGN})
   set(hash_script "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/KqHashSources.cmake")
@@ -69,9 +82,25 @@ function(kq_add_plugin target)
   if(NOT DEFINED CMAKE_CXX_EXTENSIONS)
     set_target_properties(${target} PROPERTIES CXX_EXTENSIONS OFF)  # -std=c++20, as kq's own
   endif()
+  if("CUDA" IN_LIST langs)
+    _kq_plugin_cuda_properties(${target})
+  endif()
   install(TARGETS ${target} LIBRARY DESTINATION bin/plugins)
   if(NOT TARGET kq_all_plugins)
     add_custom_target(kq_all_plugins)
   endif()
   add_dependencies(kq_all_plugins ${target})
+endfunction()
+
+# The CUDA side of a plugin whose project enables CUDA: its .cu files in C++20 (or the project's
+# newer standard) and the static CUDA runtime unless the project chose one.
+function(_kq_plugin_cuda_properties target)
+  set(std "${CMAKE_CUDA_STANDARD}")
+  if(NOT std OR std LESS 20)
+    set(std 20)
+  endif()
+  set_target_properties(${target} PROPERTIES CUDA_STANDARD ${std} CUDA_STANDARD_REQUIRED ON)
+  if(NOT DEFINED CMAKE_CUDA_RUNTIME_LIBRARY)
+    set_target_properties(${target} PROPERTIES CUDA_RUNTIME_LIBRARY Static)
+  endif()
 endfunction()

@@ -6,49 +6,17 @@
 // shipped numpy arm loads from it with the plugin's sources named as the repository names them.
 #include <doctest/doctest.h>
 
-#include <array>
-#include <cstdio>
-#include <fstream>
-#include <nlohmann/json.hpp>
-
+#include "sdk_install.hpp"
 #include "test_support.hpp"
 #include "util/sha256.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
-
-// `cmd` through the shell, stdout and stderr together.
-kq::test::Result sh(const std::string& cmd) {
-  kq::test::Result r;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  std::size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
-
-std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
-
-nlohmann::json read_json(const fs::path& f) {
-  std::ifstream in(f);
-  return nlohmann::json::parse(in);
-}
-
-// The build installed once into a temporary prefix, removed when the tests end.
-struct Prefix {
-  fs::path dir = kq::test::temp_dir("sdk");
-  kq::test::Result install =
-      sh("'" KQ_CMAKE_COMMAND "' --install '" KQ_BUILD_DIR "' --prefix " + q(dir) + " --strip");
-  ~Prefix() { fs::remove_all(dir); }
-};
-const Prefix& prefix() {
-  static Prefix p;
-  return p;
-}
+using kq::test::Prefix;
+using kq::test::q;
+using kq::test::read_json;
+using kq::test::sh;
 
 // What `kq qualify` wrote for ARM (one arm) on residual_relu, run from the prefix's kq.
 nlohmann::json qualify(const fs::path& prefix, const std::string& arm) {
@@ -71,21 +39,19 @@ bool has_source(const nlohmann::json& arm, const std::string& path, const fs::pa
 }  // namespace
 
 TEST_CASE("an out-of-tree plugin builds against the installed SDK and kq lists its arm") {
-  const Prefix& p = prefix();
+  const Prefix& p = kq::test::prefix();
   INFO(p.install.out);
   REQUIRE(p.install.exit_code == 0);
-  for (const char* f : {"include/kq/plugin_api.hpp", "lib/cmake/kq/kqConfig.cmake",
-                        "lib/cmake/kq/kqConfigVersion.cmake", "lib/cmake/kq/KqAddPlugin.cmake"})
+  for (const char* f :
+       {"include/kq/plugin_api.hpp", "include/kq/expr_match.hpp", "lib/cmake/kq/kqConfig.cmake",
+        "lib/cmake/kq/kqConfigVersion.cmake", "lib/cmake/kq/KqAddPlugin.cmake"})
     CHECK(fs::exists(p.dir / f));
 
   const fs::path src = kq::test::source_dir() / "examples/out_of_tree_plugin";
   const fs::path build = p.dir / "example-build";
   // No CMAKE_INSTALL_PREFIX: the package makes it the kq install's.
-  auto r = sh("'" KQ_CMAKE_COMMAND "' -S " + q(src) + " -B " + q(build) +
-              " -G '" KQ_CMAKE_GENERATOR "' -DCMAKE_MAKE_PROGRAM='" KQ_MAKE_PROGRAM
-              "' -DCMAKE_CXX_COMPILER='" KQ_CXX_COMPILER "' -DCMAKE_PREFIX_PATH=" +
-              q(p.dir) + " && '" KQ_CMAKE_COMMAND "' --build " + q(build) +
-              " && '" KQ_CMAKE_COMMAND "' --install " + q(build));
+  auto r = kq::test::build_against(p, src, build);
+  if (r.exit_code == 0) r = sh("'" KQ_CMAKE_COMMAND "' --install " + q(build));
   INFO(r.out);
   REQUIRE(r.exit_code == 0);
   CHECK(fs::exists(build / "plugins/libkq_example.so"));
@@ -116,7 +82,7 @@ TEST_CASE("plugins/python builds from the install alone, its shipped arm listed"
         "pybind11)");
     return;
   }
-  const Prefix& p = prefix();
+  const Prefix& p = kq::test::prefix();
   INFO(p.install.out);
   REQUIRE(p.install.exit_code == 0);
   const fs::path plugin = p.dir / "bin/plugins/libkq_python.so";
