@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "test_support.hpp"
 #include "util/sha256.hpp"
@@ -488,4 +490,51 @@ TEST_CASE("@kq.arm: a malformed decorator is a load error naming its file and li
   CHECK(r.out.find("py_good_neighbour") != std::string::npos);
   for (const char* arm : {"py_bad_keyword  ", "py_bad_device  ", "py_bad_computes  "})
     CHECK(r.out.find(arm) == std::string::npos);
+}
+
+TEST_CASE("kq.parse gives the host's tree: every shipped spec, and expressions with every rule") {
+  // The arm parses the spec's own text with its input names and compares with semantics_ast;
+  // it declines every spec, saying whether the two agreed, so that nothing is run.
+  const fs::path dir = kq::test::temp_dir("python-parse");
+  const fs::path arms = dir / "arms";
+  fs::create_directories(arms);
+  write(arms / "parse.py",
+        "import kq\n\n"
+        "class Parse(kq.Arm):\n"
+        "    name = 'py_parse'\n"
+        "    def supports(self, spec):\n"
+        "        mine = [(n.op, n.value, n.input, list(n.args))\n"
+        "                for n in kq.parse(spec.semantics, spec.inputs)]\n"
+        "        host = [(n.op, n.value, n.input, list(n.args)) for n in spec.semantics_ast]\n"
+        "        same = repr(mine) == repr(host)  # repr: nan compares equal to itself\n"
+        "        return 'alike' if same else 'differ: %r, host %r' % (mine, host)\n");
+  std::vector<fs::path> specs;
+  for (const auto& e : fs::directory_iterator(kq::test::source_dir() / "specs"))
+    if (e.path().extension() == ".yaml") specs.push_back(e.path());
+  // residual_relu.yaml with other semantics over its inputs x and residual.
+  const std::string base = kq::test::read_file(kq::test::source_dir() / "specs/residual_relu.yaml");
+  const std::string line = "semantics: relu(x + residual)";
+  REQUIRE(base.find(line) != std::string::npos);
+  const char* const variants[] = {
+      "-x * residual + 2.5e-3 / (x - -residual)",
+      "select(x >= residual, max(x, residual), min(-x, 1e10))",
+      "(clamp(x, -inf, nan) != x) * residual - .5 * exp(log(abs(x)))",
+      "sqrt(tanh(sigmoid(erf(gelu(silu(x)))))) < residual",
+      "x - residual - 1 - 2 * 3 / 4 == ((x <= residual) > 0)",
+  };
+  int k = 0;
+  for (const char* v : variants) {
+    std::string text = base;
+    text.replace(text.find(line), line.size(), std::string("semantics: ") + v);
+    specs.push_back(dir / ("variant" + std::to_string(k++) + ".yaml"));
+    write(specs.back(), text);
+  }
+  for (const fs::path& spec : specs) {
+    const auto summary = qualify(spec.string(), "py_parse", dir / spec.stem(),
+                                 "--python-arms '" + arms.string() + "'");
+    INFO(spec.string());
+    REQUIRE(summary["arms"].size() == 1);
+    CHECK(summary["arms"][0]["verdict"] == "unsupported");
+    CHECK(summary["arms"][0]["detail"] == "alike");
+  }
 }
