@@ -523,7 +523,7 @@ def _computes(d, bad):
 
 
 def _make_arm(fn, definition):
-    if not callable(fn):
+    if not callable(fn) or isinstance(fn, type):  # a class is an arm by deriving from kq.Arm
         raise ArmDefinitionError("kq.arm decorates a function run(inputs, outputs), not %r" % (fn,))
     if isinstance(getattr(fn, "__dict__", {}).get("kq_arm"), _FunctionArm):
         raise ArmDefinitionError("%s is already the arm %r: decorate a function once"
