@@ -20,6 +20,10 @@ void write_arm_artifacts(const std::filesystem::path& arm_dir, IKernelArm& arm,
                          const ArmIdentity& identity, const std::filesystem::path& plugin_file,
                          const std::string& prefix = "");
 
+// An arm's identity as identity.json and manifest.json write it: name, family, device, version,
+// each source with its SHA-256, compile flags, the check a known-broken candidate declares.
+nlohmann::json identity_json(const ArmIdentity& id);
+
 // Returns the index ({"files":[{name, bytes, sha256}], "sass": "cuobjdump"|"nvdisasm"|reason}).
 nlohmann::json finish_artifacts(const std::filesystem::path& arm_dir);
 

@@ -9,6 +9,11 @@
 
 namespace kq {
 
+// Cases above this many elements (the 2^28 timed size is the largest below it) take tens of GiB:
+// the planner puts them last, and qualification runs them one at a time per kind of memory
+// (qualify/big_case_lock.hpp).
+inline constexpr std::int64_t kBigCaseElements = std::int64_t{1} << 28;
+
 // How input values are drawn. Every class mixes signs; none is all zeros.
 enum class ValueClass {
   mixed,          // uniform in [-scale, scale]

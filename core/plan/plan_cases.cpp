@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <string>
 
-#include "qualify/big_case_lock.hpp"
 
 namespace kq {
 namespace {

@@ -13,10 +13,10 @@
 #include <string>
 
 #include "kq/tensor.hpp"
+#include "plan/case.hpp"  // kBigCaseElements
 
 namespace kq {
 
-inline constexpr std::int64_t kBigCaseElements = std::int64_t{1} << 28;
 inline constexpr const char* kBigCaseLockEnv = "KQ_BIG_CASE_LOCK";
 
 class BigCaseLock {

@@ -3,24 +3,13 @@
 #include <algorithm>
 #include <ctime>
 
+#include "artifacts/artifacts.hpp"
 #include "record/records.hpp"
 #include "util/json_lines.hpp"
 #include "util/sha256.hpp"
 #include "util/version.hpp"
 
 namespace kq {
-
-nlohmann::json identity_json(const ArmIdentity& id) {
-  nlohmann::json sources = nlohmann::json::array();
-  for (const auto& s : id.sources) sources.push_back({{"path", s.path}, {"sha256", s.sha256}});
-  return {{"name", id.name},
-          {"family", id.family},
-          {"device", std::string(to_string(id.device))},
-          {"version", id.version},
-          {"sources", sources},
-          {"compile_flags", id.compile_flags},
-          {"expected_rejection", id.expected_rejection}};
-}
 
 nlohmann::json plugin_environment_json(const std::vector<PluginEnvironment>& environments,
                                        const std::vector<StageArm>& arms) {

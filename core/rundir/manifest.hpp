@@ -12,8 +12,6 @@
 
 namespace kq {
 
-nlohmann::json identity_json(const ArmIdentity& id);
-
 // {plugin file name: {key: value}} of the plugins that hold one of `arms` and reported their
 // environment (kq_plugin_environment); a second plugin of the same file name is keyed by its path.
 nlohmann::json plugin_environment_json(const std::vector<PluginEnvironment>& environments,

@@ -249,6 +249,17 @@ TEST_CASE("a CPU arm is timed beside the CUDA arms but is no candidate against t
         std::string::npos);
   // cpu_tbb has no verdict in qualification.jsonl (as in a run stopped early): JUnit says so.
   CHECK(read_file(dir / "junit.xml").find("<skipped message=\"not run: \"/>") != std::string::npos);
+
+  // Every round of a CPU arm and of the CUDA arms: never one axis for both (a CPU arm takes
+  // hundreds of microseconds where a CUDA arm takes a few), so each device has its own panel.
+  if (fs::exists(chromium())) {
+    check_rendered(dir / "report.html", 4);
+    const Shell dom = run_chromium(dir / "report.html", dir.parent_path(), "--dump-dom");
+    CHECK(dom.out.find("single launches, cpu arms: 30 rounds per arm") != std::string::npos);
+    CHECK(dom.out.find("single launches, cuda arms:") != std::string::npos);
+  } else {
+    MESSAGE("chromium not found: the rounds panels per device are not rendered");
+  }
 }
 
 TEST_CASE("arms that decline the spec are listed once per reason, not as verdict rows") {

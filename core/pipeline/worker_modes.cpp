@@ -1,4 +1,4 @@
-#include "worker/worker_modes.hpp"
+#include "pipeline/worker_modes.hpp"
 
 #include <algorithm>
 #include <iostream>
