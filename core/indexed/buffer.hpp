@@ -1,0 +1,34 @@
+// A tensor's elements in host memory, dense and row-major, in the tensor's own dtype: what the
+// reference reads its inputs from and writes its outputs to.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "indexed/dtype.hpp"
+
+namespace kq::ix {
+
+struct Buffer {
+  Dtype dtype = Dtype::f32;
+  std::vector<std::int64_t> shape;
+  std::vector<unsigned char> bytes;
+
+  // Every element zero.
+  static Buffer zeros(Dtype dtype, std::vector<std::int64_t> shape);
+  // `values` (row-major, numel of them) each stored as set() stores it.
+  static Buffer of(Dtype dtype, std::vector<std::int64_t> shape, std::span<const double> values);
+
+  std::int64_t numel() const;
+  // Element `i` (row-major), exactly, as a double.
+  double get(std::int64_t i) const;
+  // Stores `v` into element `i`: rounded once to nearest even for the value types; for the
+  // integer types `v` must be representable (see representable()), bool stores v != 0.
+  void set(std::int64_t i, double v);
+};
+
+// Whether `v` can be stored exactly in an integer dtype (always true for the value types, which
+// round): an integral, finite value in the type's range; bool takes any non-NaN value.
+bool representable(Dtype dtype, double v);
+
+}  // namespace kq::ix

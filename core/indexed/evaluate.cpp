@@ -1,0 +1,229 @@
+// The statements in order over the whole index space, each in parallel; or only the elements a
+// list of samples needs. Both compute every element with Machine (machine.hpp).
+#include "indexed/evaluate.hpp"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+
+#include "indexed/instance.hpp"
+#include "indexed/machine.hpp"
+
+namespace kq::ix {
+namespace {
+
+// Elements (or lines) per task at least: a few microseconds of work.
+constexpr std::int64_t kGrain = 256;
+
+// Every assigned tensor, unrounded, filled statement by statement.
+class FullStore final : public Store {
+ public:
+  explicit FullStore(const Instance& in) : values_(in.shapes.size()) {}
+  double computed(int tensor, std::int64_t linear) override {
+    return values_[static_cast<std::size_t>(tensor)][static_cast<std::size_t>(linear)];
+  }
+  std::vector<double>& of(int tensor) { return values_[static_cast<std::size_t>(tensor)]; }
+
+ private:
+  std::vector<std::vector<double>> values_;
+};
+
+// The first error in the order of the elements, whichever thread met it first, so that the
+// message does not depend on the scheduling.
+class FirstError {
+ public:
+  void offer(std::int64_t at, std::string message) {
+    std::lock_guard lock(mutex_);
+    if (!at_ || at < *at_) {
+      at_ = at;
+      message_ = std::move(message);
+    }
+  }
+  void rethrow() const {
+    if (at_) throw EvalError(message_);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::optional<std::int64_t> at_;
+  std::string message_;
+};
+
+// Sets the left-hand side's indices from a row-major position over `dims` (the positions of the
+// lhs to decode, in order).
+void decode(const Instance& in, const Statement& s, const std::vector<std::size_t>& dims,
+            std::int64_t linear, Frame& f) {
+  for (std::size_t j = dims.size(); j-- > 0;) {
+    const auto v = static_cast<std::size_t>(s.lhs[dims[j]]);
+    f.idx[v] = linear % in.extents[v];
+    linear /= in.extents[v];
+  }
+}
+
+std::int64_t product(const Instance& in, const Statement& s, const std::vector<std::size_t>& dims) {
+  std::int64_t n = 1;
+  for (std::size_t d : dims) n *= in.extents[static_cast<std::size_t>(s.lhs[d])];
+  return n;
+}
+
+void run_statement(const Instance& in, FullStore& store, int statement) {
+  const Statement& s = in.program->statements[static_cast<std::size_t>(statement)];
+  std::vector<double>& out = store.of(s.tensor);
+  out.assign(static_cast<std::size_t>(in.numel(s.tensor)), 0.0);
+  const std::vector<std::int64_t>& strides = in.strides[static_cast<std::size_t>(s.tensor)];
+  // A scan statement runs line by line along its scan index; any other, element by element.
+  std::vector<std::size_t> outer;
+  std::size_t scan_dim = 0;
+  for (std::size_t d = 0; d < s.lhs.size(); ++d) {
+    if (s.lhs[d] == s.scan_index)
+      scan_dim = d;
+    else
+      outer.push_back(d);
+  }
+  const std::int64_t count = product(in, s, outer);
+  FirstError first;
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, count, kGrain),
+                    [&](const tbb::blocked_range<std::int64_t>& r) {
+                      Machine machine(in, store);
+                      Frame f(in, statement);
+                      std::vector<double> line;
+                      for (std::int64_t k = r.begin(); k < r.end(); ++k) {
+                        decode(in, s, outer, k, f);
+                        try {
+                          if (s.scan_index < 0) {
+                            out[static_cast<std::size_t>(k)] = machine.element(f);
+                            continue;
+                          }
+                          machine.line(f, line);
+                          std::int64_t base = 0;
+                          for (std::size_t d : outer)
+                            base += f.idx[static_cast<std::size_t>(s.lhs[d])] * strides[d];
+                          for (std::size_t j = 0; j < line.size(); ++j)
+                            out[static_cast<std::size_t>(base + static_cast<std::int64_t>(j) *
+                                                                    strides[scan_dim])] = line[j];
+                        } catch (const EvalError& e) {
+                          first.offer(k, e.what());
+                          return;
+                        }
+                      }
+                    });
+  first.rethrow();
+}
+
+// The row-major coordinate of element `linear` of a tensor of `shape`, for messages.
+std::string coordinate_text(const std::vector<std::int64_t>& shape, std::int64_t linear) {
+  std::vector<std::int64_t> coord(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    coord[d] = linear % shape[d];
+    linear /= shape[d];
+  }
+  return shape_text(coord);
+}
+
+// Output `tensor`'s values rounded once into its dtype.
+Buffer round_output(const Instance& in, int tensor, const std::vector<double>& values) {
+  const TensorDecl& t = in.program->decls.tensors[static_cast<std::size_t>(tensor)];
+  Buffer b = Buffer::zeros(t.dtype, in.shapes[static_cast<std::size_t>(tensor)]);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (!representable(t.dtype, values[i]))
+      throw EvalError("output '" + t.name + "' at " +
+                      coordinate_text(b.shape, static_cast<std::int64_t>(i)) + " is " +
+                      std::to_string(values[i]) + ", which a " + std::string(to_string(t.dtype)) +
+                      " cannot hold");
+    b.set(static_cast<std::int64_t>(i), values[i]);
+  }
+  return b;
+}
+
+// Elements computed on demand and remembered: what the samples read of the temporaries.
+class LazyStore final : public Store {
+ public:
+  explicit LazyStore(const Instance& in)
+      : in_(in), memo_(in.shapes.size()), statement_of_(in.shapes.size(), -1) {
+    for (std::size_t k = 0; k < in.program->statements.size(); ++k)
+      statement_of_[static_cast<std::size_t>(in.program->statements[k].tensor)] =
+          static_cast<int>(k);
+  }
+
+  double computed(int tensor, std::int64_t linear) override {
+    auto& memo = memo_[static_cast<std::size_t>(tensor)];
+    if (auto it = memo.find(linear); it != memo.end()) return it->second;
+    const double v = compute(tensor, linear);
+    memo.emplace(linear, v);
+    return v;
+  }
+
+ private:
+  double compute(int tensor, std::int64_t linear) {
+    const int statement = statement_of_[static_cast<std::size_t>(tensor)];
+    const Statement& s = in_.program->statements[static_cast<std::size_t>(statement)];
+    Frame f(in_, statement);
+    const std::vector<std::int64_t>& shape = in_.shapes[static_cast<std::size_t>(tensor)];
+    for (std::size_t d = shape.size(); d-- > 0;) {
+      f.idx[static_cast<std::size_t>(s.lhs[d])] = linear % shape[d];
+      linear /= shape[d];
+    }
+    Machine machine(in_, *this);
+    return machine.element(f);
+  }
+
+  const Instance& in_;
+  std::vector<std::unordered_map<std::int64_t, double>> memo_;
+  std::vector<int> statement_of_;
+};
+
+}  // namespace
+
+Tensors evaluate(const Program& p, const DimValues& dims, const Tensors& inputs) {
+  const Instance in = make_instance(p, dims, inputs);
+  FullStore store(in);
+  for (std::size_t k = 0; k < p.statements.size(); ++k)
+    run_statement(in, store, static_cast<int>(k));
+  Tensors outputs;
+  for (std::size_t t = 0; t < p.decls.tensors.size(); ++t)
+    if (p.decls.tensors[t].role == Role::output)
+      outputs.emplace(p.decls.tensors[t].name,
+                      round_output(in, static_cast<int>(t), store.of(static_cast<int>(t))));
+  return outputs;
+}
+
+std::vector<double> evaluate_at(const Program& p, const DimValues& dims, const Tensors& inputs,
+                                std::span<const Sample> samples) {
+  const Instance in = make_instance(p, dims, inputs);
+  LazyStore store(in);
+  std::vector<double> values;
+  for (const Sample& sample : samples) {
+    int tensor = -1;
+    for (std::size_t t = 0; t < p.decls.tensors.size(); ++t)
+      if (p.decls.tensors[t].name == sample.output && p.decls.tensors[t].role == Role::output)
+        tensor = static_cast<int>(t);
+    if (tensor < 0) throw EvalError("no output named '" + sample.output + "'");
+    const std::vector<std::int64_t>& shape = in.shapes[static_cast<std::size_t>(tensor)];
+    if (sample.coord.size() != shape.size())
+      throw EvalError("a sample of '" + sample.output + "' has " +
+                      std::to_string(sample.coord.size()) + " coordinates for a shape " +
+                      shape_text(shape));
+    std::int64_t linear = 0;
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+      if (sample.coord[d] < 0 || sample.coord[d] >= shape[d])
+        throw EvalError("sample " + shape_text(sample.coord) + " is outside '" + sample.output +
+                        "' of shape " + shape_text(shape));
+      linear = linear * shape[d] + sample.coord[d];
+    }
+    const TensorDecl& t = p.decls.tensors[static_cast<std::size_t>(tensor)];
+    const double v = store.computed(tensor, linear);
+    Buffer one = Buffer::zeros(t.dtype, {});
+    if (!representable(t.dtype, v))
+      throw EvalError("output '" + t.name + "' at " + shape_text(sample.coord) + " is " +
+                      std::to_string(v) + ", which a " + std::string(to_string(t.dtype)) +
+                      " cannot hold");
+    one.set(0, v);
+    values.push_back(one.get(0));
+  }
+  return values;
+}
+
+}  // namespace kq::ix

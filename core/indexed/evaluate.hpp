@@ -1,0 +1,50 @@
+// The float64 reference of an indexed program: the definition of what every arm must compute.
+//
+// Statements run in order. Every element is computed in float64 from its inputs read exactly;
+// temporaries and outputs are kept unrounded in float64 while later statements read them, and
+// each output is rounded once, to nearest even, into its dtype at the end. Sums and cumsums are
+// compensated (accumulate.hpp); max and min propagate NaN; argmax and argmin give the first index
+// of the extreme, a NaN counting as the extreme (the first NaN wins). Each statement runs in
+// parallel over its left-hand side's indices (over all but the scanned one for a scan), and each
+// element is computed by one thread in a fixed order, so the results are the same bit for bit
+// whatever the number of threads.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "indexed/buffer.hpp"
+#include "indexed/program.hpp"
+
+namespace kq::ix {
+
+using DimValues = std::map<std::string, std::int64_t, std::less<>>;
+using Tensors = std::map<std::string, Buffer, std::less<>>;
+
+// A problem met while evaluating: a missing or mis-shaped input, a subscript or gather out of
+// range, an empty argmax, an integer output given a value it cannot hold. The message names
+// the statement and the coordinate.
+struct EvalError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Every output, by name, for these dim values and inputs (one Buffer per input, by name, of the
+// declared dtype and shape). Throws EvalError.
+Tensors evaluate(const Program& p, const DimValues& dims, const Tensors& inputs);
+
+// One element of an output.
+struct Sample {
+  std::string output;
+  std::vector<std::int64_t> coord;
+};
+
+// The value each sample has in evaluate()'s outputs (rounded to the output's dtype, returned as
+// a double), computing only what those elements need: the elements of temporaries they read,
+// and for a scan the run up to the element. Agrees exactly with evaluate() at those coordinates.
+std::vector<double> evaluate_at(const Program& p, const DimValues& dims, const Tensors& inputs,
+                                std::span<const Sample> samples);
+
+}  // namespace kq::ix

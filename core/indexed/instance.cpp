@@ -1,0 +1,65 @@
+#include "indexed/instance.hpp"
+
+namespace kq::ix {
+namespace {
+
+std::int64_t extent_value(const Extent& e, const std::vector<std::int64_t>& dims) {
+  return e.is_dim() ? dims[static_cast<std::size_t>(e.dim)] : e.constant;
+}
+
+}  // namespace
+
+std::int64_t Instance::numel(int tensor) const {
+  std::int64_t n = 1;
+  for (std::int64_t e : shapes[static_cast<std::size_t>(tensor)]) n *= e;
+  return n;
+}
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string s = "[";
+  for (std::size_t d = 0; d < shape.size(); ++d) s += (d ? ", " : "") + std::to_string(shape[d]);
+  return s + "]";
+}
+
+Instance make_instance(const Program& p, const DimValues& dims, const Tensors& inputs) {
+  Instance in;
+  in.program = &p;
+  for (const DimDecl& d : p.decls.dims) {
+    auto it = dims.find(d.name);
+    if (it == dims.end()) throw EvalError("no value for dim '" + d.name + "'");
+    if (it->second < 0)
+      throw EvalError("dim '" + d.name + "' = " + std::to_string(it->second) + " is negative");
+    in.dims.push_back(it->second);
+  }
+  for (const IndexVar& v : p.indices) in.extents.push_back(extent_value(v.extent, in.dims));
+  for (const TensorDecl& t : p.decls.tensors) {
+    std::vector<std::int64_t> shape;
+    for (const Extent& e : t.shape) shape.push_back(extent_value(e, in.dims));
+    std::vector<std::int64_t> strides(shape.size(), 1);
+    for (std::size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
+    const Buffer* buffer = nullptr;
+    if (t.role == Role::input) {
+      auto it = inputs.find(t.name);
+      if (it == inputs.end()) throw EvalError("no buffer for input '" + t.name + "'");
+      buffer = &it->second;
+      if (buffer->dtype != t.dtype)
+        throw EvalError("input '" + t.name + "' is declared " + std::string(to_string(t.dtype)) +
+                        " but its buffer is " + std::string(to_string(buffer->dtype)));
+      if (buffer->shape != shape ||
+          buffer->bytes.size() != static_cast<std::size_t>(buffer->numel()) * size_of(t.dtype))
+        throw EvalError("input '" + t.name + "' has shape " + shape_text(shape) +
+                        " for these dims but its buffer has shape " + shape_text(buffer->shape));
+    }
+    in.shapes.push_back(std::move(shape));
+    in.strides.push_back(std::move(strides));
+    in.inputs.push_back(buffer);
+  }
+  int next = 0;
+  for (const Statement& s : p.statements) {
+    in.first_node.push_back(next);
+    next = s.root + 1;
+  }
+  return in;
+}
+
+}  // namespace kq::ix

@@ -1,0 +1,194 @@
+// The statements language: what parses into what, and every error with its line:column and the
+// name at fault.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "indexed/parser.hpp"
+
+namespace {
+
+using namespace kq::ix;
+
+Declarations rows() {
+  Declarations d;
+  d.dims = {{"M", DimKind::free}, {"N", DimKind::reduced}};
+  d.params = {{"eps", 1e-5}};
+  d.tensors = {
+      {"x", Role::input, Dtype::f32, {"M", "N"}}, {"w", Role::input, Dtype::f32, {"N"}},
+      {"t", Role::input, Dtype::i64, {"M"}},      {"mx", Role::temporary, Dtype::f32, {"M"}},
+      {"s", Role::temporary, Dtype::f32, {"M"}},  {"y", Role::output, Dtype::f32, {"M", "N"}},
+      {"r", Role::output, Dtype::f32, {"M"}}};
+  return d;
+}
+
+Program parse_ok(std::string_view text, const Declarations& d = rows()) {
+  ParseResult r = parse_program(text, d);
+  INFO("error: ", r.error ? r.error->text() : "");
+  REQUIRE(r.program.has_value());
+  return *r.program;
+}
+
+// The error's text, which must start with "line:column:".
+std::string parse_error(std::string_view text, const Declarations& d = rows()) {
+  ParseResult r = parse_program(text, d);
+  REQUIRE(r.error.has_value());
+  return r.error->text();
+}
+
+void check_error(std::string_view text, std::string_view at, std::string_view mentions,
+                 const Declarations& d = rows()) {
+  const std::string e = parse_error(text, d);
+  INFO("error: ", e);
+  CHECK(e.rfind(std::string(at) + ":", 0) == 0);
+  CHECK(e.find(mentions) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("softmax parses into four statements with reductions over n") {
+  Program p = parse_ok(
+      "mx[m] = max(n, x[m, n])\n"
+      "s[m] = sum(n, exp(x[m, n] - mx[m]))\n"
+      "# a comment line, and a blank line\n"
+      "\n"
+      "y[m, n] = exp(x[m, n] - mx[m]) / s[m]\n"
+      "r[m] = max(mx[m], 0)  # the binary max\n");
+  REQUIRE(p.statements.size() == 4);
+  CHECK(p.statements[2].line == 5);
+  const Node& root0 = p.nodes[static_cast<std::size_t>(p.statements[0].root)];
+  CHECK(root0.kind == NodeKind::reduce);
+  CHECK(root0.reduction == Reduction::max);
+  const Node& root3 = p.nodes[static_cast<std::size_t>(p.statements[3].root)];
+  CHECK(root3.kind == NodeKind::apply);
+  CHECK(root3.op == kq::Op::max);
+  // The reduction's index ranges over N, learnt from x's second dimension.
+  CHECK(p.indices[static_cast<std::size_t>(root0.over[0])].extent.name == "N");
+}
+
+TEST_CASE("reductions over several indices, scans with flags, gathers and index arithmetic") {
+  Declarations d;
+  d.dims = {{"B", DimKind::free},    {"C", DimKind::free}, {"H", DimKind::reduced},
+            {"W", DimKind::reduced}, {"G", DimKind::free}, {"CG", DimKind::free}};
+  d.tensors = {{"x", Role::input, Dtype::f32, {"B", "C", "H", "W"}},
+               {"v", Role::input, Dtype::f32, {"B", "G", "CG"}},
+               {"t", Role::input, Dtype::i32, {"B"}},
+               {"a", Role::output, Dtype::f32, {"B", "C"}},
+               {"c", Role::output, Dtype::f32, {"B", "C", "H", "W"}},
+               {"g", Role::output, Dtype::f32, {"B"}},
+               {"q", Role::output, Dtype::f32, {"B", "C"}}};
+  Program p = parse_ok(
+      "a[b, k] = sum((h, w), x[b, k, h, w]) / (H * W)\n"
+      "c[b, k, h, w] = cumsum(w, x[b, k, h, w], exclusive, reverse)\n"
+      "g[b] = x[b, t[b], 0, W - 1]\n"
+      "q[b, k] = max((h, w), x[b, k, h, w]) + v[b, 0, 0]\n",
+      d);
+  const Node& scan = p.nodes[static_cast<std::size_t>(p.statements[1].root)];
+  CHECK(scan.kind == NodeKind::scan);
+  CHECK(scan.exclusive);
+  CHECK(scan.reverse);
+  CHECK(p.statements[1].scan_index == p.statements[1].lhs[3]);
+  const Node& q = p.nodes[static_cast<std::size_t>(p.statements[3].root)];
+  CHECK(p.nodes[static_cast<std::size_t>(q.args[0])].over.size() == 2);
+}
+
+TEST_CASE("a scalar statement and a view through index arithmetic") {
+  Declarations d;
+  d.dims = {{"N", DimKind::free}, {"G", DimKind::free}, {"CG", DimKind::free}};
+  d.tensors = {{"x", Role::input, Dtype::f32, {"N"}},
+               {"v", Role::input, Dtype::f32, {"G", "CG"}},
+               {"total", Role::output, Dtype::f64, {}},
+               {"flat", Role::output, Dtype::f32, {"G", "CG"}}};
+  parse_ok(
+      "total = sum(i, x[i])\n"
+      "flat[g, j] = x[g * CG + j] + total\n",
+      d);
+}
+
+TEST_CASE("an index used but never bound") {
+  check_error("y[m, n] = x[m, k]", "1:16", "index 'k' is used but never bound");
+}
+
+TEST_CASE("an index bound twice") {
+  check_error("y[m, m] = x[m, m]", "1:6", "index 'm' is bound twice");
+  check_error("r[m] = sum(n, sum(n, x[m, n]))", "1:19", "index 'n' is bound twice");
+}
+
+TEST_CASE("a reduction over an index the left-hand side binds") {
+  check_error("r[m] = sum(m, x[m, 0])", "1:12", "reduction over 'm'");
+  check_error("r[m] = max(m, x[m, 0])", "1:12", "reduction over 'm'");
+}
+
+TEST_CASE("a tensor accessed with the wrong number of subscripts") {
+  check_error("r[m] = x[m]", "1:8", "'x' has 2 dimension(s) but is accessed with 1");
+  check_error("r[m, n] = w[n]", "1:1", "'r' has 1 dimension(s) but the left-hand side gives 2");
+}
+
+TEST_CASE("a subscript whose range does not match the dimension") {
+  check_error("y[m, n] = x[n, m]", "1:13", "index 'n' ranges over N but dimension 1 of 'x'");
+  // Index arithmetic says it is meant: the range is then checked when evaluating.
+  parse_ok("y[m, n] = x[n + 0, m + 0]\nr[m] = 0");
+}
+
+TEST_CASE("a gather through a non-integer tensor") {
+  check_error("r[m] = x[m, w[0]]", "1:13", "gather through 'w', a f32 tensor");
+  parse_ok("r[m] = x[m, t[m]]\ny[m, n] = 0");
+}
+
+TEST_CASE("a subscript that is not an index expression") {
+  check_error("r[m] = x[m, eps]", "1:13", "a subscript is an index expression");
+  check_error("r[m] = x[m, 1.5]", "1:13", "integers");
+}
+
+TEST_CASE("a statement assigning an input") {
+  check_error("r[m] = 0\nx[m, n] = 1", "2:1", "'x' is an input");
+}
+
+TEST_CASE("a tensor assigned twice") {
+  check_error("r[m] = 0\ny[m, n] = 1\nr[m] = 1", "3:1", "'r' is assigned twice");
+}
+
+TEST_CASE("a temporary used before it is assigned") {
+  check_error("y[m, n] = x[m, n] - mx[m]\nr[m] = 0", "1:21", "'mx' is used before it is assigned");
+  check_error("r[m] = r[m] + 1\ny[m, n] = 0", "1:8", "'r' is used before it is assigned");
+}
+
+TEST_CASE("an output never assigned") {
+  check_error("y[m, n] = x[m, n]", "1:19", "output 'r' is never assigned");
+}
+
+TEST_CASE("an unknown name, with the nearest known name") {
+  check_error("r[m] = sum(n, xx[m, n])", "1:15", "unknown name 'xx' (did you mean 'x'?)");
+  check_error("r[m] = ep + 0\ny[m, n] = 0", "1:8", "did you mean 'eps'?");
+  check_error("q[m] = 0", "1:1", "unknown tensor 'q'");
+}
+
+TEST_CASE("scans run along an index of the left-hand side, flags in order") {
+  check_error("y[m, n] = cumsum(k, x[m, n])\nr[m] = 0", "1:18", "runs along an index");
+  check_error("y[m, n] = cumsum(n, x[m, n], reverse, exclusive)\nr[m] = 0", "1:39",
+              "'exclusive' or 'reverse'");
+  check_error("r[m] = sum(n, cumsum(m, x[m, n]))\ny[m, n] = 0", "1:15", "not supported");
+}
+
+TEST_CASE("syntax errors name their column") {
+  check_error("r[m] = (x[m, 0] + 1\ny[m, n] = 0", "1:20", "expected ')'");
+  check_error("r[m] 0", "1:6", "expected '='");
+  check_error("r[m] = exp(1, 2)", "1:8", "exp takes 1 argument(s), got 2");
+  check_error("r[m] = 1 $ 2", "1:10", "unexpected character '$'");
+}
+
+TEST_CASE("the range of a reduction's index must be learnt from a plain subscript") {
+  check_error("r[m] = sum(k, x[m, k + 1])\ny[m, n] = 0", "1:8", "range of index 'k'");
+}
+
+TEST_CASE("declarations: unknown dims and reserved or repeated names") {
+  Declarations d = rows();
+  d.tensors.push_back({"z", Role::input, Dtype::f32, {"K"}});
+  CHECK(parse_error("r[m] = 0", d).find("undeclared dim 'K'") != std::string::npos);
+  d = rows();
+  d.tensors.push_back({"sum", Role::input, Dtype::f32, {"M"}});
+  CHECK(parse_error("r[m] = 0", d).find("'sum'") != std::string::npos);
+  d = rows();
+  d.params.push_back({"x", 1.0});
+  CHECK(parse_error("r[m] = 0", d).find("declared twice") != std::string::npos);
+}

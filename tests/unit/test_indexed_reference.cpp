@@ -1,0 +1,444 @@
+// The reference of indexed statements against hand-computed values and against straightforward
+// float64 loops written here, independently of the evaluator: softmax, log_softmax, layer norm,
+// RMS norm, sums, argmax, scans, cross-entropy, views; one rounding per output; compensated sums;
+// sampled evaluation; independence from the thread count.
+#include <doctest/doctest.h>
+#include <tbb/global_control.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "indexed/evaluate.hpp"
+#include "indexed/parser.hpp"
+#include "kq/half.hpp"
+
+namespace {
+
+using namespace kq::ix;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+Program parse(std::string_view text, const Declarations& d) {
+  ParseResult r = parse_program(text, d);
+  INFO("error: ", r.error ? r.error->text() : "");
+  REQUIRE(r.program.has_value());
+  return *r.program;
+}
+
+std::vector<double> random_values(std::size_t n, unsigned seed, double lo = -3.0, double hi = 3.0) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(lo, hi);
+  std::vector<double> v(n);
+  for (double& x : v) x = u(rng);
+  return v;
+}
+
+std::vector<double> values_of(const Buffer& b) {
+  std::vector<double> v(static_cast<std::size_t>(b.numel()));
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = b.get(static_cast<std::int64_t>(i));
+  return v;
+}
+
+// Within a few ulps of float64: the evaluator sums with compensation, the loops here plainly.
+void check_close(const std::vector<double>& got, const std::vector<double>& want) {
+  REQUIRE(got.size() == want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    INFO("element ", i, ": got ", got[i], ", want ", want[i]);
+    CHECK(std::fabs(got[i] - want[i]) <= 1e-14 * std::max(1.0, std::fabs(want[i])));
+  }
+}
+
+void check_bitwise(const Tensors& a, const Tensors& b) {
+  REQUIRE(a.size() == b.size());
+  for (const auto& [name, buffer] : a) {
+    INFO("output ", name);
+    CHECK(buffer.bytes == b.at(name).bytes);
+  }
+}
+
+Declarations rows(std::vector<TensorDecl> tensors) {
+  Declarations d;
+  d.dims = {{"M", DimKind::free}, {"N", DimKind::reduced}};
+  d.params = {{"eps", 1e-5}};
+  d.tensors = std::move(tensors);
+  return d;
+}
+
+constexpr std::int64_t kM = 5, kN = 7;
+
+}  // namespace
+
+TEST_CASE("softmax against float64 loops") {
+  const Program p = parse(
+      "mx[m] = max(n, x[m, n])\n"
+      "e[m, n] = exp(x[m, n] - mx[m])\n"
+      "s[m] = sum(n, e[m, n])\n"
+      "y[m, n] = e[m, n] / s[m]\n",
+      rows({{"x", Role::input, Dtype::f64, {"M", "N"}},
+            {"mx", Role::temporary, Dtype::f32, {"M"}},
+            {"e", Role::temporary, Dtype::f32, {"M", "N"}},
+            {"s", Role::temporary, Dtype::f32, {"M"}},
+            {"y", Role::output, Dtype::f64, {"M", "N"}}}));
+  const std::vector<double> x = random_values(kM * kN, 1);
+  const Tensors out =
+      evaluate(p, {{"M", kM}, {"N", kN}}, {{"x", Buffer::of(Dtype::f64, {kM, kN}, x)}});
+  std::vector<double> want(x.size());
+  for (std::int64_t m = 0; m < kM; ++m) {
+    double mx = -INFINITY, s = 0.0;
+    for (std::int64_t n = 0; n < kN; ++n) mx = std::max(mx, x[m * kN + n]);
+    for (std::int64_t n = 0; n < kN; ++n) s += std::exp(x[m * kN + n] - mx);
+    for (std::int64_t n = 0; n < kN; ++n) want[m * kN + n] = std::exp(x[m * kN + n] - mx) / s;
+  }
+  check_close(values_of(out.at("y")), want);
+}
+
+TEST_CASE("log_softmax against float64 loops") {
+  const Program p = parse(
+      "mx[m] = max(n, x[m, n])\n"
+      "lse[m] = mx[m] + log(sum(n, exp(x[m, n] - mx[m])))\n"
+      "y[m, n] = x[m, n] - lse[m]\n",
+      rows({{"x", Role::input, Dtype::f64, {"M", "N"}},
+            {"mx", Role::temporary, Dtype::f64, {"M"}},
+            {"lse", Role::temporary, Dtype::f64, {"M"}},
+            {"y", Role::output, Dtype::f64, {"M", "N"}}}));
+  const std::vector<double> x = random_values(kM * kN, 2);
+  const Tensors out =
+      evaluate(p, {{"M", kM}, {"N", kN}}, {{"x", Buffer::of(Dtype::f64, {kM, kN}, x)}});
+  std::vector<double> want(x.size());
+  for (std::int64_t m = 0; m < kM; ++m) {
+    double mx = -INFINITY, s = 0.0;
+    for (std::int64_t n = 0; n < kN; ++n) mx = std::max(mx, x[m * kN + n]);
+    for (std::int64_t n = 0; n < kN; ++n) s += std::exp(x[m * kN + n] - mx);
+    for (std::int64_t n = 0; n < kN; ++n) want[m * kN + n] = x[m * kN + n] - mx - std::log(s);
+  }
+  check_close(values_of(out.at("y")), want);
+}
+
+TEST_CASE("layer norm with mean and rstd outputs and an eps param") {
+  const Program p = parse(
+      "mean[m] = sum(n, x[m, n]) / N\n"
+      "var[m] = sum(n, (x[m, n] - mean[m]) * (x[m, n] - mean[m])) / N\n"
+      "rstd[m] = 1 / sqrt(var[m] + eps)\n"
+      "y[m, n] = (x[m, n] - mean[m]) * rstd[m] * w[n] + b[n]\n",
+      rows({{"x", Role::input, Dtype::f64, {"M", "N"}},
+            {"w", Role::input, Dtype::f64, {"N"}},
+            {"b", Role::input, Dtype::f64, {"N"}},
+            {"var", Role::temporary, Dtype::f32, {"M"}},
+            {"y", Role::output, Dtype::f64, {"M", "N"}},
+            {"mean", Role::output, Dtype::f64, {"M"}},
+            {"rstd", Role::output, Dtype::f64, {"M"}}}));
+  const std::vector<double> x = random_values(kM * kN, 3), w = random_values(kN, 4),
+                            b = random_values(kN, 5);
+  const Tensors out = evaluate(p, {{"M", kM}, {"N", kN}},
+                               {{"x", Buffer::of(Dtype::f64, {kM, kN}, x)},
+                                {"w", Buffer::of(Dtype::f64, {kN}, w)},
+                                {"b", Buffer::of(Dtype::f64, {kN}, b)}});
+  std::vector<double> y(x.size()), mean(kM), rstd(kM);
+  for (std::int64_t m = 0; m < kM; ++m) {
+    double s = 0.0, v = 0.0;
+    for (std::int64_t n = 0; n < kN; ++n) s += x[m * kN + n];
+    mean[m] = s / kN;
+    for (std::int64_t n = 0; n < kN; ++n)
+      v += (x[m * kN + n] - mean[m]) * (x[m * kN + n] - mean[m]);
+    rstd[m] = 1.0 / std::sqrt(v / kN + 1e-5);
+    for (std::int64_t n = 0; n < kN; ++n)
+      y[m * kN + n] = (x[m * kN + n] - mean[m]) * rstd[m] * w[n] + b[n];
+  }
+  check_close(values_of(out.at("y")), y);
+  check_close(values_of(out.at("mean")), mean);
+  check_close(values_of(out.at("rstd")), rstd);
+}
+
+TEST_CASE("RMS norm against float64 loops") {
+  const Program p = parse(
+      "ms[m] = sum(n, x[m, n] * x[m, n]) / N\n"
+      "y[m, n] = x[m, n] / sqrt(ms[m] + eps) * w[n]\n",
+      rows({{"x", Role::input, Dtype::f64, {"M", "N"}},
+            {"w", Role::input, Dtype::f64, {"N"}},
+            {"ms", Role::temporary, Dtype::f32, {"M"}},
+            {"y", Role::output, Dtype::f64, {"M", "N"}}}));
+  const std::vector<double> x = random_values(kM * kN, 6), w = random_values(kN, 7);
+  const Tensors out = evaluate(
+      p, {{"M", kM}, {"N", kN}},
+      {{"x", Buffer::of(Dtype::f64, {kM, kN}, x)}, {"w", Buffer::of(Dtype::f64, {kN}, w)}});
+  std::vector<double> want(x.size());
+  for (std::int64_t m = 0; m < kM; ++m) {
+    double s = 0.0;
+    for (std::int64_t n = 0; n < kN; ++n) s += x[m * kN + n] * x[m * kN + n];
+    for (std::int64_t n = 0; n < kN; ++n)
+      want[m * kN + n] = x[m * kN + n] / std::sqrt(s / kN + 1e-5) * w[n];
+  }
+  check_close(values_of(out.at("y")), want);
+}
+
+TEST_CASE("sum over dimension 1 of a 3-D tensor") {
+  Declarations d;
+  d.dims = {{"A", DimKind::free}, {"B", DimKind::reduced}, {"C", DimKind::free}};
+  d.tensors = {{"x", Role::input, Dtype::f32, {"A", "B", "C"}},
+               {"y", Role::output, Dtype::f64, {"A", "C"}}};
+  const Program p = parse("y[a, c] = sum(b, x[a, b, c])", d);
+  // x[a, b, c] = 100 a + 10 b + c: the sum over b of 3 is 300 a + 30 + 3 c.
+  std::vector<double> x;
+  for (int a = 0; a < 2; ++a)
+    for (int b = 0; b < 3; ++b)
+      for (int c = 0; c < 4; ++c) x.push_back(100 * a + 10 * b + c);
+  const Tensors out =
+      evaluate(p, {{"A", 2}, {"B", 3}, {"C", 4}}, {{"x", Buffer::of(Dtype::f32, {2, 3, 4}, x)}});
+  std::vector<double> want;
+  for (int a = 0; a < 2; ++a)
+    for (int c = 0; c < 4; ++c) want.push_back(300 * a + 30 + 3 * c);
+  CHECK(values_of(out.at("y")) == want);
+}
+
+TEST_CASE("argmax and argmin: the first of ties, the first NaN") {
+  const Program p = parse(
+      "amax[m] = argmax(n, x[m, n])\n"
+      "amin[m] = argmin(n, x[m, n])\n",
+      rows({{"x", Role::input, Dtype::f32, {"M", "N"}},
+            {"amax", Role::output, Dtype::i64, {"M"}},
+            {"amin", Role::output, Dtype::i32, {"M"}}}));
+  const std::vector<double> x = {
+      1,         5,         5,         0,          // ties: the first 5 and the 0
+      2,         kNaN,      9,         kNaN,       // the first NaN for both
+      -INFINITY, -INFINITY, -INFINITY, -INFINITY,  // all equal: index 0
+  };
+  const Tensors out = evaluate(p, {{"M", 3}, {"N", 4}}, {{"x", Buffer::of(Dtype::f32, {3, 4}, x)}});
+  CHECK(values_of(out.at("amax")) == std::vector<double>{1, 1, 0});
+  CHECK(values_of(out.at("amin")) == std::vector<double>{3, 1, 0});
+  // Over an empty range there is no first index: an error.
+  CHECK_THROWS_WITH_AS(
+      evaluate(p, {{"M", 1}, {"N", 0}}, {{"x", Buffer::zeros(Dtype::f32, {1, 0})}}),
+      doctest::Contains("argmax over an empty range"), EvalError);
+}
+
+TEST_CASE("the empty reductions: sum 0, prod 1, max -inf, min +inf") {
+  const Program p = parse(
+      "y[m] = sum(n, x[m, n]) + prod(n, x[m, n])\n"
+      "hi[m] = max(n, x[m, n])\n"
+      "lo[m] = min(n, x[m, n])\n",
+      rows({{"x", Role::input, Dtype::f32, {"M", "N"}},
+            {"y", Role::output, Dtype::f32, {"M"}},
+            {"hi", Role::output, Dtype::f32, {"M"}},
+            {"lo", Role::output, Dtype::f32, {"M"}}}));
+  const Tensors out = evaluate(p, {{"M", 2}, {"N", 0}}, {{"x", Buffer::zeros(Dtype::f32, {2, 0})}});
+  CHECK(values_of(out.at("y")) == std::vector<double>{1, 1});
+  CHECK(values_of(out.at("hi")) == std::vector<double>{-INFINITY, -INFINITY});
+  CHECK(values_of(out.at("lo")) == std::vector<double>{INFINITY, INFINITY});
+}
+
+TEST_CASE("cumsum inclusive, exclusive, reversed, and cumprod") {
+  const Program p = parse(
+      "inc[m, n] = cumsum(n, x[m, n])\n"
+      "exc[m, n] = cumsum(n, x[m, n], exclusive)\n"
+      "rev[m, n] = cumsum(n, x[m, n], reverse)\n"
+      "both[m, n] = cumsum(n, x[m, n], exclusive, reverse)\n"
+      "pro[m, n] = cumprod(n, x[m, n]) + 0 * cumprod(n, x[m, n], exclusive)\n"
+      "pex[m, n] = cumprod(n, x[m, n], exclusive)\n",
+      rows({{"x", Role::input, Dtype::f32, {"M", "N"}},
+            {"inc", Role::output, Dtype::f32, {"M", "N"}},
+            {"exc", Role::output, Dtype::f32, {"M", "N"}},
+            {"rev", Role::output, Dtype::f32, {"M", "N"}},
+            {"both", Role::output, Dtype::f32, {"M", "N"}},
+            {"pro", Role::output, Dtype::f32, {"M", "N"}},
+            {"pex", Role::output, Dtype::f32, {"M", "N"}}}));
+  const std::vector<double> x = {1, 2, 3, 4, 2, 2, 2, 2};
+  const Tensors out = evaluate(p, {{"M", 2}, {"N", 4}}, {{"x", Buffer::of(Dtype::f32, {2, 4}, x)}});
+  CHECK(values_of(out.at("inc")) == std::vector<double>{1, 3, 6, 10, 2, 4, 6, 8});
+  CHECK(values_of(out.at("exc")) == std::vector<double>{0, 1, 3, 6, 0, 2, 4, 6});
+  CHECK(values_of(out.at("rev")) == std::vector<double>{10, 9, 7, 4, 8, 6, 4, 2});
+  CHECK(values_of(out.at("both")) == std::vector<double>{9, 7, 4, 0, 6, 4, 2, 0});
+  CHECK(values_of(out.at("pro")) == std::vector<double>{1, 2, 6, 24, 2, 4, 8, 16});
+  CHECK(values_of(out.at("pex")) == std::vector<double>{1, 1, 2, 6, 1, 2, 4, 8});
+}
+
+TEST_CASE("cross-entropy with integer targets: a gather") {
+  const Program p = parse(
+      "mx[m] = max(n, x[m, n])\n"
+      "lse[m] = mx[m] + log(sum(n, exp(x[m, n] - mx[m])))\n"
+      "loss = sum(m, lse[m] - x[m, t[m]]) / M\n",
+      rows({{"x", Role::input, Dtype::f64, {"M", "N"}},
+            {"t", Role::input, Dtype::i64, {"M"}},
+            {"mx", Role::temporary, Dtype::f64, {"M"}},
+            {"lse", Role::temporary, Dtype::f64, {"M"}},
+            {"loss", Role::output, Dtype::f64, {}}}));
+  const std::vector<double> x = random_values(kM * kN, 8);
+  const std::vector<double> t = {0, 6, 3, 3, 1};
+  const Tensors in = {{"x", Buffer::of(Dtype::f64, {kM, kN}, x)},
+                      {"t", Buffer::of(Dtype::i64, {kM}, t)}};
+  const Tensors out = evaluate(p, {{"M", kM}, {"N", kN}}, in);
+  double loss = 0.0;
+  for (std::int64_t m = 0; m < kM; ++m) {
+    double mx = -INFINITY, s = 0.0;
+    for (std::int64_t n = 0; n < kN; ++n) mx = std::max(mx, x[m * kN + n]);
+    for (std::int64_t n = 0; n < kN; ++n) s += std::exp(x[m * kN + n] - mx);
+    loss += mx + std::log(s) - x[m * kN + static_cast<std::int64_t>(t[m])];
+  }
+  check_close(values_of(out.at("loss")), {loss / kM});
+
+  // A target outside [0, N): the error names the statement, the coordinate and the value.
+  Tensors bad = in;
+  bad.at("t").set(2, 7);
+  CHECK_THROWS_WITH_AS(evaluate(p, {{"M", kM}, {"N", kN}}, bad),
+                       doctest::Contains("line 3 `loss = sum(m, lse[m] - x[m, t[m]]) / M`: "
+                                         "subscript 2 of 'x' is 7 (a gather through 't'), "
+                                         "outside [0, 7)"),
+                       EvalError);
+}
+
+TEST_CASE("a 2-D view through index arithmetic") {
+  Declarations d;
+  d.dims = {{"G", DimKind::free}, {"CG", DimKind::free}};
+  d.tensors = {{"x", Role::input, Dtype::f32, {"G", "CG"}},
+               {"y", Role::output, Dtype::f32, {"CG", "G"}},
+               {"z", Role::output, Dtype::f32, {"G", "CG"}}};
+  const Program p = parse(
+      "y[j, g] = x[g, j]\n"
+      "z[g, j] = x[G - 1 - g, CG - 1 - j] + x[g, 0] * 0\n",
+      d);
+  const std::vector<double> x = {0, 1, 2, 3, 4, 5};  // 2 x 3
+  const Tensors out =
+      evaluate(p, {{"G", 2}, {"CG", 3}}, {{"x", Buffer::of(Dtype::f32, {2, 3}, x)}});
+  CHECK(values_of(out.at("y")) == std::vector<double>{0, 3, 1, 4, 2, 5});
+  CHECK(values_of(out.at("z")) == std::vector<double>{5, 4, 3, 2, 1, 0});
+}
+
+TEST_CASE("outputs are rounded once to f16 and bf16; temporaries are not rounded") {
+  Declarations d;
+  d.dims = {{"N", DimKind::free}};
+  d.tensors = {{"x", Role::input, Dtype::f64, {"N"}},
+               {"t", Role::temporary, Dtype::f16, {"N"}},
+               {"h", Role::output, Dtype::f16, {"N"}},
+               {"b", Role::output, Dtype::bf16, {"N"}},
+               {"back", Role::output, Dtype::f64, {"N"}}};
+  const Program p = parse(
+      "t[i] = x[i] / 3\n"
+      "h[i] = t[i]\n"
+      "b[i] = t[i] * 7\n"
+      "back[i] = t[i] * 3\n",
+      d);
+  const std::vector<double> x = random_values(64, 9, -100.0, 100.0);
+  const Tensors out = evaluate(p, {{"N", 64}}, {{"x", Buffer::of(Dtype::f64, {64}, x)}});
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double t = x[i] / 3;
+    CHECK(out.at("h").get(static_cast<std::int64_t>(i)) == kq::round_to(kq::DType::f16, t));
+    CHECK(out.at("b").get(static_cast<std::int64_t>(i)) == kq::round_to(kq::DType::bf16, t * 7));
+    CHECK(out.at("back").get(static_cast<std::int64_t>(i)) == t * 3);  // t kept in float64
+  }
+}
+
+TEST_CASE("sums are compensated: 1 + 2^20 terms of 2^-60 is 1 + 2^-40 exactly") {
+  Declarations d;
+  d.dims = {{"N", DimKind::reduced}};
+  d.tensors = {{"x", Role::input, Dtype::f64, {"N"}},
+               {"total", Role::output, Dtype::f64, {}},
+               {"running", Role::output, Dtype::f64, {"N"}}};
+  const Program p = parse(
+      "total = sum(n, x[n])\n"
+      "running[n] = cumsum(n, x[n])\n",
+      d);
+  const std::int64_t n = (std::int64_t{1} << 20) + 1;
+  std::vector<double> x(static_cast<std::size_t>(n), std::ldexp(1.0, -60));
+  x[0] = 1.0;
+  double plain = 0.0;
+  for (double v : x) plain += v;
+  CHECK(plain == 1.0);  // every small term is lost in a plain sum
+  const Tensors out = evaluate(p, {{"N", n}}, {{"x", Buffer::of(Dtype::f64, {n}, x)}});
+  CHECK(out.at("total").get(0) == 1.0 + std::ldexp(1.0, -40));
+  CHECK(out.at("running").get(n - 1) == 1.0 + std::ldexp(1.0, -40));
+  // Cancellation: 1e16 + 1 - 1e16 is 1, not 0.
+  const std::vector<double> c = {1e16, 1.0, -1e16};
+  CHECK(evaluate(p, {{"N", 3}}, {{"x", Buffer::of(Dtype::f64, {3}, c)}}).at("total").get(0) == 1.0);
+}
+
+namespace {
+
+// Softmax with its temporaries, a scan, a gather and a multi-index reduction: most paths.
+struct Mixed {
+  Program program;
+  DimValues dims;
+  Tensors inputs;
+};
+
+Mixed mixed(std::int64_t m, std::int64_t n) {
+  Mixed x;
+  x.program = parse(
+      "mx[i] = max(j, x[i, j])\n"
+      "s[i] = sum(j, exp(x[i, j] - mx[i]))\n"
+      "y[i, j] = exp(x[i, j] - mx[i]) / s[i]\n"
+      "c[i, j] = cumsum(j, y[i, j] * x[i, j], reverse) + x[i, t[i]]\n"
+      "a[i] = argmax(j, x[i, j])\n"
+      "total = sum((i, j), x[i, j] * x[i, j])\n",
+      rows({{"x", Role::input, Dtype::f32, {"M", "N"}},
+            {"t", Role::input, Dtype::i32, {"M"}},
+            {"mx", Role::temporary, Dtype::f32, {"M"}},
+            {"s", Role::temporary, Dtype::f32, {"M"}},
+            {"y", Role::output, Dtype::bf16, {"M", "N"}},
+            {"c", Role::output, Dtype::f32, {"M", "N"}},
+            {"a", Role::output, Dtype::i64, {"M"}},
+            {"total", Role::output, Dtype::f32, {}}}));
+  x.dims = {{"M", m}, {"N", n}};
+  std::vector<double> t(static_cast<std::size_t>(m));
+  for (std::int64_t i = 0; i < m; ++i)
+    t[static_cast<std::size_t>(i)] = static_cast<double>((i * 7) % n);
+  x.inputs = {
+      {"x", Buffer::of(Dtype::f32, {m, n}, random_values(static_cast<std::size_t>(m * n), 10))},
+      {"t", Buffer::of(Dtype::i32, {m}, t)}};
+  return x;
+}
+
+}  // namespace
+
+TEST_CASE("sampled evaluation equals the full evaluation at those coordinates") {
+  const Mixed x = mixed(37, 300);
+  const Tensors full = evaluate(x.program, x.dims, x.inputs);
+  std::vector<Sample> samples = {{"y", {0, 0}},    {"y", {36, 299}}, {"c", {0, 0}}, {"c", {5, 150}},
+                                 {"c", {36, 299}}, {"a", {17}},      {"total", {}}};
+  std::mt19937 rng(11);
+  for (int k = 0; k < 40; ++k)
+    samples.push_back(
+        {k % 2 ? "y" : "c",
+         {static_cast<std::int64_t>(rng() % 37), static_cast<std::int64_t>(rng() % 300)}});
+  const std::vector<double> got = evaluate_at(x.program, x.dims, x.inputs, samples);
+  for (std::size_t k = 0; k < samples.size(); ++k) {
+    const Buffer& b = full.at(samples[k].output);
+    std::int64_t linear = 0;
+    for (std::size_t d = 0; d < samples[k].coord.size(); ++d)
+      linear = linear * b.shape[d] + samples[k].coord[d];
+    INFO("sample ", k, " of ", samples[k].output);
+    CHECK(std::bit_cast<std::uint64_t>(got[k]) == std::bit_cast<std::uint64_t>(b.get(linear)));
+  }
+}
+
+TEST_CASE("results do not depend on the number of threads") {
+  const Mixed x = mixed(300, 1000);
+  Tensors one, many;
+  {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 1);
+    one = evaluate(x.program, x.dims, x.inputs);
+  }
+  {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 4);
+    many = evaluate(x.program, x.dims, x.inputs);
+  }
+  check_bitwise(one, many);
+}
+
+TEST_CASE("evaluation errors: missing dims and inputs, bad shapes, unrepresentable outputs") {
+  const Mixed x = mixed(4, 5);
+  CHECK_THROWS_WITH_AS(evaluate(x.program, {{"M", 4}}, x.inputs),
+                       doctest::Contains("no value for dim 'N'"), EvalError);
+  CHECK_THROWS_WITH_AS(evaluate(x.program, {{"M", 4}, {"N", 6}}, x.inputs),
+                       doctest::Contains("input 'x' has shape [4, 6]"), EvalError);
+  Declarations d;
+  d.dims = {{"N", DimKind::free}};
+  d.tensors = {{"x", Role::input, Dtype::f32, {"N"}}, {"k", Role::output, Dtype::i32, {"N"}}};
+  const Program p = parse("k[i] = x[i] / 2", d);
+  CHECK_THROWS_WITH_AS(
+      evaluate(p, {{"N", 2}}, {{"x", Buffer::of(Dtype::f32, {2}, std::vector<double>{2, 3})}}),
+      doctest::Contains("output 'k' at [1] is 1.5"), EvalError);
+}
