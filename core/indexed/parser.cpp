@@ -11,6 +11,7 @@
 #include "expr/lexer.hpp"
 #include "expr/syntax.hpp"
 #include "indexed/lexer.hpp"
+#include "indexed/names.hpp"
 #include "indexed/nearest.hpp"
 
 namespace kq::ix {
@@ -23,47 +24,6 @@ struct Failure {
   std::size_t pos;
   std::string message;
 };
-
-struct Keyword {
-  std::string_view name;
-  bool scan;
-  Reduction reduction;
-  ScanKind scan_kind;
-};
-
-constexpr Keyword kKeywords[] = {
-    {"sum", false, Reduction::sum, ScanKind::cumsum},
-    {"prod", false, Reduction::prod, ScanKind::cumsum},
-    {"argmax", false, Reduction::argmax, ScanKind::cumsum},
-    {"argmin", false, Reduction::argmin, ScanKind::cumsum},
-    {"cumsum", true, Reduction::sum, ScanKind::cumsum},
-    {"cumprod", true, Reduction::sum, ScanKind::cumprod},
-};
-
-std::optional<Keyword> keyword_named(std::string_view name) {
-  for (const Keyword& k : kKeywords)
-    if (k.name == name) return k;
-  return std::nullopt;
-}
-
-bool is_lower_name(std::string_view s) {
-  if (s.empty() || !(s[0] >= 'a' && s[0] <= 'z')) return false;
-  for (char c : s)
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
-  return true;
-}
-
-bool is_reserved(std::string_view name) {
-  return keyword_named(name) || syntax::function_named(name) || name == syntax::kInf ||
-         name == syntax::kNan;
-}
-
-template <typename T>
-int find_named(const std::vector<T>& items, std::string_view name) {
-  for (std::size_t i = 0; i < items.size(); ++i)
-    if (items[i].name == name) return static_cast<int>(i);
-  return -1;
-}
 
 // Which tensors have been assigned by the statements parsed so far.
 struct Progress {
@@ -613,38 +573,6 @@ class StatementParser {
 }  // namespace
 
 namespace {
-
-// Names unique and not reserved, shapes over declared dims: a problem here is the declarer's, so
-// it is reported at line 0.
-std::optional<std::string> declaration_problem(Declarations& d) {
-  std::vector<std::string> seen;
-  auto check_name = [&](const std::string& name,
-                        std::string_view what) -> std::optional<std::string> {
-    if (name.empty()) return std::string(what) + " with an empty name";
-    if (is_reserved(name))
-      return std::string(what) + " '" + name + "' is named like a function, reduction or constant";
-    for (const std::string& s : seen)
-      if (s == name) return "the name '" + name + "' is declared twice";
-    seen.push_back(name);
-    return std::nullopt;
-  };
-  for (const DimDecl& x : d.dims)
-    if (auto e = check_name(x.name, "a dim")) return e;
-  for (const ParamDecl& x : d.params)
-    if (auto e = check_name(x.name, "a param")) return e;
-  for (TensorDecl& t : d.tensors) {
-    if (auto e = check_name(t.name, "a tensor")) return e;
-    for (Extent& e : t.shape) {
-      if (!e.is_dim()) {
-        if (e.constant < 0) return "tensor '" + t.name + "' has a negative extent";
-        continue;
-      }
-      e.dim = find_named(d.dims, e.name);
-      if (e.dim < 0) return "tensor '" + t.name + "' has the undeclared dim '" + e.name + "'";
-    }
-  }
-  return std::nullopt;
-}
 
 // The line without its comment, if any.
 std::string_view strip_comment(std::string_view line) {
