@@ -4,7 +4,9 @@
 # that what is left is JSON, markdown and logs.
 #
 #   tools/gpu_check.sh KQ_DIR OUT tests     ctest's gpu suite (the selftest over every spec
-#                                           included; kept in OUT/tests/selftest)
+#                                           included; kept in OUT/tests/selftest); KQ_GPU_TESTS
+#                                           and KQ_GPU_TESTS_EXCLUDE (ctest -R / -E regexes) split
+#                                           it: the whole suite no longer fits in 10 minutes
 #   tools/gpu_check.sh KQ_DIR OUT residual  kq run residual_relu with the same arm timed twice,
 #                                           then tools/crosscheck.py against do_bench and ncu
 #   tools/gpu_check.sh KQ_DIR OUT specs     kq run on every other shipped spec (--quick)
@@ -27,6 +29,10 @@
 #                                           residual_relu (2^31 + 5 included) with every good
 #                                           arm (or those of KQ_FULL_ARMS), its wall time, the
 #                                           slowest cases' stages and each arm's span
+#   tools/gpu_check.sh KQ_DIR OUT first     the README's first arms (examples/first_arm): the CUDA
+#                                           plugin built against KQ_DIR's SDK, then kq run --quick
+#                                           of residual_relu with it, the Triton arm (after part
+#                                           python), nvrtc_jit and torch_compile
 #   tools/gpu_check.sh KQ_DIR OUT half      kq run --quick on the half-precision specs named in
 #                                           KQ_HALF_SPECS (default: all four) with every arm
 #                                           (or those of KQ_HALF_ARMS that take the spec), at
@@ -123,11 +129,28 @@ for arm, (a, b) in sorted(span.items(), key=lambda kv: kv[1][1] or 0):
     print("%-36s from %6.1f s to %6.1f s" % (arm, a, b or -1))
 PY
     ;;
+  first)
+    examples="$here/../examples/first_arm"
+    step "build examples/first_arm against $kq_dir"
+    cmake -S "$examples" -B "$out/first-build" -DCMAKE_PREFIX_PATH="$kq_dir" \
+      -DCMAKE_BUILD_TYPE=Release >"$out/first-build.log" 2>&1 &&
+      cmake --build "$out/first-build" >>"$out/first-build.log" 2>&1 || {
+      tail -n 30 "$out/first-build.log"
+      exit 1
+    }
+    plugin=$(find "$out/first-build" -name 'libkq_first_arm.so' | head -n 1)
+    step "kq run residual_relu --quick with the first arms"
+    "${kq_env[@]}" "$kq" run "$specs/residual_relu.yaml" --quick --runs-dir "$out/runs" \
+      --plugin "$plugin" --python-arms "$examples" \
+      --arms cuda_residual_relu,triton_residual_relu,nvrtc_jit,torch_compile 2>&1 |
+      tee "$out/first-run.log" | tail -n 30
+    ;;
   tests)
     step "nvidia-smi"
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
     step "ctest -L gpu"
     KQ_TEST_OUT="$out/tests" "${kq_env[@]}" ctest --test-dir "$kq_dir/tests" -L gpu \
+      ${KQ_GPU_TESTS:+-R "$KQ_GPU_TESTS"} ${KQ_GPU_TESTS_EXCLUDE:+-E "$KQ_GPU_TESTS_EXCLUDE"} \
       --output-on-failure --timeout 540 2>&1 | tee "$out/ctest.log" | tail -n 60
     ;;
   residual)
