@@ -9,7 +9,7 @@
 
 namespace kq::cli {
 
-// Documented in README.md and `kq --help`.
+// Documented in docs/cli.md and `kq --help`.
 enum ExitCode : int {
   kOk = 0,
   kCandidateFailed = 1,  // an arm failed qualification (rejected, crashed or hung), its timing-loop
