@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer target over the spec loader and the expression parser (tests/fuzz, with
 # clang and -fsanitize=fuzzer,address,undefined) and runs it, seeded from specs/,
-# tests/data/bad_specs, tests/data/fuzz_regressions and tests/fuzz/seeds. Exits non-zero on any
+# tests/data/specs_v2, tests/data/bad_specs, tests/data/fuzz_regressions and tests/fuzz/seeds. Exits non-zero on any
 # finding (crash, sanitizer report, hang over 10 s, memory over 2 GiB); the input that caused it
 # is left in BUILD/findings/. The ctest test fuzz/spec (label fuzz) runs it for 60 s.
 #   tools/fuzz.sh [--time SECONDS] [--runs N] [--build DIR] [--jobs N] [-- LIBFUZZER-ARGS...]
@@ -41,7 +41,8 @@ cmake --build "$build"
 
 # New inputs go to a working corpus of this build; the seed folders are only read.
 mkdir -p "$build/corpus" "$build/findings"
-seeds=("$root/specs" "$root/tests/data/bad_specs" "$root/tests/fuzz/seeds")
+seeds=("$root/specs" "$root/tests/data/specs_v2" "$root/tests/data/bad_specs"
+       "$root/tests/fuzz/seeds")
 [ -d "$root/tests/data/fuzz_regressions" ] && seeds+=("$root/tests/data/fuzz_regressions")
 # libFuzzer's own failure codes (77 for a crash) would read as "skipped" to ctest: 1 instead.
 limits=(-max_total_time="$time_s" -rss_limit_mb=2048 -timeout=10 -max_len=16384

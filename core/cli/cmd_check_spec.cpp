@@ -1,6 +1,7 @@
 #include <iostream>
 
 #include "cli/common.hpp"
+#include "cli/print_shaped.hpp"
 #include "expr/parser.hpp"
 #include "spec/spec.hpp"
 
@@ -17,6 +18,14 @@ int cmd_check_spec(const std::vector<std::string>& args) {
   for (const auto& f : vm["spec"].as<std::vector<std::string>>()) {
     try {
       Spec s = load_spec(f);
+      if (s.shaped) {
+        std::cout << f << ": ok: " << s.op.op << " (format 2, shaped; computed in "
+                  << to_string(s.shaped->compute) << ", " << s.shaped->timing_points.size()
+                  << " timing points, baseline " << baseline_text(s.decision)
+                  << (s.decision.eager.empty() ? "" : ", eager " + eager_text(s.decision)) << ")\n";
+        print_shaped_summary(std::cout, s);
+        continue;
+      }
       std::cout << f << ": ok: " << s.op.op << " = " << to_text(s.op.semantics, s.op.inputs) << " ("
                 << to_string(s.op.dtype)
                 << (s.op.compute == s.op.dtype

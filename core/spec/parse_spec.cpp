@@ -3,6 +3,7 @@
 // order is the one reported.
 #include "spec/map_fields.hpp"
 #include "spec/sections.hpp"
+#include "spec/shaped_sections.hpp"
 #include "spec/text_checks.hpp"
 #include "spec/yaml_document.hpp"
 #include "util/sha256.hpp"
@@ -12,16 +13,19 @@ namespace spec_detail {
 namespace {
 
 constexpr std::int64_t kFormatVersion = 1;
+constexpr std::int64_t kShapedFormatVersion = 2;
 
-// kq_spec is read first: another version may have other keys, so it decides how to read on.
-void check_format_version(const Field& root) {
+// kq_spec is read first: another version has other keys, so it decides how to read on.
+std::int64_t read_format_version(const Field& root) {
   if (auto v = peek(root, "kq_spec")) {
     const std::int64_t version = read_int(*v);
-    if (version != kFormatVersion) {
+    if (version != kFormatVersion && version != kShapedFormatVersion) {
       v->fail("unsupported kq_spec version " + std::to_string(version) +
-              "; this kq reads version " + std::to_string(kFormatVersion));
+              "; this kq reads versions 1 and 2");
     }
+    return version;
   }
+  return kFormatVersion;  // the missing key is reported with format 1's keys
 }
 
 // compute: the precision the contract evaluates in, at least the dtype's. Default: the dtype
@@ -67,21 +71,24 @@ Spec parse_spec(const std::string& text, const std::string& file) {
   check_text(src);
   const Document doc = load_document(src);
   const Field root(src, doc.root, "", doc.start);
-  check_format_version(root);
+  Spec spec;
+  spec.path = file;
+  spec.text = text;
+  spec.sha256 = sha256_hex(text);
+  if (read_format_version(root) == kShapedFormatVersion) {
+    parse_shaped(root, spec);
+    return spec;
+  }
   const MapFields top(
       root, {"kq_spec", "op", "description", "dtype", "compute", "inputs", "outputs", "semantics",
              "domain", "layouts", "compare", "qualification", "timing", "decision"});
   top.require("kq_spec");
 
-  Spec spec;
   spec.op = read_contract(top);
   spec.op.compare = read_compare(top.require("compare"));
   spec.qualification = read_qualification(top.get("qualification"));
   spec.timing = read_timing(top.require("timing"));
   spec.decision = read_decision(top.require("decision"));
-  spec.path = file;
-  spec.text = text;
-  spec.sha256 = sha256_hex(text);
   return spec;
 }
 

@@ -4,6 +4,7 @@
 
 #include "spec/map_fields.hpp"
 #include "spec/sections.hpp"
+#include "spec/shaped_sections.hpp"
 
 namespace kq::spec_detail {
 namespace {
@@ -20,22 +21,7 @@ int read_rounds(const Field& f) {
 
 }  // namespace
 
-TimingPolicy read_timing(const Field& f) {
-  TimingPolicy t;
-  MapFields m(f, {"sizes", "l2", "modes", "min_rounds", "max_rounds", "max_seconds", "warmup_ms"});
-
-  const Field sizes = m.require("sizes");
-  const std::vector<Field> items = read_list(sizes);
-  if (items.empty()) sizes.fail("at least one size is required");
-  for (const Field& item : items) {
-    const std::int64_t n = read_element_count(item);
-    if (!t.sizes.empty() && n <= t.sizes.back()) {
-      item.fail("sizes must be strictly increasing: " + std::to_string(n) + " follows " +
-                std::to_string(t.sizes.back()));
-    }
-    t.sizes.push_back(n);
-  }
-
+void read_timing_policy(const MapFields& m, TimingPolicy& t) {
   if (auto v = m.get("l2")) {
     using L2 = TimingPolicy::L2;
     static constexpr L2 kPolicies[] = {L2::flush, L2::rotate, L2::warm};
@@ -67,6 +53,25 @@ TimingPolicy read_timing(const Field& f) {
   }
   if (auto v = m.get("max_seconds")) t.max_seconds = read_positive(*v);
   if (auto v = m.get("warmup_ms")) t.warmup_ms = read_non_negative(*v);
+}
+
+TimingPolicy read_timing(const Field& f) {
+  TimingPolicy t;
+  MapFields m(f, {"sizes", "l2", "modes", "min_rounds", "max_rounds", "max_seconds", "warmup_ms"});
+
+  const Field sizes = m.require("sizes");
+  const std::vector<Field> items = read_list(sizes);
+  if (items.empty()) sizes.fail("at least one size is required");
+  for (const Field& item : items) {
+    const std::int64_t n = read_element_count(item);
+    if (!t.sizes.empty() && n <= t.sizes.back()) {
+      item.fail("sizes must be strictly increasing: " + std::to_string(n) + " follows " +
+                std::to_string(t.sizes.back()));
+    }
+    t.sizes.push_back(n);
+  }
+
+  read_timing_policy(m, t);
   return t;
 }
 

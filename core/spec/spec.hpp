@@ -4,11 +4,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "kq/op_spec.hpp"
+#include "spec/shaped.hpp"
 
 namespace kq {
 
@@ -67,6 +69,10 @@ struct Spec {
   QualificationExtras qualification;
   TimingPolicy timing;
   DecisionRule decision;
+  // Format 2 (`kq_spec: 2`, shaped operations): the contract over dims. Then `op` holds only the
+  // name, description, compute, domain and layouts, `timing` the policy without sizes and
+  // `qualification` no extra sizes; nothing runs such a spec yet (load_runnable_spec).
+  std::optional<ShapedContract> shaped;
   std::string path;    // the file it was read from
   std::string text;    // its exact contents
   std::string sha256;  // of `text`
@@ -101,5 +107,9 @@ Spec load_spec(const std::filesystem::path& file);
 // LF aside); the YAML must be one document, nest at most 32 levels, hold at most 10000 nodes and
 // no anchors or aliases. Only then is it read as a spec.
 Spec parse_spec(const std::string& text, const std::string& file);
+
+// load_spec for the commands that run a spec (run, qualify, selftest, the workers): a format-2
+// spec is refused with a SpecError at its kq_spec, "format 2 (shaped) specs are not run yet: ...".
+Spec load_runnable_spec(const std::filesystem::path& file);
 
 }  // namespace kq

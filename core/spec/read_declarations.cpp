@@ -1,0 +1,114 @@
+// dims, params, inputs, outputs, temporaries: the declarations the statements are parsed
+// against. Names are checked here, where their positions are known, so that kq::ix's own checks
+// of the declarations (reported without a position) never fire.
+#include <cmath>
+
+#include "indexed/dtype.hpp"
+#include "indexed/names.hpp"
+#include "spec/sections.hpp"
+#include "spec/shaped_sections.hpp"
+#include "spec/suggest.hpp"
+
+namespace kq::spec_detail {
+namespace {
+
+// A name not reserved by the statements language and not declared before, in any section.
+void declare(const Named& n, std::string_view what, std::vector<Named>& declared) {
+  if (ix::is_reserved(n.name)) {
+    n.key.fail(std::string(what) + " '" + n.name +
+               "' is named like a function, reduction or constant of the statements; choose "
+               "another name");
+  }
+  if (n.name == "u") {
+    n.key.fail(std::string(what) + " 'u' would hide u, the unit roundoff in tolerance formulas");
+  }
+  for (const Named& seen : declared) {
+    if (seen.name == n.name) {
+      n.key.fail("'" + n.name + "' is already declared (" + seen.key.path() + ", line " +
+                 std::to_string(seen.key.mark().line + 1) + ")");
+    }
+  }
+  declared.push_back(n);
+}
+
+ix::Extent read_extent(const Field& f, const std::vector<ix::DimDecl>& dims) {
+  if (is_plain_scalar(f.node()) && !f.node().Scalar().empty() &&
+      (f.node().Scalar()[0] >= '0' && f.node().Scalar()[0] <= '9')) {
+    return ix::Extent(read_element_count(f));
+  }
+  const std::string name = read_identifier(f, "dim");
+  if (ix::find_named(dims, name) < 0) {
+    std::vector<std::string_view> known;
+    for (const ix::DimDecl& d : dims) known.push_back(d.name);
+    std::string message = "unknown dim '" + name + "'";
+    if (auto near = closest_match(name, known)) message += "; did you mean '" + *near + "'?";
+    f.fail(message + " (dims: " + join_names(known) + ")");
+  }
+  return ix::Extent(name);
+}
+
+}  // namespace
+
+std::vector<ix::DimDecl> read_dims(const Field& f, std::vector<Named>& declared) {
+  std::vector<ix::DimDecl> dims;
+  for (const Named& n : read_named_map(f, "dim")) {
+    declare(n, "dim", declared);
+    static constexpr ix::DimKind kKinds[] = {ix::DimKind::free, ix::DimKind::reduced};
+    dims.push_back({n.name, kKinds[read_choice(n.value, "dim kind", {"free", "reduced"})]});
+  }
+  if (dims.empty()) f.fail("at least one dim is required, e.g. {M: free, N: reduced}");
+  return dims;
+}
+
+std::vector<ix::ParamDecl> read_params(const std::optional<Field>& f,
+                                       std::vector<Named>& declared) {
+  std::vector<ix::ParamDecl> params;
+  if (!f) return params;
+  for (const Named& n : read_named_map(*f, "param")) {
+    declare(n, "param", declared);
+    const double v = read_number(n.value);
+    if (!std::isfinite(v)) n.value.fail("must be a finite number, got " + shown(n.value));
+    params.push_back({n.name, v});
+  }
+  return params;
+}
+
+std::vector<ix::TensorDecl> read_tensors(const Field& f, ix::Role role,
+                                         const std::vector<ix::DimDecl>& dims,
+                                         std::vector<Named>& declared) {
+  const std::string what(ix::to_string(role));
+  std::vector<ix::TensorDecl> tensors;
+  for (const Named& n : read_named_map(f, what)) {
+    declare(n, what, declared);
+    ix::TensorDecl t;
+    t.name = n.name;
+    t.role = role;
+    MapFields m(n.value, {"dtype", "shape"});
+    static constexpr ix::Dtype kDtypes[] = {ix::Dtype::f32,    ix::Dtype::f64, ix::Dtype::f16,
+                                            ix::Dtype::bf16,   ix::Dtype::i32, ix::Dtype::i64,
+                                            ix::Dtype::boolean};
+    static const std::vector<std::string_view> kNames = {"f32", "f64", "f16", "bf16",
+                                                         "i32", "i64", "bool"};
+    // A temporary is float64 inside the reference; its dtype only says it may be gathered through.
+    const auto dtype = m.get("dtype");
+    if (dtype) {
+      t.dtype = kDtypes[read_choice(*dtype, "dtype", kNames)];
+    } else if (role == ix::Role::temporary) {
+      t.dtype = ix::Dtype::f64;
+    } else {
+      m.require("dtype");
+    }
+    for (const Field& e : read_list(m.require("shape"))) t.shape.push_back(read_extent(e, dims));
+    if (t.shape.size() > static_cast<std::size_t>(kMaxRank)) {
+      m.require("shape").fail("a tensor has at most " + std::to_string(kMaxRank) +
+                              " dimensions, got " + std::to_string(t.shape.size()));
+    }
+    tensors.push_back(std::move(t));
+  }
+  if (tensors.empty() && role != ix::Role::temporary) {
+    f.fail("at least one " + what + " is required");
+  }
+  return tensors;
+}
+
+}  // namespace kq::spec_detail
