@@ -1,0 +1,225 @@
+#include "plan/shape_points.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
+
+#include "spec/sections.hpp"
+
+namespace kq {
+static_assert(kMaxPointElements == spec_detail::kMaxElements);
+
+namespace {
+
+// A single row beyond 2^20 (and 2^24 + 1 is not a float32: a count held in f32 rounds).
+constexpr std::int64_t kHugeRow = (std::int64_t{1} << 24) + 1;
+// The row length of the point whose tensor exceeds 2^31 elements.
+constexpr std::int64_t kHugeRowsLength = 4097;
+
+std::int64_t saturating_mul(std::int64_t a, std::int64_t b) {
+  constexpr std::int64_t cap = kMaxPointElements + 1;
+  if (a == 0 || b == 0) return 0;
+  if (a >= cap || b >= cap || a > cap / b) return cap;
+  return std::min(a * b, cap);
+}
+
+int dim_index(const ShapedContract& c, const ix::Extent& e) {
+  if (e.dim >= 0) return e.dim;
+  const auto& ds = c.program.decls.dims;
+  for (std::size_t i = 0; i < ds.size(); ++i)
+    if (ds[i].name == e.name) return static_cast<int>(i);
+  return -1;
+}
+
+std::int64_t tensor_elements(const ShapedContract& c, const ix::TensorDecl& t,
+                             const std::vector<std::int64_t>& dims) {
+  std::int64_t n = 1;
+  for (const auto& e : t.shape) {
+    std::int64_t v = e.constant;
+    if (e.is_dim()) {
+      const int d = dim_index(c, e);
+      v = d >= 0 && d < static_cast<int>(dims.size()) ? dims[static_cast<std::size_t>(d)] : 1;
+    }
+    n = saturating_mul(n, v);
+  }
+  return n;
+}
+
+std::string point_name(const ShapedContract& c, const std::vector<std::int64_t>& dims) {
+  std::string s;
+  for (std::size_t i = 0; i < dims.size(); ++i)
+    s += (i ? "," : "") + c.program.decls.dims[i].name + "=" + std::to_string(dims[i]);
+  return s.empty() ? "(no dims)" : s;
+}
+
+// Greedy all-pairs: take the first pair not yet covered, then give every other dim (in order)
+// the value covering most uncovered pairs with the dims set so far (the first on ties, so the
+// smallest), keeping every tensor within `limit` (unset dims count as 1).
+std::vector<std::vector<std::int64_t>> pairwise(const ShapedContract& c,
+                                                const std::vector<std::vector<std::int64_t>>& v,
+                                                std::int64_t limit) {
+  const std::size_t k = v.size();
+  std::vector<std::vector<std::int64_t>> points;
+  if (k == 0) return {{}};
+  if (k == 1) {
+    for (auto x : v[0])
+      if (largest_tensor_elements(c, {x}) <= limit) points.push_back({x});
+    return points;
+  }
+  using Pair = std::tuple<std::size_t, std::size_t, std::size_t, std::size_t>;  // i, a, j, b
+  std::set<Pair> uncovered;
+  for (std::size_t i = 0; i < k; ++i)
+    for (std::size_t j = i + 1; j < k; ++j)
+      for (std::size_t a = 0; a < v[i].size(); ++a)
+        for (std::size_t b = 0; b < v[j].size(); ++b) {
+          std::vector<std::int64_t> p(k, 1);
+          p[i] = v[i][a];
+          p[j] = v[j][b];
+          if (largest_tensor_elements(c, p) <= limit) uncovered.insert({i, a, j, b});
+        }
+  while (!uncovered.empty()) {
+    const auto [i0, a0, j0, b0] = *uncovered.begin();
+    std::vector<std::int64_t> p(k, 1);
+    std::vector<std::ptrdiff_t> chosen(k, -1);
+    chosen[i0] = static_cast<std::ptrdiff_t>(a0);
+    chosen[j0] = static_cast<std::ptrdiff_t>(b0);
+    p[i0] = v[i0][a0];
+    p[j0] = v[j0][b0];
+    for (std::size_t d = 0; d < k; ++d) {
+      if (chosen[d] >= 0) continue;
+      std::ptrdiff_t best = -1;
+      int best_gain = -1;
+      for (std::size_t x = 0; x < v[d].size(); ++x) {
+        auto q = p;
+        q[d] = v[d][x];
+        if (largest_tensor_elements(c, q) > limit) continue;
+        int gain = 0;
+        for (std::size_t e = 0; e < k; ++e) {
+          if (e == d || chosen[e] < 0) continue;
+          const auto ce = static_cast<std::size_t>(chosen[e]);
+          gain += static_cast<int>(e < d ? uncovered.count({e, ce, d, x})
+                                         : uncovered.count({d, x, e, ce}));
+        }
+        if (gain > best_gain) best_gain = gain, best = static_cast<std::ptrdiff_t>(x);
+      }
+      chosen[d] = best;  // value 1 (the first candidate) always fits
+      p[d] = v[d][static_cast<std::size_t>(best)];
+    }
+    for (std::size_t i = 0; i < k; ++i)
+      for (std::size_t j = i + 1; j < k; ++j)
+        uncovered.erase(
+            {i, static_cast<std::size_t>(chosen[i]), j, static_cast<std::size_t>(chosen[j])});
+    points.push_back(std::move(p));
+  }
+  return points;
+}
+
+// One point with a tensor above kHugePointElements: the tensor over the most dims, its last dim
+// kHugeRowsLength (when it has two dims or more), its first dim as large as needed, others 1.
+std::optional<std::vector<std::int64_t>> huge_offsets_point(const ShapedContract& c) {
+  const auto& decls = c.program.decls;
+  const ix::TensorDecl* best = nullptr;
+  std::size_t best_dims = 0;
+  for (const auto& t : decls.tensors) {
+    std::set<int> ds;
+    for (const auto& e : t.shape)
+      if (e.is_dim() && dim_index(c, e) >= 0) ds.insert(dim_index(c, e));
+    if (ds.size() > best_dims) best = &t, best_dims = ds.size();
+  }
+  if (!best) return std::nullopt;
+  std::vector<int> order;  // the tensor's dims, first occurrence order
+  for (const auto& e : best->shape) {
+    const int d = e.is_dim() ? dim_index(c, e) : -1;
+    if (d >= 0 && std::find(order.begin(), order.end(), d) == order.end()) order.push_back(d);
+  }
+  std::vector<std::int64_t> p(decls.dims.size(), 1);
+  if (order.size() >= 2) p[static_cast<std::size_t>(order.back())] = kHugeRowsLength;
+  const auto first = static_cast<std::size_t>(order.front());
+  const std::int64_t rest = tensor_elements(c, *best, p);  // with the first dim at 1
+  if (rest <= 0) return std::nullopt;
+  p[first] = kHugePointElements / rest + 1;
+  if (tensor_elements(c, *best, p) <= kHugePointElements) return std::nullopt;
+  if (largest_tensor_elements(c, p) > kMaxPointElements) return std::nullopt;
+  return p;
+}
+
+}  // namespace
+
+std::vector<std::int64_t> shape_candidates(ix::DimKind kind, bool quick) {
+  std::vector<std::int64_t> v = {1, 2, 3, 5, 7};
+  for (std::int64_t b : {32, 128, 1024, 4096, 8192})
+    for (std::int64_t d : {-1, 0, 1}) v.push_back(b + d);
+  v.push_back(65521);
+  if (kind == ix::DimKind::reduced) v.push_back((std::int64_t{1} << 20) + 3);
+  if (quick) std::erase_if(v, [](std::int64_t x) { return x > kQuickMaxDim; });
+  return v;
+}
+
+std::int64_t largest_tensor_elements(const ShapedContract& c,
+                                     const std::vector<std::int64_t>& dims) {
+  std::int64_t n = 0;
+  for (const auto& t : c.program.decls.tensors) n = std::max(n, tensor_elements(c, t, dims));
+  return n;
+}
+
+std::vector<ShapePoint> plan_shape_points(const ShapedContract& c, const ShapePlanOptions& o) {
+  const auto& dims = c.program.decls.dims;
+  std::vector<std::vector<std::int64_t>> cand;
+  for (const auto& d : dims) cand.push_back(shape_candidates(d.kind, o.quick));
+
+  // Dim values -> the point; merged flags.
+  std::map<std::vector<std::int64_t>, ShapePoint> points;
+  auto add = [&](const std::vector<std::int64_t>& p, bool huge, bool from_spec, bool timed) {
+    if (p.size() != dims.size()) return;
+    if (largest_tensor_elements(c, p) > kMaxPointElements) return;
+    if (o.quick && std::any_of(p.begin(), p.end(), [](auto x) { return x > kQuickMaxDim; })) return;
+    if (largest_tensor_elements(c, p) > kHugePointElements) {
+      if (o.quick) return;
+      huge = true;
+    }
+    auto [it, fresh] = points.try_emplace(p);
+    ShapePoint& sp = it->second;
+    if (fresh) {
+      for (std::size_t i = 0; i < p.size(); ++i) sp.dims.emplace_back(dims[i].name, p[i]);
+      sp.name = point_name(c, p);
+    }
+    sp.huge = sp.huge || huge;
+    sp.from_spec = sp.from_spec || from_spec;
+    sp.timed = sp.timed || timed;
+  };
+
+  for (const auto& p : pairwise(c, cand, kHugePointElements)) add(p, false, false, false);
+  if (!o.quick && o.include_huge) {
+    if (auto p = huge_offsets_point(c)) add(*p, true, false, false);
+    for (std::size_t i = 0; i < dims.size(); ++i) {
+      if (dims[i].kind != ix::DimKind::reduced) continue;
+      std::vector<std::int64_t> p(dims.size(), 1);
+      p[i] = kHugeRow;
+      add(p, true, false, false);
+      break;  // one row
+    }
+  }
+  for (const auto& p : c.qualification_points) add(p.dims, false, true, false);
+  for (const auto& p : c.timing_points) add(p.dims, false, false, true);
+
+  std::vector<std::pair<std::vector<std::int64_t>, ShapePoint>> out(points.begin(), points.end());
+  auto key = [&](const std::vector<std::int64_t>& p) {
+    std::int64_t total = 0;
+    for (const auto& t : c.program.decls.tensors)
+      total = std::min(total + tensor_elements(c, t, p), kMaxPointElements + 1);
+    return std::pair{largest_tensor_elements(c, p), total};
+  };
+  std::stable_sort(out.begin(), out.end(), [&](const auto& a, const auto& b) {
+    const auto ka = key(a.first);
+    const auto kb = key(b.first);
+    return std::tie(ka, a.first) < std::tie(kb, b.first);
+  });
+  std::vector<ShapePoint> result;
+  result.reserve(out.size());
+  for (auto& [p, sp] : out) result.push_back(std::move(sp));
+  return result;
+}
+
+}  // namespace kq
