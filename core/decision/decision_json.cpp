@@ -1,6 +1,4 @@
 // The decision's JSON form, each type's keys listed once (util/json_fields.hpp).
-#include <concepts>
-#include <type_traits>
 
 #include "decision/decision.hpp"
 #include "util/json_fields.hpp"
@@ -40,23 +38,18 @@ void get(const json& j, SpanKeys k, std::optional<SpeedupSpan>& v) {
   get(j, k, *v);
 }
 
-#define KQ_FIELDS(T)                               \
-  template <class R, class F>                      \
-  requires std::same_as<std::remove_const_t<R>, T> \
-  void fields(R& r, F&& f)
-
-KQ_FIELDS(SizeDecision) {
+KQ_JSON_FIELDS(SizeDecision) {
   f("size", r.size);
   f("winner", r.winner);
   f(SpeedupKeys{"speedup", "lo", "hi"}, r.speedup);
   f(SpeedupKeys{"eager_speedup", "eager_lo", "eager_hi"}, r.eager_speedup);
 }
-KQ_FIELDS(HostBound) {
+KQ_JSON_FIELDS(HostBound) {
   f("size", r.size);
   f("host_s", r.host_s);
   f("gpu_s", r.gpu_s);
 }
-KQ_FIELDS(WinRange) {
+KQ_JSON_FIELDS(WinRange) {
   f("arm", r.arm);
   f("from", r.from);
   f("to", r.to);
@@ -64,25 +57,25 @@ KQ_FIELDS(WinRange) {
   f(SpanKeys{"min_eager_speedup", "max_eager_speedup"}, r.eager_speedup);
   f("host_bound", r.host_bound);
 }
-KQ_FIELDS(BestCandidate) {
+KQ_JSON_FIELDS(BestCandidate) {
   f("arm", r.arm);
   f(SpanKeys{"min_speedup", "max_speedup"}, r.speedup);
   f(SpanKeys{"min_eager_speedup", "max_eager_speedup"}, r.eager_speedup);
 }
-KQ_FIELDS(ArmDevice) {
+KQ_JSON_FIELDS(ArmDevice) {
   f("arm", r.arm);
   f("device", r.device);
 }
-KQ_FIELDS(ArmWhy) {
+KQ_JSON_FIELDS(ArmWhy) {
   f("arm", r.arm);
   f("why", r.why);
 }
-KQ_FIELDS(ArmChoice) {
+KQ_JSON_FIELDS(ArmChoice) {
   f("list", r.list);
   f("used", r.used);
   f("passed_over", r.passed_over);
 }
-KQ_FIELDS(Decision) {
+KQ_JSON_FIELDS(Decision) {
   f("baseline", r.baseline);
   f("min_speedup", r.min_speedup);
   f("baseline_ran", r.baseline_ran);
@@ -95,7 +88,6 @@ KQ_FIELDS(Decision) {
   f("best_candidate", r.best_candidate);
   f("sentence", r.sentence);
 }
-#undef KQ_FIELDS
 
 #define KQ_DECISION_JSON(T)                                     \
   void to_json(json& j, const T& r) { jf::write_fields(j, r); } \

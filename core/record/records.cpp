@@ -1,10 +1,10 @@
 #include "record/records.hpp"
 
 #include <array>
-#include <concepts>
 #include <stdexcept>
-#include <type_traits>
 #include <utility>
+
+#include "util/json_fields.hpp"
 
 namespace kq::rec {
 namespace {
@@ -22,35 +22,16 @@ constexpr std::array<std::pair<Verdict, std::string_view>, 7> kVerdictWords = {{
 }};
 
 // A field is written under its key; an optional one only when present, and read when present
-// and not null.
-template <class T>
-void put(json& j, const char* key, const T& v) {
-  j[key] = v;
-}
-template <class T>
-void put(json& j, const char* key, const std::optional<T>& v) {
-  if (v) j[key] = *v;
-}
+// and not null (util/json_fields.hpp). A verdict is its word; reading an unknown one throws.
+using jf::get;
+using jf::put;
 void put(json& j, const char* key, Verdict v) { j[key] = std::string(to_string(v)); }
-template <class T>
-void get(const json& j, const char* key, T& v) {
-  if (auto it = j.find(key); it != j.end() && !it->is_null()) it->get_to(v);
-}
-template <class T>
-void get(const json& j, const char* key, std::optional<T>& v) {
-  if (auto it = j.find(key); it != j.end() && !it->is_null()) v = it->get<T>();
-}
 void get(const json& j, const char* key, Verdict& v) {
   v = parse_verdict(j.value(key, std::string("not run")));
 }
 
 // Each record's fields, once: f(key, member) for every member, for writing and for reading.
-#define KQ_FIELDS(T)                               \
-  template <class R, class F>                      \
-  requires std::same_as<std::remove_const_t<R>, T> \
-  void fields(R& r, F&& f)
-
-KQ_FIELDS(CaseStart) {
+KQ_JSON_FIELDS(CaseStart) {
   f("arm", r.arm);
   f("case", r.case_name);
   f("budget_s", r.budget_s);
@@ -58,17 +39,17 @@ KQ_FIELDS(CaseStart) {
   f("prepare_budget_s", r.prepare_budget_s);
 }
 
-KQ_FIELDS(Prepared) {
+KQ_JSON_FIELDS(Prepared) {
   f("arm", r.arm);
   f("case", r.case_name);
   f("seconds", r.seconds);
 }
-KQ_FIELDS(Waiting) {
+KQ_JSON_FIELDS(Waiting) {
   f("arm", r.arm);
   f("case", r.case_name);
   f("pass", r.pass);
 }
-KQ_FIELDS(CaseResult) {
+KQ_JSON_FIELDS(CaseResult) {
   f("arm", r.arm);
   f("case", r.case_name);
   f("group", r.group);
@@ -86,7 +67,7 @@ KQ_FIELDS(CaseResult) {
   f("stages", r.stages);
   f("checked_on", r.checked_on);
 }
-KQ_FIELDS(CaseStages) {
+KQ_JSON_FIELDS(CaseStages) {
   f("generate", r.generate);
   f("reference", r.reference);
   f("upload", r.upload);
@@ -94,14 +75,14 @@ KQ_FIELDS(CaseStages) {
   f("download", r.download);
   f("compare", r.compare);
 }
-KQ_FIELDS(CaseCounts) {
+KQ_JSON_FIELDS(CaseCounts) {
   f("passed", r.passed);
   f("refused", r.refused);
   f("failed", r.failed);
   f("skipped", r.skipped);
   f("total", r.total);
 }
-KQ_FIELDS(VerdictRecord) {
+KQ_JSON_FIELDS(VerdictRecord) {
   f("arm", r.arm);
   f("verdict", r.verdict);
   f("check", r.check);
@@ -111,7 +92,7 @@ KQ_FIELDS(VerdictRecord) {
   f("pass", r.pass);
   f("stages", r.stages);
 }
-KQ_FIELDS(SanitizerFinding) {
+KQ_JSON_FIELDS(SanitizerFinding) {
   f("arm", r.arm);
   f("tool", r.tool);
   f("log", r.log);
@@ -119,24 +100,24 @@ KQ_FIELDS(SanitizerFinding) {
   f("first", r.first);
   f("verdict_under_tool", r.verdict_under_tool);
 }
-KQ_FIELDS(SizeStart) {
+KQ_JSON_FIELDS(SizeStart) {
   f("size", r.size);
   f("arms", r.arms);
   f("l2", r.l2);
   f("check_seed", r.check_seed);
 }
-KQ_FIELDS(ArmSkip) {
+KQ_JSON_FIELDS(ArmSkip) {
   f("arm", r.arm);
   f("size", r.size);
   f("reason", r.reason);
   f("mode", r.mode);
 }
-KQ_FIELDS(ArmNote) {
+KQ_JSON_FIELDS(ArmNote) {
   f("arm", r.arm);
   f("size", r.size);
   f("note", r.note);
 }
-KQ_FIELDS(GraphInfo) {
+KQ_JSON_FIELDS(GraphInfo) {
   f("arm", r.arm);
   f("size", r.size);
   f("launches", r.launches);
@@ -151,13 +132,13 @@ void sample_fields(R& r, F&& f) {
   f("held", r.held);
   f("sm_clock_mhz", r.sm_clock_mhz);
 }
-KQ_FIELDS(LightSample) {
+KQ_JSON_FIELDS(LightSample) {
   sample_fields(r, f);
   f("bytes", r.bytes);
   f("device", r.device);
 }
-KQ_FIELDS(FloorSample) { sample_fields(r, f); }
-KQ_FIELDS(RoundSample) {
+KQ_JSON_FIELDS(FloorSample) { sample_fields(r, f); }
+KQ_JSON_FIELDS(RoundSample) {
   f("arm", r.arm);
   f("mode", r.mode);
   sample_fields(r, f);
@@ -165,7 +146,7 @@ KQ_FIELDS(RoundSample) {
   f("launches", r.launches);
   f("checked", r.checked);
 }
-KQ_FIELDS(TimingReject) {
+KQ_JSON_FIELDS(TimingReject) {
   f("arm", r.arm);
   f("size", r.size);
   f("mode", r.mode);
@@ -176,26 +157,25 @@ KQ_FIELDS(TimingReject) {
   f("expected", r.expected);
   f("got", r.got);
 }
-KQ_FIELDS(SizeEnd) {
+KQ_JSON_FIELDS(SizeEnd) {
   f("size", r.size);
   f("rounds", r.rounds);
   f("stopped_by", r.stopped_by);
   f("elapsed_s", r.elapsed_s);
 }
-KQ_FIELDS(Recheck) {
+KQ_JSON_FIELDS(Recheck) {
   f("arm", r.arm);
   f("size", r.size);
   f("ok", r.ok);
   f("checked", r.checked);
   f("message", r.message);
 }
-KQ_FIELDS(ProfilerAttached) {
+KQ_JSON_FIELDS(ProfilerAttached) {
   f("size", r.size);
   f("reason", r.reason);
 }
-KQ_FIELDS(TimingStopped) { f("reason", r.reason); }
-KQ_FIELDS(Done) {}
-#undef KQ_FIELDS
+KQ_JSON_FIELDS(TimingStopped) { f("reason", r.reason); }
+KQ_JSON_FIELDS(Done) {}
 
 template <class R>
 void write(json& j, const R& r) {

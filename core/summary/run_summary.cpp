@@ -1,10 +1,8 @@
 // summary.json's keys, each listed once (util/json_fields.hpp).
 #include "summary/run_summary.hpp"
 
-#include <concepts>
 #include <fstream>
 #include <stdexcept>
-#include <type_traits>
 
 #include "util/json_fields.hpp"
 
@@ -24,16 +22,11 @@ void get(const json& j, const char* key, Caught& c) {
   c = it->is_boolean() ? (it->get<bool>() ? Caught::yes : Caught::no) : Caught::not_judged;
 }
 
-#define KQ_FIELDS(T)                               \
-  template <class R, class F>                      \
-  requires std::same_as<std::remove_const_t<R>, T> \
-  void fields(R& r, F&& f)
-
-KQ_FIELDS(ArtifactFiles) {
+KQ_JSON_FIELDS(ArtifactFiles) {
   f("files", r.files);
   f("sass", r.sass);
 }
-KQ_FIELDS(ArmRow) {
+KQ_JSON_FIELDS(ArmRow) {
   f("name", r.name);
   f("family", r.family);
   f("device", r.device);
@@ -49,11 +42,11 @@ KQ_FIELDS(ArmRow) {
   f("rejected_while_timed", r.rejected_while_timed, kOmitEmpty);
   f("caught", r.caught);
 }
-KQ_FIELDS(ReasonGroup) {
+KQ_JSON_FIELDS(ReasonGroup) {
   f("reason", r.reason);
   f("arms", r.arms);
 }
-KQ_FIELDS(Headline) {
+KQ_JSON_FIELDS(Headline) {
   f("in_contract_cases_passed", r.in_contract_cases_passed);
   f("in_contract_cases", r.in_contract_cases);
   f("in_contract_cases_skipped", r.in_contract_cases_skipped);
@@ -64,21 +57,21 @@ KQ_FIELDS(Headline) {
   f("good_qualified", r.good_qualified);
   f("good_total", r.good_total);
 }
-KQ_FIELDS(LoadErrorRow) {
+KQ_JSON_FIELDS(LoadErrorRow) {
   f("file", r.file);
   f("message", r.message);
 }
-KQ_FIELDS(FlagNote) {
+KQ_JSON_FIELDS(FlagNote) {
   f("kind", r.kind);
   f("message", r.message);
 }
-KQ_FIELDS(FlagRow) {
+KQ_JSON_FIELDS(FlagRow) {
   f("arm", r.arm);
   f("size", r.size);
   f("kind", r.kind);
   f("message", r.message);
 }
-KQ_FIELDS(TimingCell) {
+KQ_JSON_FIELDS(TimingCell) {
   f("arm", r.arm);
   f("n", r.n);
   f("median_s", r.median_s);
@@ -101,7 +94,7 @@ KQ_FIELDS(TimingCell) {
   f("graph_kernel_nodes", r.graph_kernel_nodes);
   f("flags", r.flags, kOmitEmpty);
 }
-KQ_FIELDS(TimingRow) {
+KQ_JSON_FIELDS(TimingRow) {
   f("size", r.size);
   f("bytes", r.bytes);
   f("rounds", r.rounds);
@@ -113,17 +106,17 @@ KQ_FIELDS(TimingRow) {
   f("arms", r.arms);
   f("notes", r.notes);
 }
-KQ_FIELDS(LightRow) {
+KQ_JSON_FIELDS(LightRow) {
   f("size", r.size);
   f("n", r.n);
   f("gbps", r.gbps);
   f("best_gbps", r.best_gbps);
 }
-KQ_FIELDS(LightSummary) {
+KQ_JSON_FIELDS(LightSummary) {
   f("measured", r.measured);
   f("per_size", r.per_size);
 }
-KQ_FIELDS(RunSummary) {
+KQ_JSON_FIELDS(RunSummary) {
   f("schema_version", r.schema_version);
   f("run_dir", r.run_dir);
   f("op", r.op);
@@ -152,7 +145,6 @@ KQ_FIELDS(RunSummary) {
   f("baseline_choice", r.decision.baseline_choice);
   f("eager_choice", r.decision.eager_choice);
 }
-#undef KQ_FIELDS
 
 // Facts recorded by others are kept whole; the fields the reports use are read from them once.
 namespace {

@@ -9,6 +9,7 @@
 // a string) or not false (a bool); every other member is always written. Reading leaves a
 // member whose key is absent as it was.
 #pragma once
+#include <concepts>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <type_traits>
@@ -65,3 +66,10 @@ void read_fields(const json& j, R& r) {
 }
 
 }  // namespace kq::jf
+
+// Declares T's field list: `KQ_JSON_FIELDS(T) { f("key", r.member); ... }`, one function for the
+// const (writing) and the mutable (reading) struct.
+#define KQ_JSON_FIELDS(T)                          \
+  template <class R, class F>                      \
+  requires std::same_as<std::remove_const_t<R>, T> \
+  void fields(R& r, F&& f)
