@@ -2,8 +2,10 @@
 // float64 arithmetic), block-wise and in parallel with TBB, over elements of the spec's dtype
 // (f32, f64, f16 or bf16: half elements are widened exactly on load and each result rounded once
 // to nearest even on store). prepare() compiles the expression (program.hpp); run() checks the
-// views (validate.hpp) and executes (executor.hpp). No exception crosses the plugin boundary:
-// every interface method catches and returns a Status.
+// views (validate.hpp) and executes (executor.hpp). Format-2 (shaped) specs are computed from
+// their indexed statements instead (shaped_plan.hpp, shaped_run.hpp), their views checked by
+// kq::check_shaped_contract. No exception crosses the plugin boundary: every interface method
+// catches and returns a Status.
 #include <exception>
 #include <memory>
 #include <optional>
@@ -13,7 +15,10 @@
 #include "executor.hpp"
 #include "kq/half.hpp"
 #include "kq/plugin_api.hpp"
+#include "kq/shaped_contract.hpp"
 #include "program.hpp"
+#include "shaped_plan.hpp"
+#include "shaped_run.hpp"
 #include "validate.hpp"
 
 #ifndef KQ_CPU_EXTRA_FLAGS
@@ -77,6 +82,18 @@ std::string element_note(DType elements, DType arithmetic) {
          std::string(to_string(arithmetic)) + " on load, rounded once to nearest even on store\n";
 }
 
+// A format-2 problem's views against the contract (check_shaped_contract's message when not),
+// outputs whose elements share memory refused too; `dims` gets the values they bind.
+Status check_shaped_views(const OpSpec& spec, std::span<const TensorView> inputs,
+                          std::span<const TensorView> outputs, std::vector<std::int64_t>& dims) {
+  if (Status s = check_shaped_contract(spec, inputs, outputs, Device::cpu); !s.is_ok()) return s;
+  for (std::size_t o = 0; o < outputs.size(); ++o)
+    if (view_self_overlaps(outputs[o]))
+      return Status::unsupported("output " + spec.outputs[o].name +
+                                 ": a view whose elements share memory");
+  return bind_dims(spec, inputs, outputs, dims);
+}
+
 class CpuTbbArm final : public IKernelArm {
  public:
   ArmIdentity identity() const override {
@@ -85,6 +102,10 @@ class CpuTbbArm final : public IKernelArm {
 
   Status supports(const OpSpec& spec) const override {
     try {
+      if (spec.program) {
+        ShapedPlan plan;
+        return make_shaped_plan(spec, plan);
+      }
       return check_spec(spec);
     } catch (...) {
       return status_from_current_exception("cpu_tbb");
@@ -94,8 +115,10 @@ class CpuTbbArm final : public IKernelArm {
   Status prepare(const Problem& problem) override {
     try {
       prepared_.reset();
+      shaped_.reset();
       if (problem.spec == nullptr) return Status::error("prepare: the problem has no spec");
       const OpSpec& spec = *problem.spec;
+      if (spec.program) return prepare_shaped(problem);
       if (Status s = check_spec(spec); !s.is_ok()) return s;
       auto state = std::make_unique<Prepared>();
       if (Status s = make_spec_facts(spec, state->facts); !s.is_ok()) return s;
@@ -116,6 +139,7 @@ class CpuTbbArm final : public IKernelArm {
       return Status::ok();
     } catch (...) {
       prepared_.reset();
+      shaped_.reset();
       return status_from_current_exception("cpu_tbb");
     }
   }
@@ -123,6 +147,7 @@ class CpuTbbArm final : public IKernelArm {
   Status run(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
              void* /*stream: CPU arms get nullptr and finish before returning*/) override {
     try {
+      if (shaped_) return run_shaped(inputs, outputs);
       if (!prepared_) return Status::error("run: called before a successful prepare()");
       const Prepared& st = *prepared_;
       CheckedViews checked;
@@ -144,6 +169,7 @@ class CpuTbbArm final : public IKernelArm {
   std::vector<Artifact> artifacts() const override {
     std::vector<Artifact> out;
     try {
+      if (shaped_) out.push_back({"source", "program.txt", shaped_->runner->listing()});
       if (prepared_) {
         const std::int64_t block =
             prepared_->program.dtype == DType::f32 ? kBlock<float> : kBlock<double>;
@@ -161,12 +187,42 @@ class CpuTbbArm final : public IKernelArm {
   }
 
  private:
+  // The host owns the OpSpec: the shaped state keeps its own copy (the program is shared).
+  struct Shaped {
+    OpSpec spec;
+    std::unique_ptr<ShapedRunner> runner;
+  };
+
+  Status prepare_shaped(const Problem& problem) {
+    auto state = std::make_unique<Shaped>();
+    state->spec = *problem.spec;
+    ShapedPlan plan;
+    if (Status s = make_shaped_plan(state->spec, plan); !s.is_ok()) return s;
+    std::vector<std::int64_t> dims;
+    if (Status s = check_shaped_views(state->spec, problem.inputs, problem.outputs, dims);
+        !s.is_ok()) {
+      return s;
+    }
+    state->runner = std::make_unique<ShapedRunner>(std::move(plan));
+    if (Status s = state->runner->bind(dims); !s.is_ok()) return s;
+    shaped_ = std::move(state);
+    return Status::ok();
+  }
+
+  Status run_shaped(std::span<const TensorView> inputs, std::span<const TensorView> outputs) {
+    std::vector<std::int64_t> dims;
+    if (Status s = check_shaped_views(shaped_->spec, inputs, outputs, dims); !s.is_ok()) return s;
+    if (Status s = shaped_->runner->bind(dims); !s.is_ok()) return s;
+    return shaped_->runner->run(inputs, outputs);
+  }
+
   struct Prepared {
     SpecFacts facts;
     Program program;
     std::variant<std::monostate, TypedProgram<float>, TypedProgram<double>> typed;
   };
   std::unique_ptr<Prepared> prepared_;
+  std::unique_ptr<Shaped> shaped_;
   ScratchPool pool_;
 };
 

@@ -191,4 +191,6 @@ Status check_views(const SpecFacts& f, std::span<const TensorView> inputs,
   return Status::ok();
 }
 
+bool view_self_overlaps(const TensorView& v) { return self_overlaps(v); }
+
 }  // namespace kq::cpu

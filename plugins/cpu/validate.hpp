@@ -39,4 +39,8 @@ struct CheckedViews {
 Status check_views(const SpecFacts& facts, std::span<const TensorView> inputs,
                    std::span<const TensorView> outputs, CheckedViews& out);
 
+// True when two logical elements of `v` may share memory (a zero stride on an extent above 1,
+// interleaved strides): an output like that would be written by two threads at once.
+bool view_self_overlaps(const TensorView& v);
+
 }  // namespace kq::cpu
