@@ -89,7 +89,7 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
       set_up_sanitize(vm.count("sanitize") ? parse_sanitize_tools(vm["sanitize"].as<std::string>())
                                            : std::vector<std::string>{},
                       std::cout);
-  o.spec = load_runnable_spec(vm["spec"].as<std::string>());
+  o.spec = load_spec(vm["spec"].as<std::string>());
   PluginSet set = load_plugins_from(vm, true);
   o.arms = select_arms(set, vm);
   if (o.arms.empty()) throw UsageError("no arms to run (kq list shows what was found)");

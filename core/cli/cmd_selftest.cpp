@@ -65,7 +65,7 @@ int cmd_selftest(const std::vector<std::string>& args) {
     if (e.path().extension() == ".yaml") spec_files.push_back(e.path());
   std::sort(spec_files.begin(), spec_files.end());
   if (spec_files.empty()) throw UsageError("no .yaml specs in " + specs_dir.string());
-  for (const auto& f : spec_files) o.specs.push_back(load_runnable_spec(f));
+  for (const auto& f : spec_files) o.specs.push_back(load_spec(f));
 
   PluginSet set = load_plugins_from(vm, true);
   for (const auto& a : set.arms) o.arms.push_back({a.identity, a.plugin_file});

@@ -2,8 +2,10 @@
 
 #include <cmath>
 #include <cstdio>
+#include <sstream>
 
 #include "indexed/cost.hpp"
+#include "kq/indexed_text.hpp"
 
 namespace kq::cli {
 namespace {
@@ -50,9 +52,9 @@ std::string rule_text(const ShapedCompare& r) {
 // Bytes and FLOPs at a point: the spec's overrides where it gives them, else kq::ix's count.
 std::string cost_text(const ShapedContract& c, const Point& p) {
   ix::DimValues dims;
-  for (std::size_t i = 0; i < c.program.decls.dims.size(); ++i)
-    dims[c.program.decls.dims[i].name] = p.dims[i];
-  const ix::Cost cost = ix::default_cost(c.program, dims);
+  for (std::size_t i = 0; i < c.program->decls.dims.size(); ++i)
+    dims[c.program->decls.dims[i].name] = p.dims[i];
+  const ix::Cost cost = ix::default_cost(*c.program, dims);
   const double bytes = c.cost.bytes ? evaluate(*c.cost.bytes, c, p) : cost.bytes;
   const double flops = c.cost.flops ? evaluate(*c.cost.flops, c, p) : cost.flops;
   return number(bytes) + " bytes, " + number(flops) + " FLOPs";
@@ -63,14 +65,14 @@ void print_points(std::ostream& out, const char* what, const ShapedContract& c,
   if (points.empty()) return;
   out << "  " << what << " points:\n";
   for (const Point& p : points)
-    out << "    " << point_text(c.program.decls, p) << ": " << cost_text(c, p) << "\n";
+    out << "    " << point_text(c.program->decls, p) << ": " << cost_text(c, p) << "\n";
 }
 
 }  // namespace
 
 void print_shaped_summary(std::ostream& out, const Spec& spec) {
   const ShapedContract& c = *spec.shaped;
-  const ix::Declarations& d = c.program.decls;
+  const ix::Declarations& d = c.program->decls;
   out << "  dims:";
   for (std::size_t i = 0; i < d.dims.size(); ++i)
     out << (i ? ", " : " ") << d.dims[i].name << " "
@@ -83,10 +85,14 @@ void print_shaped_summary(std::ostream& out, const Spec& spec) {
     out << "\n";
   }
   for (const ix::TensorDecl& t : d.tensors)
-    out << "  " << ix::to_string(t.role) << " " << t.name << ": " << ix::to_string(t.dtype) << " "
+    out << "  " << ix::to_string(t.role) << " " << t.name << ": " << to_string(t.dtype) << " "
         << shape_text(t) << "\n";
   out << "  statements:\n";
-  for (const ix::Statement& s : c.program.statements) out << "    " << s.text << "\n";
+  for (const ix::Statement& s : c.program->statements) out << "    " << s.text << "\n";
+  // What an arm compares to recognise the computation (kq/indexed_text.hpp).
+  out << "  canonical form (names by place, for arms to match):\n";
+  std::istringstream canonical(ix::canonical_text(*c.program));
+  for (std::string line; std::getline(canonical, line);) out << "    " << line << "\n";
   out << "  compare:";
   for (std::size_t i = 0; i < c.compare.size(); ++i)
     out << (i ? "; " : " ") << d.tensors[static_cast<std::size_t>(c.compare[i].output)].name << ": "

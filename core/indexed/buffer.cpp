@@ -9,15 +9,15 @@
 
 namespace kq::ix {
 
-Buffer Buffer::zeros(Dtype dtype, std::vector<std::int64_t> shape) {
+Buffer Buffer::zeros(DType dtype, std::vector<std::int64_t> shape) {
   Buffer b;
   b.dtype = dtype;
   b.shape = std::move(shape);
-  b.bytes.assign(static_cast<std::size_t>(b.numel()) * size_of(dtype), 0);
+  b.bytes.assign(static_cast<std::size_t>(b.numel()) * dtype_size(dtype), 0);
   return b;
 }
 
-Buffer Buffer::of(Dtype dtype, std::vector<std::int64_t> shape, std::span<const double> values) {
+Buffer Buffer::of(DType dtype, std::vector<std::int64_t> shape, std::span<const double> values) {
   Buffer b = zeros(dtype, std::move(shape));
   for (std::size_t i = 0; i < values.size() && static_cast<std::int64_t>(i) < b.numel(); ++i)
     b.set(static_cast<std::int64_t>(i), values[i]);
@@ -29,53 +29,53 @@ std::int64_t Buffer::numel() const {
 }
 
 double Buffer::get(std::int64_t i) const {
-  const unsigned char* p = bytes.data() + static_cast<std::size_t>(i) * size_of(dtype);
+  const unsigned char* p = bytes.data() + static_cast<std::size_t>(i) * dtype_size(dtype);
   switch (dtype) {
-    case Dtype::i32: {
+    case DType::i32: {
       std::int32_t v;
       std::memcpy(&v, p, 4);
       return v;
     }
-    case Dtype::i64: {
+    case DType::i64: {
       std::int64_t v;
       std::memcpy(&v, p, 8);
       return static_cast<double>(v);
     }
-    case Dtype::boolean:
+    case DType::boolean:
       return *p != 0 ? 1.0 : 0.0;
     default:
-      return load_as_double(*value_dtype(dtype), p);
+      return load_as_double(dtype, p);
   }
 }
 
 void Buffer::set(std::int64_t i, double v) {
-  unsigned char* p = bytes.data() + static_cast<std::size_t>(i) * size_of(dtype);
+  unsigned char* p = bytes.data() + static_cast<std::size_t>(i) * dtype_size(dtype);
   switch (dtype) {
-    case Dtype::i32: {
+    case DType::i32: {
       const auto x = static_cast<std::int32_t>(v);
       std::memcpy(p, &x, 4);
       return;
     }
-    case Dtype::i64: {
+    case DType::i64: {
       const auto x = static_cast<std::int64_t>(v);
       std::memcpy(p, &x, 8);
       return;
     }
-    case Dtype::boolean:
+    case DType::boolean:
       *p = v != 0.0 ? 1 : 0;
       return;
     default:
-      store_rounded(*value_dtype(dtype), v, p);
+      store_rounded(dtype, v, p);
   }
 }
 
-bool representable(Dtype dtype, double v) {
+bool representable(DType dtype, double v) {
   switch (dtype) {
-    case Dtype::i32:
+    case DType::i32:
       return std::trunc(v) == v && v >= -2147483648.0 && v <= 2147483647.0;
-    case Dtype::i64:
+    case DType::i64:
       return std::trunc(v) == v && v >= -9223372036854775808.0 && v < 9223372036854775808.0;
-    case Dtype::boolean:
+    case DType::boolean:
       return !std::isnan(v);
     default:
       return true;

@@ -5,19 +5,19 @@
 #include <span>
 #include <vector>
 
-#include "indexed/dtype.hpp"
+#include "kq/indexed.hpp"
 
 namespace kq::ix {
 
 struct Buffer {
-  Dtype dtype = Dtype::f32;
+  DType dtype = DType::f32;
   std::vector<std::int64_t> shape;
   std::vector<unsigned char> bytes;
 
   // Every element zero.
-  static Buffer zeros(Dtype dtype, std::vector<std::int64_t> shape);
+  static Buffer zeros(DType dtype, std::vector<std::int64_t> shape);
   // `values` (row-major, numel of them) each stored as set() stores it.
-  static Buffer of(Dtype dtype, std::vector<std::int64_t> shape, std::span<const double> values);
+  static Buffer of(DType dtype, std::vector<std::int64_t> shape, std::span<const double> values);
 
   std::int64_t numel() const;
   // Element `i` (row-major), exactly, as a double.
@@ -29,6 +29,6 @@ struct Buffer {
 
 // Whether `v` can be stored exactly in an integer dtype (always true for the value types, which
 // round): an integral, finite value in the type's range; bool takes any non-NaN value.
-bool representable(Dtype dtype, double v);
+bool representable(DType dtype, double v);
 
 }  // namespace kq::ix

@@ -56,7 +56,7 @@ Cost default_cost(const Program& p, const DimValues& dims) {
   Cost cost;
   for (const TensorDecl& t : p.decls.tensors)
     if (t.role != Role::temporary)
-      cost.bytes += counter.numel(t) * static_cast<double>(size_of(t.dtype));
+      cost.bytes += counter.numel(t) * static_cast<double>(dtype_size(t.dtype));
   for (const Statement& s : p.statements)
     cost.flops +=
         counter.numel(p.decls.tensors[static_cast<std::size_t>(s.tensor)]) * counter.flops(s.root);

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "indexed/buffer.hpp"
-#include "indexed/program.hpp"
+#include "kq/indexed.hpp"
 
 namespace kq::ix {
 

@@ -104,7 +104,7 @@ std::int64_t Machine::subscript(int node, Frame& f) {
       return static_cast<std::int64_t>(n.value);
     case NodeKind::access: {
       const double v = read(n, f);
-      if (!representable(Dtype::i64, v))
+      if (!representable(DType::i64, v))
         throw EvalError(where(f) + ": gather through '" +
                         p_.decls.tensors[static_cast<std::size_t>(n.ref)].name + "' read " +
                         std::to_string(v) + ", which is not an integer");

@@ -7,8 +7,7 @@
 #include <vector>
 
 #include "expr/syntax.hpp"
-#include "indexed/declarations.hpp"
-#include "indexed/program.hpp"
+#include "kq/indexed.hpp"
 
 namespace kq::ix {
 

@@ -25,8 +25,7 @@
 #include <string>
 #include <string_view>
 
-#include "indexed/declarations.hpp"
-#include "indexed/program.hpp"
+#include "kq/indexed.hpp"
 
 namespace kq::ix {
 

@@ -54,7 +54,7 @@ bool worker_qualify(const QualifyWorkerArgs& args) {
   auto emit = claim_protocol_stdout();
   const std::string& name = args.arm;
   try {
-    Spec spec = load_runnable_spec(args.spec);
+    Spec spec = load_spec(args.spec);
     if (args.hang_timeout) spec.qualification.hang_timeout_s = *args.hang_timeout;
     PluginSet set = load_plugins({{}, {args.plugin}});
     LoadedArm* arm = find_arm(set, name);
@@ -83,7 +83,7 @@ bool worker_qualify(const QualifyWorkerArgs& args) {
 
 void worker_time(const TimeWorkerArgs& args) {
   auto emit = claim_protocol_stdout();
-  Spec spec = load_runnable_spec(args.spec);
+  Spec spec = load_spec(args.spec);
   if (!args.sizes.empty()) spec.timing.sizes = args.sizes;
   if (args.no_blocking_kernel) spec.timing.blocking_kernel = false;
   if (args.brief) make_brief(spec.timing);

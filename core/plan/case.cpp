@@ -26,6 +26,16 @@ const char* to_string(ValueClass v) {
       return "sprinkled";
     case ValueClass::ties:
       return "ties";
+    case ValueClass::offset_rows:
+      return "offset_rows";
+    case ValueClass::constant_rows:
+      return "constant_rows";
+    case ValueClass::spikes:
+      return "spikes";
+    case ValueClass::integers:
+      return "integers";
+    case ValueClass::masked_rows:
+      return "masked_rows";
   }
   return "?";
 }

@@ -33,6 +33,12 @@ enum class ValueClass {
   // three halves of input 0's ulp): round to nearest even against truncation. Half dtypes with
   // two inputs or more; input 0 lies in [1/8, 8), so not where max_abs_input is below 8.
   ties,
+  // Format 2 (shaped), along each input's rows (its last dim):
+  offset_rows,    // a large offset plus small noise: one-pass variance cancels
+  constant_rows,  // every element of a row equal: variance 0, softmax uniform
+  spikes,         // mixed, with large values at each row's start and end and block boundaries
+  integers,       // small integers in [-3, 3]: sums exact, many ties (argmax)
+  masked_rows,    // -inf at random positions and one row all -inf (ieee domain)
 };
 
 const char* to_string(ValueClass v);
@@ -55,10 +61,14 @@ struct Case {
   bool in_contract = true;
   std::string outside_because;  // why the contract does not admit it (when !in_contract)
 
+  // Format 1: every tensor's shape. Format 2: the shape of the case's largest tensor, which sizes
+  // its budgets; each tensor's own shape follows from `dims` (plan/case_shapes.hpp).
   std::vector<std::int64_t> shape;
+  // Format 2: the value of each dim of the spec (in its order); empty for format 1.
+  std::vector<std::int64_t> dims;
   std::vector<Placement> inputs;
-  Placement output;
-  // The output placed on input `alias_input`'s storage, shifted by `alias_shift` elements
+  std::vector<Placement> outputs;  // one per output
+  // Output 0 placed on input `alias_input`'s storage, shifted by `alias_shift` elements
   // (0 = an exact alias, in-place).
   int alias_input = -1;
   std::int64_t alias_shift = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "plan/plan_shaped.hpp"
 
 namespace kq {
 namespace {
@@ -39,6 +40,7 @@ class Planner {
     c.name = c.group + "/" + name;
     c.shape = std::move(shape);
     c.inputs.resize(spec_.op.inputs.size());
+    c.outputs.resize(spec_.op.outputs.size());
     c.seed = fnv1a(c.name, 1469598103934665603ull ^ spec_.qualification.seed);
     c.ieee_specials = spec_.op.domain == Domain::ieee;
     c.max_abs_input = spec_.qualification.max_abs_input;
@@ -149,6 +151,7 @@ std::vector<std::int64_t> timing_case_sizes(const Spec& spec, const PlanOptions&
 }  // namespace
 
 std::vector<Case> plan_cases(const Spec& spec, const PlanOptions& options) {
+  if (spec.shaped) return plan_shaped_cases(spec, options);
   Planner p(spec);
   std::vector<Case> cases;
   const std::size_t es = dtype_size(spec.op.dtype);
@@ -190,7 +193,7 @@ std::vector<Case> plan_cases(const Spec& spec, const PlanOptions& options) {
       const bool is_out = t == in.size();
       std::string tname = is_out ? spec.op.outputs[0].name : in[t];
       Case c = p.make("offset", tname + "+" + std::to_string(off), offset_shape);
-      (is_out ? c.output : c.inputs[t]).offset_bytes = off;
+      (is_out ? c.outputs[0] : c.inputs[t]).offset_bytes = off;
       if (off % spec.op.layouts.min_alignment_bytes != 0)
         Planner::outside(c, tname + " is " + std::to_string(off) +
                                 " bytes from alignment, the spec requires " +
@@ -204,7 +207,7 @@ std::vector<Case> plan_cases(const Spec& spec, const PlanOptions& options) {
   for (std::size_t t = 0; t <= in.size(); ++t) {
     const bool is_out = t == in.size();
     std::string tname = is_out ? spec.op.outputs[0].name : in[t];
-    auto place = [&](Case& c) -> Placement& { return is_out ? c.output : c.inputs[t]; };
+    auto place = [&](Case& c) -> Placement& { return is_out ? c.outputs[0] : c.inputs[t]; };
 
     Case strided = p.make("layout", tname + "_stride2", p.shape_for(1025));
     place(strided).strides = row_major_strides(strided.shape);
@@ -239,7 +242,7 @@ std::vector<Case> plan_cases(const Spec& spec, const PlanOptions& options) {
     for (F f : {F{"_end", 1027, Fence::after}, F{"_end_vec", 1028, Fence::after},
                 F{"_start", 1027, Fence::before}}) {
       Case c = p.make("fence", tname + f.suffix, p.shape_for(f.n));
-      (is_out ? c.output : c.inputs[t]).fence = f.fence;
+      (is_out ? c.outputs[0] : c.inputs[t]).fence = f.fence;
       // An end fence puts the first element `span` bytes before a page boundary.
       std::int64_t align = 256;
       if (f.fence == Fence::after) {

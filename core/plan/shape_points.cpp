@@ -27,7 +27,7 @@ std::int64_t saturating_mul(std::int64_t a, std::int64_t b) {
 
 int dim_index(const ShapedContract& c, const ix::Extent& e) {
   if (e.dim >= 0) return e.dim;
-  const auto& ds = c.program.decls.dims;
+  const auto& ds = c.program->decls.dims;
   for (std::size_t i = 0; i < ds.size(); ++i)
     if (ds[i].name == e.name) return static_cast<int>(i);
   return -1;
@@ -50,7 +50,7 @@ std::int64_t tensor_elements(const ShapedContract& c, const ix::TensorDecl& t,
 std::string point_name(const ShapedContract& c, const std::vector<std::int64_t>& dims) {
   std::string s;
   for (std::size_t i = 0; i < dims.size(); ++i)
-    s += (i ? "," : "") + c.program.decls.dims[i].name + "=" + std::to_string(dims[i]);
+    s += (i ? "," : "") + c.program->decls.dims[i].name + "=" + std::to_string(dims[i]);
   return s.empty() ? "(no dims)" : s;
 }
 
@@ -119,7 +119,7 @@ std::vector<std::vector<std::int64_t>> pairwise(const ShapedContract& c,
 // One point with a tensor above kHugePointElements: the tensor over the most dims, its last dim
 // kHugeRowsLength (when it has two dims or more), its first dim as large as needed, others 1.
 std::optional<std::vector<std::int64_t>> huge_offsets_point(const ShapedContract& c) {
-  const auto& decls = c.program.decls;
+  const auto& decls = c.program->decls;
   const ix::TensorDecl* best = nullptr;
   std::size_t best_dims = 0;
   for (const auto& t : decls.tensors) {
@@ -160,12 +160,12 @@ std::vector<std::int64_t> shape_candidates(ix::DimKind kind, bool quick) {
 std::int64_t largest_tensor_elements(const ShapedContract& c,
                                      const std::vector<std::int64_t>& dims) {
   std::int64_t n = 0;
-  for (const auto& t : c.program.decls.tensors) n = std::max(n, tensor_elements(c, t, dims));
+  for (const auto& t : c.program->decls.tensors) n = std::max(n, tensor_elements(c, t, dims));
   return n;
 }
 
 std::vector<ShapePoint> plan_shape_points(const ShapedContract& c, const ShapePlanOptions& o) {
-  const auto& dims = c.program.decls.dims;
+  const auto& dims = c.program->decls.dims;
   std::vector<std::vector<std::int64_t>> cand;
   for (const auto& d : dims) cand.push_back(shape_candidates(d.kind, o.quick));
 
@@ -190,7 +190,8 @@ std::vector<ShapePoint> plan_shape_points(const ShapedContract& c, const ShapePl
     sp.timed = sp.timed || timed;
   };
 
-  for (const auto& p : pairwise(c, cand, kHugePointElements)) add(p, false, false, false);
+  for (const auto& p : pairwise(c, cand, std::min(o.max_elements, kHugePointElements)))
+    add(p, false, false, false);
   if (!o.quick && o.include_huge) {
     if (auto p = huge_offsets_point(c)) add(*p, true, false, false);
     for (std::size_t i = 0; i < dims.size(); ++i) {
@@ -207,7 +208,7 @@ std::vector<ShapePoint> plan_shape_points(const ShapedContract& c, const ShapePl
   std::vector<std::pair<std::vector<std::int64_t>, ShapePoint>> out(points.begin(), points.end());
   auto key = [&](const std::vector<std::int64_t>& p) {
     std::int64_t total = 0;
-    for (const auto& t : c.program.decls.tensors)
+    for (const auto& t : c.program->decls.tensors)
       total = std::min(total + tensor_elements(c, t, p), kMaxPointElements + 1);
     return std::pair{largest_tensor_elements(c, p), total};
   };

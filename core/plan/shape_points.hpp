@@ -21,6 +21,9 @@ struct ShapePlanOptions {
   // spec's own points beyond that are left out too).
   bool quick = false;
   bool include_huge = true;  // the huge set (full mode only)
+  // The pairwise covering's points keep every tensor within this many elements (the pairs
+  // beyond it are left out): the float64 reference and the slowest arms pay for every point.
+  std::int64_t max_elements = kHugePointElements;
 };
 
 inline constexpr std::int64_t kQuickMaxDim = 4097;

@@ -25,23 +25,36 @@ namespace {
 // allocations (huge pages, not zero-filled), filled on every core.
 class HostChecks final : public CaseChecks {
  public:
-  HostChecks(const CaseTensors& t, const CompareRule& rule) : t_(t), rule_(rule) {}
+  HostChecks(const CaseTensors& t, const std::vector<CompareRule>& rules)
+      : t_(t), rules_(rules), first_(t.outputs()), later_(t.outputs()), latest_(t.outputs()) {}
 
   void take(bool first) override {
-    DeviceMemory& into = first ? first_ : later_;
-    const DeviceMemory& out = t_.output_owner().memory;
-    if (into.size() != out.size()) into = DeviceMemory(Device::cpu, out.size());
-    out.download(into.data(), 0, out.size());
-    latest_ = bytes(into);
+    for (std::size_t o = 0; o < t_.outputs(); ++o) {
+      DeviceMemory& into = first ? first_[o] : later_[o];
+      const DeviceMemory& out = t_.output_owner(o).memory;
+      if (into.size() != out.size()) into = DeviceMemory(Device::cpu, out.size());
+      out.download(into.data(), 0, out.size());
+      latest_[o] = bytes(into);
+    }
   }
   std::string inputs_unchanged() override { return t_.check_inputs_unchanged(); }
   CaseTensors::Finding surroundings(int poison) override {
-    return t_.check_output_surroundings(latest_, poison);
+    for (std::size_t o = 0; o < t_.outputs(); ++o)
+      if (auto f = t_.check_output_surroundings(latest_[o], poison, o); !f.check.empty()) return f;
+    return {};
   }
-  CaseTensors::Mismatch values(const unsigned char* want, int /*generation*/) override {
-    return host_mismatch(t_, latest_, want, rule_);
+  CaseTensors::Mismatch values(std::span<const unsigned char* const> want,
+                               int /*generation*/) override {
+    for (std::size_t o = 0; o < t_.outputs(); ++o)
+      if (auto m = host_mismatch(t_, latest_[o], want[o], rules_[o], o); m.count > 0) return m;
+    return {};
   }
-  std::int64_t differs_from_first() override { return t_.first_difference(bytes(first_), latest_); }
+  CaseTensors::Difference differs_from_first() override {
+    for (std::size_t o = 0; o < t_.outputs(); ++o)
+      if (std::int64_t i = t_.first_difference(bytes(first_[o]), latest_[o], o); i >= 0)
+        return {o, i};
+    return {};
+  }
   const char* where() const override { return "host"; }
 
  private:
@@ -50,9 +63,9 @@ class HostChecks final : public CaseChecks {
   }
 
   const CaseTensors& t_;
-  CompareRule rule_;
-  DeviceMemory first_, later_;
-  const unsigned char* latest_ = nullptr;
+  std::vector<CompareRule> rules_;
+  std::vector<DeviceMemory> first_, later_;  // by output
+  std::vector<const unsigned char*> latest_;
 };
 
 #if KQ_HAVE_CUDA
@@ -66,6 +79,7 @@ class DeviceChecks final : public CaseChecks {
  public:
   DeviceChecks(const CaseTensors& t, const CompareRule& rule, void* stream)
       : t_(t), rule_(rule), stream_(stream) {
+    if (t.outputs() != 1) throw std::logic_error("the device's checks take one output");
     const Device d = Device::cuda;
     for (const CaseTensor& in : t.inputs()) pristine_.emplace_back(d, in.memory.size());
     const std::size_t bytes = data_bytes();
@@ -96,17 +110,18 @@ class DeviceChecks final : public CaseChecks {
     return {};
   }
   CaseTensors::Finding surroundings(int /*poison*/) override { return device_guard_finding(t_); }
-  CaseTensors::Mismatch values(const unsigned char* want, int generation) override {
+  CaseTensors::Mismatch values(std::span<const unsigned char* const> want,
+                               int generation) override {
     if (generation != want_generation_) {
-      want_.upload(want, 0, data_bytes());
+      want_.upload(want[0], 0, data_bytes());
       want_generation_ = generation;
     }
-    return device_mismatch(t_, latest_, want_.data(), want, rule_, stream_);
+    return device_mismatch(t_, latest_, want_.data(), want[0], rule_, stream_);
   }
-  std::int64_t differs_from_first() override {
-    return devcheck::differing_elements(first_.data(), latest_, t_.output_view().numel(),
-                                        t_.dtype(), stream_)
-        .first;
+  CaseTensors::Difference differs_from_first() override {
+    return {0, devcheck::differing_elements(first_.data(), latest_, t_.output_view().numel(),
+                                            t_.dtype(), stream_)
+                   .first};
   }
   const char* where() const override { return "device"; }
 
@@ -136,14 +151,17 @@ class DeviceChecks final : public CaseChecks {
 }  // namespace
 
 CaseTensors::Mismatch host_mismatch(const CaseTensors& t, const unsigned char* got,
-                                    const unsigned char* want, const CompareRule& rule) {
-  const DType dt = t.dtype();
+                                    const unsigned char* want, const CompareRule& rule,
+                                    std::size_t o) {
+  const DType dt = t.dtype(o);
   return t.compare_output(
-      got, want, [&](std::uint64_t w, std::uint64_t g) { return element_matches(rule, dt, w, g); });
+      got, want, [&](std::uint64_t w, std::uint64_t g) { return element_matches(rule, dt, w, g); },
+      o);
 }
 
 bool device_checkable(const CaseTensors& t) {
-  return t.output_owner().memory.device() == Device::cuda && !t.aliased() && t.output_contiguous();
+  return t.outputs() == 1 && t.output_owner().memory.device() == Device::cuda && !t.aliased() &&
+         t.output_contiguous();
 }
 
 bool checked_on_device(const Case& c, Device device, std::int64_t min_elements) {
@@ -152,7 +170,11 @@ bool checked_on_device(const Case& c, Device device, std::int64_t min_elements) 
 #else
   constexpr bool with_cuda = false;
 #endif
-  const bool dense = c.output.strides.empty() || c.output.strides == row_major_strides(c.shape);
+  // One output of its own, dense: format-2 cases (several outputs, each its own shape) are
+  // checked on the host.
+  if (!c.dims.empty() || c.outputs.size() != 1) return false;
+  const Placement& out = c.outputs[0];
+  const bool dense = out.strides.empty() || out.strides == row_major_strides(c.shape);
   return with_cuda && device == Device::cuda && c.alias_input < 0 && dense &&
          c.numel() >= std::max<std::int64_t>(min_elements, 1);
 }
@@ -192,12 +214,13 @@ CaseTensors::Mismatch device_mismatch(const CaseTensors& t, const void* got,
 
 #endif
 
-std::unique_ptr<CaseChecks> host_case_checks(const CaseTensors& t, const CompareRule& rule) {
-  return std::make_unique<HostChecks>(t, rule);
+std::unique_ptr<CaseChecks> host_case_checks(const CaseTensors& t,
+                                             const std::vector<CompareRule>& rules) {
+  return std::make_unique<HostChecks>(t, rules);
 }
 
 std::unique_ptr<CaseChecks> case_checks(const Case& c, const CaseTensors& t, Device device,
-                                        const CompareRule& rule, void* stream,
+                                        const std::vector<CompareRule>& rules, void* stream,
                                         std::int64_t min_elements) {
 #if KQ_HAVE_CUDA
   if (checked_on_device(c, device, min_elements)) {
@@ -206,7 +229,7 @@ std::unique_ptr<CaseChecks> case_checks(const Case& c, const CaseTensors& t, Dev
                              ": planned for the device's checks, but its output tensor is not "
                              "a dense CUDA allocation of its own");
     try {
-      return std::make_unique<DeviceChecks>(t, rule, stream);
+      return std::make_unique<DeviceChecks>(t, rules.at(0), stream);
     } catch (const CudaError& e) {
       if (e.sticky()) throw;  // else no device memory for the copies: the host's need none
     }
@@ -214,7 +237,7 @@ std::unique_ptr<CaseChecks> case_checks(const Case& c, const CaseTensors& t, Dev
 #else
   (void)c, (void)device, (void)stream, (void)min_elements;
 #endif
-  return host_case_checks(t, rule);
+  return host_case_checks(t, rules);
 }
 
 std::int64_t device_check_min_elements() {

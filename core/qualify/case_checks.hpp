@@ -6,7 +6,9 @@
 // word (tests/gpu/test_device_checks.cpp).
 #pragma once
 #include <memory>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "qualify/case_tensors.hpp"
 #include "spec/spec.hpp"
@@ -23,24 +25,28 @@ class CaseChecks {
   virtual void take(bool first) = 0;
   // CaseTensors::check_inputs_unchanged.
   virtual std::string inputs_unchanged() = 0;
-  // CaseTensors::check_output_surroundings of the output taken last.
+  // CaseTensors::check_output_surroundings of the outputs taken last: the first finding.
   virtual CaseTensors::Finding surroundings(int poison) = 0;
-  // The output taken last against `want` (the host reference of the inputs of `generation`).
-  virtual CaseTensors::Mismatch values(const unsigned char* want, int generation) = 0;
-  // The first element at which the output taken last differs from the first run's, or -1.
-  virtual std::int64_t differs_from_first() = 0;
+  // The outputs taken last against want[o] (output o's host reference of the inputs of
+  // `generation`): the first output that has a mismatch, or none.
+  virtual CaseTensors::Mismatch values(std::span<const unsigned char* const> want,
+                                       int generation) = 0;
+  // The first element at which an output taken last differs from the first run's (index -1:
+  // none).
+  virtual CaseTensors::Difference differs_from_first() = 0;
   virtual const char* where() const = 0;  // "host" or "device"
 };
 
-// The host's checks: every output downloaded whole.
-std::unique_ptr<CaseChecks> host_case_checks(const CaseTensors& t, const CompareRule& rule);
+// The host's checks: every output downloaded whole, output o compared by rules[o].
+std::unique_ptr<CaseChecks> host_case_checks(const CaseTensors& t,
+                                             const std::vector<CompareRule>& rules);
 
 // The device's checks where checked_on_device(c, device, min_elements) says they apply and
 // there is device memory for the copies, else the host's. `t` holds case c's tensors. One
 // predicate decides, so that the host memory planned for a case (case_host_bytes) is the
 // memory its checks take.
 std::unique_ptr<CaseChecks> case_checks(const Case& c, const CaseTensors& t, Device device,
-                                        const CompareRule& rule, void* stream,
+                                        const std::vector<CompareRule>& rules, void* stream,
                                         std::int64_t min_elements);
 
 // The smallest output checked on the device: KQ_DEVICE_CHECK_MIN_ELEMENTS, else 2^20.
@@ -55,7 +61,8 @@ bool checked_on_device(const Case& c, Device device, std::int64_t min_elements);
 // The host's comparison of an output, for the timing loop too: the elements of `got` (t's
 // output allocation, as downloaded) against `want` (the reference, dense) under `rule`.
 CaseTensors::Mismatch host_mismatch(const CaseTensors& t, const unsigned char* got,
-                                    const unsigned char* want, const CompareRule& rule);
+                                    const unsigned char* want, const CompareRule& rule,
+                                    std::size_t o = 0);
 // The device's checks of a dense output, for the timing loop too (device_checkable outputs
 // only): the guard zones, downloaded alone; the elements of `got` (t's output or a copy of it,
 // dense, on its device) against `want_on_device` (the reference, dense, on the same device;

@@ -4,7 +4,9 @@
 #include <vector>
 
 #include "expr/reference.hpp"
-#include "qualify/values.hpp"
+#include "plan/case_shapes.hpp"
+#include "qualify/case_values.hpp"
+#include "qualify/shaped_reference.hpp"
 
 namespace kq {
 namespace {
@@ -30,9 +32,13 @@ TensorView view_of(void* data, DType dtype, Device device, const std::vector<std
 }
 
 void case_reference(const Spec& spec, const Case& c, std::span<const TensorView> inputs,
-                    unsigned char* dst) {
+                    std::span<unsigned char* const> dst) {
+  if (spec.op.program) {
+    shaped_reference(*spec.op.program, c.dims, inputs, dst);
+    return;
+  }
   eval_reference(spec.op.semantics, inputs,
-                 view_of(dst, spec.op.dtype, Device::cpu, c.shape, row_major_strides(c.shape)));
+                 view_of(dst[0], spec.op.dtype, Device::cpu, c.shape, row_major_strides(c.shape)));
 }
 
 Span span_of(const std::vector<std::int64_t>& shape, const Placement& place) {
@@ -49,45 +55,51 @@ Span span_of(const std::vector<std::int64_t>& shape, const Placement& place) {
 }
 
 CaseDataLayout::CaseDataLayout(const Spec& spec, const Case& c) {
-  const std::size_t es = dtype_size(spec.op.dtype);
-  for (const Placement& p : c.inputs)
-    input_bytes_.push_back(static_cast<std::size_t>(span_of(c.shape, p).elems) * es);
-  reference_bytes_ = static_cast<std::size_t>(c.numel()) * es;
+  const CaseShapes shapes = case_shapes(spec, c);
+  for (const CaseTensorShape& t : shapes.inputs)
+    input_bytes_.push_back(static_cast<std::size_t>(span_of(t.shape, t.place).elems) *
+                           dtype_size(t.dtype));
+  for (const CaseTensorShape& t : shapes.outputs)
+    reference_bytes_.push_back(static_cast<std::size_t>(t.numel()) * dtype_size(t.dtype));
   for (int g = 0; g < kGenerations; ++g)
     for (std::size_t b : input_bytes_) {
       offsets_.push_back(total_);
       total_ += aligned(b);
     }
-  for (int g = 0; g < kGenerations; ++g) {
-    offsets_.push_back(total_);
-    total_ += aligned(reference_bytes_);
-  }
+  for (int g = 0; g < kGenerations; ++g)
+    for (std::size_t b : reference_bytes_) {
+      offsets_.push_back(total_);
+      total_ += aligned(b);
+    }
 }
 
 std::size_t CaseDataLayout::input_offset(std::size_t input, int generation) const {
   return offsets_[static_cast<std::size_t>(generation) * input_bytes_.size() + input];
 }
 
-std::size_t CaseDataLayout::reference_offset(int generation) const {
-  return offsets_[kGenerations * input_bytes_.size() + static_cast<std::size_t>(generation)];
+std::size_t CaseDataLayout::reference_offset(int generation, std::size_t output) const {
+  return offsets_[kGenerations * input_bytes_.size() +
+                  static_cast<std::size_t>(generation) * reference_bytes_.size() + output];
 }
 
 void compute_case_data(const Spec& spec, const Case& c, const CaseDataLayout& layout,
                        unsigned char* dst) {
-  const DType dt = spec.op.dtype;
-  const std::size_t es = dtype_size(dt);
+  const CaseShapes shapes = case_shapes(spec, c);
   for (int g = 0; g < kGenerations; ++g) {
     std::vector<TensorView> inputs;
-    for (std::size_t i = 0; i < c.inputs.size(); ++i) {
+    for (std::size_t i = 0; i < shapes.inputs.size(); ++i) {
+      const CaseTensorShape& t = shapes.inputs[i];
       unsigned char* span = dst + layout.input_offset(i, g);
-      const Span s = span_of(c.shape, c.inputs[i]);
-      fill_input_values(c, static_cast<int>(i), dt, span, s.elems, static_cast<std::uint64_t>(g));
-      const auto& place = c.inputs[i];
-      inputs.push_back(view_of(span + static_cast<std::size_t>(-s.min_elem) * es, dt, Device::cpu,
-                               c.shape,
-                               place.strides.empty() ? row_major_strides(c.shape) : place.strides));
+      const Span s = span_of(t.shape, t.place);
+      fill_case_input(spec, c, static_cast<int>(i), span, s.elems, static_cast<std::uint64_t>(g));
+      inputs.push_back(view_of(
+          span + static_cast<std::size_t>(-s.min_elem) * dtype_size(t.dtype), t.dtype, Device::cpu,
+          t.shape, t.place.strides.empty() ? row_major_strides(t.shape) : t.place.strides));
     }
-    case_reference(spec, c, inputs, dst + layout.reference_offset(g));
+    std::vector<unsigned char*> refs;
+    for (std::size_t o = 0; o < layout.outputs(); ++o)
+      refs.push_back(dst + layout.reference_offset(g, o));
+    case_reference(spec, c, inputs, refs);
   }
 }
 

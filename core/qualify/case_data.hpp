@@ -28,10 +28,10 @@ Span span_of(const std::vector<std::int64_t>& shape, const Placement& place);
 TensorView view_of(void* data, DType dtype, Device device, const std::vector<std::int64_t>& shape,
                    const std::vector<std::int64_t>& strides);
 
-// The float64 reference of case `c` on `inputs` (host views), rounded to the dtype, dense in
-// logical order into `dst` (c.numel() elements).
+// The float64 reference of case `c` on `inputs` (host views), each output rounded to its dtype,
+// dense in logical order into dst[k] (output k's elements).
 void case_reference(const Spec& spec, const Case& c, std::span<const TensorView> inputs,
-                    unsigned char* dst);
+                    std::span<unsigned char* const> dst);
 
 // Where each part lies in a case's data, in bytes: parts start on 64-byte boundaries.
 class CaseDataLayout {
@@ -39,13 +39,15 @@ class CaseDataLayout {
   CaseDataLayout(const Spec& spec, const Case& c);
   std::size_t input_offset(std::size_t input, int generation) const;
   std::size_t input_bytes(std::size_t input) const { return input_bytes_[input]; }
-  std::size_t reference_offset(int generation) const;
-  std::size_t reference_bytes() const { return reference_bytes_; }
+  std::size_t reference_offset(int generation, std::size_t output = 0) const;
+  std::size_t reference_bytes(std::size_t output = 0) const { return reference_bytes_[output]; }
+  std::size_t outputs() const { return reference_bytes_.size(); }
   std::size_t total_bytes() const { return total_; }
 
  private:
-  std::vector<std::size_t> input_bytes_, offsets_;  // offsets_: inputs by generation, then refs
-  std::size_t reference_bytes_ = 0, total_ = 0;
+  // offsets_: the inputs by generation, then the outputs' references by generation
+  std::vector<std::size_t> input_bytes_, reference_bytes_, offsets_;
+  std::size_t total_ = 0;
 };
 
 // Draws the inputs of both generations and computes their references into `dst`

@@ -9,8 +9,9 @@
 #include <stdexcept>
 
 #include "kq/half.hpp"
+#include "plan/case_shapes.hpp"
 #include "qualify/case_data.hpp"
-#include "qualify/values.hpp"
+#include "qualify/case_values.hpp"
 
 namespace kq {
 namespace {
@@ -46,40 +47,48 @@ std::size_t data_end(const CaseTensor& t) {
   return data_begin(t) + static_cast<std::size_t>(t.span_elems) * dtype_size(t.view.dtype);
 }
 
-CaseTensors::CaseTensors(const Case& c, const std::vector<std::string>& input_names,
-                         const std::string& output_name, DType dtype, Device device)
-    : dtype_(dtype), alias_input_(c.alias_input), shape_(c.shape) {
-  for (std::size_t i = 0; i < input_names.size(); ++i)
-    inputs_.push_back(make_tensor(input_names[i], c.shape, c.inputs[i], dtype, device));
-  const std::size_t es = dtype_size(dtype);
-  if (alias_input_ >= 0) {
-    const CaseTensor& owner = inputs_[static_cast<std::size_t>(alias_input_)];
-    out_view_offset_ = owner.view_offset + static_cast<std::size_t>(c.alias_shift) * es;
-    out_strides_ = std::vector<std::int64_t>(owner.view.strides.begin(),
-                                             owner.view.strides.begin() + owner.view.rank);
-    output_view_ = view_of(static_cast<char*>(owner.memory.data()) + out_view_offset_, dtype,
-                           device, c.shape, out_strides_);
-  } else {
-    output_ = make_tensor(output_name, c.shape, c.output, dtype, device);
-    out_view_offset_ = output_->view_offset;
-    output_view_ = output_->view;
-    out_strides_ = std::vector<std::int64_t>(output_view_.strides.begin(),
-                                             output_view_.strides.begin() + output_view_.rank);
+CaseTensors::CaseTensors(const Spec& spec, const Case& c, Device device)
+    : spec_(spec), alias_input_(c.alias_input) {
+  const CaseShapes shapes = case_shapes(spec, c);
+  for (const CaseTensorShape& t : shapes.inputs)
+    inputs_.push_back(make_tensor(t.name, t.shape, t.place, t.dtype, device));
+  for (std::size_t o = 0; o < shapes.outputs.size(); ++o) {
+    const CaseTensorShape& t = shapes.outputs[o];
+    OutputTensor out;
+    out.shape = t.shape;
+    if (o == 0 && alias_input_ >= 0) {
+      const CaseTensor& owner = inputs_[static_cast<std::size_t>(alias_input_)];
+      out.view_offset =
+          owner.view_offset + static_cast<std::size_t>(c.alias_shift) * dtype_size(t.dtype);
+      out.strides = std::vector<std::int64_t>(owner.view.strides.begin(),
+                                              owner.view.strides.begin() + owner.view.rank);
+      out.view = view_of(static_cast<char*>(owner.memory.data()) + out.view_offset, t.dtype, device,
+                         t.shape, out.strides);
+    } else {
+      out.own = make_tensor(t.name, t.shape, t.place, t.dtype, device);
+      out.view_offset = out.own->view_offset;
+      out.view = out.own->view;
+      out.strides = std::vector<std::int64_t>(out.view.strides.begin(),
+                                              out.view.strides.begin() + out.view.rank);
+    }
+    out.contiguous = out.view.is_contiguous();
+    output_views_.push_back(out.view);
+    output_names_.push_back(t.name);
+    outputs_.push_back(std::move(out));
   }
-  out_contiguous_ = output_view_.is_contiguous();
   for (const auto& t : inputs_) input_views_.push_back(t.view);
-  output_views_.push_back(output_view_);
 }
 
-const CaseTensor& CaseTensors::output_owner() const {
-  return alias_input_ >= 0 ? inputs_[static_cast<std::size_t>(alias_input_)] : *output_;
+const CaseTensor& CaseTensors::output_owner(std::size_t o) const {
+  const OutputTensor& out = outputs_[o];
+  return out.own ? *out.own : inputs_[static_cast<std::size_t>(alias_input_)];
 }
 
 void CaseTensors::generate_inputs(const Case& c, std::uint64_t generation) {
   for (std::size_t i = 0; i < inputs_.size(); ++i) {
     CaseTensor& t = inputs_[i];
     t.own.resize(data_end(t) - data_begin(t));
-    fill_input_values(c, static_cast<int>(i), dtype_, t.own.data(), t.span_elems, generation);
+    fill_case_input(spec_, c, static_cast<int>(i), t.own.data(), t.span_elems, generation);
     t.pristine = t.own.data();
   }
 }
@@ -108,22 +117,25 @@ void CaseTensors::upload_inputs() {
 }
 
 void CaseTensors::poison_output(int k) {
-  if (alias_input_ >= 0) {  // in place: start again from the pristine input
-    upload_pristine(inputs_[static_cast<std::size_t>(alias_input_)]);
-    return;
+  for (OutputTensor& out : outputs_) {
+    if (!out.own) {  // in place: start again from the pristine input
+      upload_pristine(inputs_[static_cast<std::size_t>(alias_input_)]);
+      continue;
+    }
+    // Set where the output lives: no host image is built or copied.
+    DeviceMemory& m = out.own->memory;
+    const std::size_t b = data_begin(*out.own), e = data_end(*out.own);
+    m.fill(0, b, kGuardByte);
+    m.fill(b, e - b, kPoisonBytes[k]);
+    m.fill(e, m.size() - e, kGuardByte);
   }
-  // Set where the output lives: no host image is built or copied.
-  DeviceMemory& m = output_->memory;
-  const std::size_t b = data_begin(*output_), e = data_end(*output_);
-  m.fill(0, b, kGuardByte);
-  m.fill(b, e - b, kPoisonBytes[k]);
-  m.fill(e, m.size() - e, kGuardByte);
 }
 
 void CaseTensors::poison_output_data(int k, void* stream) {
   if (alias_input_ >= 0) throw std::logic_error("poison_output_data: the output is an input");
-  output_->memory.fill_async(data_begin(*output_), data_end(*output_) - data_begin(*output_),
-                             kPoisonBytes[k], stream);
+  for (OutputTensor& out : outputs_)
+    out.own->memory.fill_async(data_begin(*out.own), data_end(*out.own) - data_begin(*out.own),
+                               kPoisonBytes[k], stream);
 }
 
 std::vector<TensorView> CaseTensors::pristine_input_views() const {
@@ -193,30 +205,31 @@ std::string CaseTensors::input_change(std::size_t i, std::size_t k, unsigned cha
   const CaseTensor& t = inputs_[i];
   const std::size_t b = data_begin(t), e = data_end(t);
   const unsigned char was = (k >= b && k < e) ? t.pristine[k - b] : kGuardByte;
-  std::string where = k < b ? std::to_string(b - k) + " bytes before its data (guard zone)"
-                      : k >= e
-                          ? std::to_string(k - e) + " bytes past its end (guard zone)"
-                          : "at storage element " + std::to_string((k - b) / dtype_size(dtype_));
+  std::string where =
+      k < b    ? std::to_string(b - k) + " bytes before its data (guard zone)"
+      : k >= e ? std::to_string(k - e) + " bytes past its end (guard zone)"
+               : "at storage element " + std::to_string((k - b) / dtype_size(t.view.dtype));
   char buf[48];
   std::snprintf(buf, sizeof buf, " (byte 0x%02x, was 0x%02x)", now, was);
   return "input " + t.name + " was modified " + where + buf;
 }
 
-void CaseTensors::download_output(HostBytes& into) const {
-  const CaseTensor& t = output_owner();
+void CaseTensors::download_output(HostBytes& into, std::size_t o) const {
+  const CaseTensor& t = output_owner(o);
   into.resize(t.memory.size());
   t.memory.download(into.data(), 0, into.size());
 }
 
-std::size_t CaseTensors::output_byte(std::int64_t i) const {
-  const std::size_t es = dtype_size(dtype_);
-  if (out_contiguous_) return out_view_offset_ + static_cast<std::size_t>(i) * es;
+std::size_t CaseTensors::output_byte(std::int64_t i, std::size_t o) const {
+  const OutputTensor& out = outputs_[o];
+  const std::size_t es = dtype_size(out.view.dtype);
+  if (out.contiguous) return out.view_offset + static_cast<std::size_t>(i) * es;
   std::int64_t off = 0;
-  for (std::size_t d = shape_.size(); d-- > 0;) {
-    off += (i % shape_[d]) * out_strides_[d];
-    i /= shape_[d];
+  for (std::size_t d = out.shape.size(); d-- > 0;) {
+    off += (i % out.shape[d]) * out.strides[d];
+    i /= out.shape[d];
   }
-  return static_cast<std::size_t>(static_cast<std::int64_t>(out_view_offset_) +
+  return static_cast<std::size_t>(static_cast<std::int64_t>(out.view_offset) +
                                   off * static_cast<std::int64_t>(es));
 }
 
@@ -227,17 +240,18 @@ void CaseTensors::for_chunks(std::int64_t n,
 }
 
 CaseTensors::Finding CaseTensors::check_output_surroundings(const unsigned char* out_alloc,
-                                                            int poison) const {
-  if (alias_input_ >= 0) return {};  // the input checks cover the owner's guards
-  const CaseTensor& t = *output_;
+                                                            int poison, std::size_t o) const {
+  const OutputTensor& out = outputs_[o];
+  if (!out.own) return {};  // the input checks cover the owner's guards
+  const CaseTensor& t = *out.own;
   const std::size_t b = data_begin(t), e = data_end(t);
-  if (Finding f = guard_finding(out_alloc, out_alloc + e); !f.check.empty()) return f;
-  if (out_contiguous_) return {};
+  if (Finding f = guard_finding(out_alloc, out_alloc + e, o); !f.check.empty()) return f;
+  if (out.contiguous) return {};
   // Strided output: bytes between the view's elements must keep the poison.
   std::vector<char> mine(t.memory.size(), 0);
-  const std::size_t es = dtype_size(dtype_);
-  for (std::int64_t i = 0; i < output_view_.numel(); ++i)
-    std::fill_n(mine.begin() + static_cast<std::ptrdiff_t>(output_byte(i)), es, 1);
+  const std::size_t es = dtype_size(out.view.dtype);
+  for (std::int64_t i = 0; i < out.view.numel(); ++i)
+    std::fill_n(mine.begin() + static_cast<std::ptrdiff_t>(output_byte(i, o)), es, 1);
   for (std::size_t k = b; k < e; ++k)
     if (!mine[k] && out_alloc[k] != kPoisonBytes[poison])
       return {"output_gaps", "wrote between the elements of strided output " + t.name + " (byte " +
@@ -246,8 +260,8 @@ CaseTensors::Finding CaseTensors::check_output_surroundings(const unsigned char*
 }
 
 CaseTensors::Finding CaseTensors::guard_finding(const unsigned char* head,
-                                                const unsigned char* tail) const {
-  const CaseTensor& t = *output_;
+                                                const unsigned char* tail, std::size_t o) const {
+  const CaseTensor& t = *outputs_[o].own;
   const std::size_t b = data_begin(t), after = t.memory.size() - data_end(t);
   if (const std::size_t k = first_off_guard(head, 0, b); k < b)
     return {"output_guard",
@@ -259,19 +273,23 @@ CaseTensors::Finding CaseTensors::guard_finding(const unsigned char* head,
   return {};
 }
 
-std::int64_t CaseTensors::first_difference(const unsigned char* a, const unsigned char* b) const {
-  const std::size_t es = dtype_size(dtype_);
+std::int64_t CaseTensors::first_difference(const unsigned char* a, const unsigned char* b,
+                                           std::size_t o) const {
+  const DType dt = dtype(o);
+  const std::size_t es = dtype_size(dt);
   std::int64_t first = -1;
   std::mutex mu;
-  for_chunks(output_view_.numel(), [&](std::int64_t lo, std::int64_t hi) {
+  for_chunks(output_view(o).numel(), [&](std::int64_t lo, std::int64_t hi) {
     // A dense chunk equal byte for byte (the usual case) is passed with one memcmp.
-    if (out_contiguous_ && std::memcmp(a + output_byte(lo), b + output_byte(lo),
-                                       static_cast<std::size_t>(hi - lo) * es) == 0)
+    if (output_contiguous(o) && std::memcmp(a + output_byte(lo, o), b + output_byte(lo, o),
+                                            static_cast<std::size_t>(hi - lo) * es) == 0)
       return;
     for (std::int64_t i = lo; i < hi; ++i) {
-      std::size_t p = output_byte(i);
-      if (std::memcmp(a + p, b + p, es) != 0 && !(std::isnan(load_as_double(dtype_, a + p)) &&
-                                                  std::isnan(load_as_double(dtype_, b + p)))) {
+      std::size_t p = output_byte(i, o);
+      // Integer outputs have no NaN: their bits alone count.
+      const bool both_nan = !is_integer(dt) && std::isnan(load_as_double(dt, a + p)) &&
+                            std::isnan(load_as_double(dt, b + p));
+      if (std::memcmp(a + p, b + p, es) != 0 && !both_nan) {
         std::lock_guard lock(mu);
         if (first < 0 || i < first) first = i;
         return;

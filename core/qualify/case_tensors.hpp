@@ -1,9 +1,10 @@
 // The tensors of one qualification case on an arm's device: each in its own allocation, between
-// guard zones, at the case's offset and strides; host mirrors of everything for checking.
+// guard zones, at the case's offset and strides, with its own dtype and shape (several outputs
+// for format-2 specs); host mirrors of everything for checking.
 //
 //   allocation = [guard][offset][span of the view's elements, gaps included][guard]
 //
-// The output of an aliasing case has no allocation of its own: it lives in an input's.
+// Output 0 of an aliasing case has no allocation of its own: it lives in an input's.
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -16,6 +17,7 @@
 #include "device/memory.hpp"
 #include "kq/tensor.hpp"
 #include "plan/case.hpp"
+#include "spec/spec.hpp"
 #include "util/host_buffer.hpp"
 
 namespace kq {
@@ -46,10 +48,20 @@ struct CaseTensor {
 std::size_t data_begin(const CaseTensor& t);
 std::size_t data_end(const CaseTensor& t);
 
+// One output's tensor: an allocation of its own, or (output 0 of an aliasing case) a view on an
+// input's allocation.
+struct OutputTensor {
+  std::optional<CaseTensor> own;  // absent when aliased
+  TensorView view;
+  std::vector<std::int64_t> shape, strides;
+  std::size_t view_offset = 0;  // bytes from the owner allocation's start to the view
+  bool contiguous = true;
+};
+
 class CaseTensors {
  public:
-  CaseTensors(const Case& c, const std::vector<std::string>& input_names,
-              const std::string& output_name, DType dtype, Device device);
+  // Case c's tensors as case_shapes(spec, c) gives them (plan/case_shapes.hpp).
+  CaseTensors(const Spec& spec, const Case& c, Device device);
 
   const std::vector<TensorView>& input_views() const { return input_views_; }
   const std::vector<TensorView>& output_views() const { return output_views_; }
@@ -65,9 +77,9 @@ class CaseTensors {
   // where they are (`data` must outlive the use).
   void use_inputs(const CaseDataLayout& layout, const unsigned char* data, int generation);
   void upload_inputs();
-  // Fills the output's allocation (data region and guards as they should be) with poison `k`.
+  // Fills every output's allocation (data region and guards as they should be) with poison `k`.
   void poison_output(int k);
-  // Fills the output's data region alone with poison `k`, enqueued on `stream` (the timing
+  // Fills the outputs' data regions alone with poison `k`, enqueued on `stream` (the timing
   // loop's re-poisoning: no host image, no wait). Out-of-place outputs only.
   void poison_output_data(int k, void* stream);
 
@@ -78,64 +90,71 @@ class CaseTensors {
   // Input allocations (guards and data, gaps included) must equal their pristine copies: read
   // in place on the host, downloaded from a device.
   std::string check_inputs_unchanged() const;
-  // The output's guard zones and the bytes of its allocation outside the view's elements.
+  // An output's guard zones and the bytes of its allocation outside the view's elements.
   struct Finding {
     std::string check;    // output_guard or output_gaps; empty when fine
     std::string message;  // one line
   };
-  // `out_alloc`: a host copy of the output owner's whole allocation.
-  Finding check_output_surroundings(const unsigned char* out_alloc, int poison) const;
-  // Downloads the output's whole allocation into `into` (resized; its memory is reused, so that
+  // `out_alloc`: a host copy of output o's owner's whole allocation.
+  Finding check_output_surroundings(const unsigned char* out_alloc, int poison,
+                                    std::size_t o = 0) const;
+  // Downloads output o's whole allocation into `into` (resized; its memory is reused, so that
   // a case's later runs touch no fresh pages).
-  void download_output(HostBytes& into) const;
+  void download_output(HostBytes& into, std::size_t o = 0) const;
 
   struct Mismatch {
+    std::size_t output = 0;   // which output
     std::int64_t index = -1;  // logical (row-major) index of the first bad element
     std::int64_t count = 0;   // how many elements are bad
     std::uint64_t want_bits = 0, got_bits = 0;
   };
-  // The view's elements in a downloaded output allocation against `want` (dense, logical
-  // order, the dtype's values) by `matches(want_bits, got_bits)`.
+  // Output o's elements in a downloaded allocation against `want` (dense, logical order, the
+  // output's dtype) by `matches(want_bits, got_bits)`.
   template <typename Match>
-  Mismatch compare_output(const unsigned char* out_alloc, const void* want, Match&& matches) const;
-  // The first element (logical index) at which two downloaded output allocations differ in
-  // their bits, or -1. Two NaNs count as equal whatever their payloads and signs, as in the
+  Mismatch compare_output(const unsigned char* out_alloc, const void* want, Match&& matches,
+                          std::size_t o = 0) const;
+  struct Difference {
+    std::size_t output = 0;
+    std::int64_t index = -1;  // -1: none
+  };
+  // The first element (logical index) at which two downloaded allocations of output o differ
+  // in their bits, or -1. Two NaNs count as equal whatever their payloads and signs, as in the
   // comparison with the reference: IEEE leaves them to the implementation, and a library may
   // give different ones from one call to the next (numpy's vector loops do, with the
   // alignment of their temporaries).
-  std::int64_t first_difference(const unsigned char* a, const unsigned char* b) const;
+  std::int64_t first_difference(const unsigned char* a, const unsigned char* b,
+                                std::size_t o = 0) const;
 
   bool aliased() const { return alias_input_ >= 0; }
   int alias_input() const { return alias_input_; }
+  std::size_t outputs() const { return outputs_.size(); }
 
-  // For checks made elsewhere (qualify/case_checks.hpp): the tensors and the output's layout.
+  // For checks made elsewhere (qualify/case_checks.hpp): the tensors and the outputs' layouts.
   const std::vector<CaseTensor>& inputs() const { return inputs_; }
-  const CaseTensor& output_owner() const;
-  const TensorView& output_view() const { return output_view_; }
-  bool output_contiguous() const { return out_contiguous_; }
-  DType dtype() const { return dtype_; }
-  // Byte position in the output owner's allocation of the element at logical index i.
-  std::size_t output_byte(std::int64_t i) const;
+  const CaseTensor& output_owner(std::size_t o = 0) const;
+  const TensorView& output_view(std::size_t o = 0) const { return outputs_[o].view; }
+  bool output_contiguous(std::size_t o = 0) const { return outputs_[o].contiguous; }
+  DType dtype(std::size_t o = 0) const { return outputs_[o].view.dtype; }
+  const std::string& output_name(std::size_t o) const { return output_names_[o]; }
+  // Byte position in output o's owner allocation of its element at logical index i.
+  std::size_t output_byte(std::int64_t i, std::size_t o = 0) const;
   // The line check_inputs_unchanged gives for input i whose allocation holds `now` at byte k.
   std::string input_change(std::size_t i, std::size_t k, unsigned char now) const;
-  // check_output_surroundings' guard findings from the output allocation's head (the bytes
+  // check_output_surroundings' guard findings from output o's allocation's head (the bytes
   // before its data) and tail (those after): where the data region stays on the device.
-  Finding guard_finding(const unsigned char* head, const unsigned char* tail) const;
+  Finding guard_finding(const unsigned char* head, const unsigned char* tail,
+                        std::size_t o = 0) const;
 
  private:
   // Calls f(first, last) over chunks of logical indices, in parallel.
   void for_chunks(std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& f) const;
 
-  DType dtype_;
+  const Spec& spec_;
   std::vector<CaseTensor> inputs_;
-  std::optional<CaseTensor> output_;  // absent when aliased
-  TensorView output_view_;
+  std::vector<OutputTensor> outputs_;
+  std::vector<std::string> output_names_;
   int alias_input_ = -1;
   std::vector<TensorView> input_views_, output_views_;
-  std::vector<std::int64_t> shape_;
-  std::vector<std::int64_t> out_strides_;
-  std::size_t out_view_offset_ = 0;  // bytes from the owner allocation's start to the view
-  bool out_contiguous_ = true;
   // Host scratch for the input checks of a device's tensors, reused by every check of the case:
   // large cases would otherwise fault in fresh pages for each (page faults were a quarter of a
   // 2^24-element case's time).
@@ -144,24 +163,25 @@ class CaseTensors {
 
 template <typename Match>
 CaseTensors::Mismatch CaseTensors::compare_output(const unsigned char* out_alloc, const void* want,
-                                                  Match&& matches) const {
-  const std::size_t es = dtype_size(dtype_);
-  const std::int64_t n = output_view_.numel();
+                                                  Match&& matches, std::size_t o) const {
+  const std::size_t es = dtype_size(dtype(o));
+  const std::int64_t n = output_view(o).numel();
   std::mutex mu;
   Mismatch m;
+  m.output = o;
   for_chunks(n, [&](std::int64_t lo, std::int64_t hi) {
     // Equal bits always match, whatever the rule: a dense chunk equal to the reference byte
     // for byte is done with one memcmp, and only the others are read element by element.
-    if (out_contiguous_ &&
-        std::memcmp(out_alloc + output_byte(lo), static_cast<const unsigned char*>(want) + lo * es,
-                    static_cast<std::size_t>(hi - lo) * es) == 0)
+    if (output_contiguous(o) && std::memcmp(out_alloc + output_byte(lo, o),
+                                            static_cast<const unsigned char*>(want) + lo * es,
+                                            static_cast<std::size_t>(hi - lo) * es) == 0)
       return;
     std::int64_t first = -1, count = 0;
     std::uint64_t wb = 0, gb = 0;
     for (std::int64_t i = lo; i < hi; ++i) {
       std::uint64_t w = 0, g = 0;
       std::memcpy(&w, static_cast<const unsigned char*>(want) + i * es, es);
-      std::memcpy(&g, out_alloc + output_byte(i), es);
+      std::memcpy(&g, out_alloc + output_byte(i, o), es);
       if (!matches(w, g)) {
         if (first < 0) first = i, wb = w, gb = g;
         ++count;

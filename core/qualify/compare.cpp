@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <stdexcept>
 
 namespace kq {
 namespace {
@@ -35,7 +36,9 @@ double bits_to_double(DType dtype, std::uint64_t bits) {
 
 std::string describe_bits(DType dtype, std::uint64_t bits) {
   char buf[96];
-  if (is_half(dtype))
+  if (is_integer(dtype))
+    std::snprintf(buf, sizeof buf, "%.0f", bits_to_double(dtype, bits));
+  else if (is_half(dtype))
     std::snprintf(buf, sizeof buf, "%.5g (0x%04x)", bits_to_double(dtype, bits),
                   static_cast<unsigned>(bits & 0xffffu));
   else if (dtype == DType::f32)
@@ -50,6 +53,7 @@ std::string describe_bits(DType dtype, std::uint64_t bits) {
 bool element_matches(const CompareRule& rule, DType dtype, std::uint64_t want_bits,
                      std::uint64_t got_bits) {
   if (want_bits == got_bits) return true;
+  if (is_integer(dtype)) return false;  // indices, targets, masks: exact, whatever the rule
   const double want = bits_to_double(dtype, want_bits);
   const double got = bits_to_double(dtype, got_bits);
   if (std::isnan(want) || std::isnan(got)) return std::isnan(want) && std::isnan(got);
@@ -67,6 +71,39 @@ bool element_matches(const CompareRule& rule, DType dtype, std::uint64_t want_bi
       return std::fabs(got - want) <= rule.atol + rule.rtol * std::fabs(want);
   }
   return false;
+}
+
+}  // namespace kq
+
+namespace kq {
+
+std::vector<CompareRule> compare_rules(const Spec& spec, const Case& c) {
+  if (!spec.shaped) return {spec.op.compare};
+  const ShapedContract& sc = *spec.shaped;
+  const Point at{c.dims};
+  std::vector<CompareRule> rules;
+  for (const ShapedCompare& sh : sc.compare) {
+    CompareRule r;
+    switch (sh.kind) {
+      case ShapedCompare::Kind::bitwise:
+        r.kind = CompareRule::Kind::bitwise;
+        break;
+      case ShapedCompare::Kind::ulp:
+        r.kind = CompareRule::Kind::ulp;
+        r.max_ulp = sh.max_ulp;
+        break;
+      case ShapedCompare::Kind::tolerance:
+        r.kind = CompareRule::Kind::tolerance;
+        r.atol = sh.atol ? evaluate(*sh.atol, sc, at) : 0.0;
+        r.rtol = sh.rtol ? evaluate(*sh.rtol, sc, at) : 0.0;
+        break;
+      case ShapedCompare::Kind::accumulation_bound:
+        throw std::runtime_error(
+            "compare: bound: accumulation is not applied yet; state an rtol/atol formula");
+    }
+    rules.push_back(r);
+  }
+  return rules;
 }
 
 }  // namespace kq

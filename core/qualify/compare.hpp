@@ -8,8 +8,10 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kq/tensor.hpp"
+#include "plan/case.hpp"
 #include "spec/spec.hpp"
 
 namespace kq {
@@ -20,7 +22,12 @@ bool element_matches(const CompareRule& rule, DType dtype, std::uint64_t want_bi
 
 // The value of a bit pattern of `dtype`, as a double.
 double bits_to_double(DType dtype, std::uint64_t bits);
-// "1.5 (0x3fc00000)"
+// "1.5 (0x3fc00000)"; integers as "7".
 std::string describe_bits(DType dtype, std::uint64_t bits);
+
+// The rule for each output of case `c`: format 1's one rule; format 2's per output, its
+// formulas evaluated at the case's dims (integer outputs bitwise). Throws std::runtime_error for
+// a rule kq cannot apply yet (bound: accumulation).
+std::vector<CompareRule> compare_rules(const Spec& spec, const Case& c);
 
 }  // namespace kq

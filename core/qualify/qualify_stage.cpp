@@ -220,7 +220,7 @@ std::unique_ptr<SharedCaseFeed> share_cases(const std::vector<StageArm>& arms,
               << std::flush;
     return nullptr;
   }
-  const Spec spec = load_runnable_spec(opt.spec_file);
+  const Spec spec = load_spec(opt.spec_file);
   PlanOptions plan;
   plan.quick = opt.quick;
   plan.timing_sizes = opt.timing_sizes;

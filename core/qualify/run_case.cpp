@@ -69,8 +69,9 @@ class CaseRunner {
         shared_(shared),
         layout_(spec, c),
         stream_(device),
-        tensors_(c, spec.op.inputs, spec.op.outputs[0].name, spec.op.dtype, device),
-        checks_(case_checks(c, tensors_, device, spec.op.compare, stream_.handle(),
+        rules_(compare_rules(spec, c)),
+        tensors_(spec, c, device),
+        checks_(case_checks(c, tensors_, device, rules_, stream_.handle(),
                             device_check_min_elements())) {}
 
   // The checks, with the seconds each stage took.
@@ -95,8 +96,8 @@ class CaseRunner {
     // First run, poison 0.
     take(true);
     if (auto o = check_memory(0)) return *o;
-    HostBytes want_storage;  // where a reference not shared is computed
-    const unsigned char* want = reference(want_storage);
+    std::vector<HostBytes> want_storage;  // where a reference not shared is computed
+    const Want want = reference(want_storage);
     if (auto o = check_values(want, "values")) return *o;
 
     // Second run, poison 1: the same bits again (no dependence on the output's old contents,
@@ -106,9 +107,10 @@ class CaseRunner {
     if (auto o = run_again("second run")) return *o;
     take(false);
     if (auto o = check_memory(1)) return *o;
-    if (std::int64_t i = differs_from_first(); i >= 0) {
-      CaseOutcome o = fail("repeat_differs", "a second run (another poison) gave different bits");
-      o.index = i;
+    if (const CaseTensors::Difference d = differs_from_first(); d.index >= 0) {
+      CaseOutcome o = fail("repeat_differs", "a second run (another poison) gave different bits" +
+                                                 in_output(d.output));
+      o.index = d.index;
       return o;
     }
 
@@ -118,10 +120,10 @@ class CaseRunner {
     if (auto o = run_again("run on new values")) return *o;
     take(false);
     if (auto o = check_memory(0)) return *o;
-    const unsigned char* want3 = reference(want_storage);
+    const Want want3 = reference(want_storage);
     if (auto o = check_values(want3, "values")) {
       // Wrong, and bit for bit what the first inputs gave: a replayed (cached) result.
-      if (differs_from_first() < 0) {
+      if (differs_from_first().index < 0) {
         o->check = "new_values";
         o->message =
             "new inputs under the same pointers gave the old result again (a result cache?); " +
@@ -173,7 +175,15 @@ class CaseRunner {
 
   // One call under CUPTI: every kernel, copy and set must run on the stream kq gave (or on a
   // stream forked from it and joined back), and the call must still be right.
-  std::optional<CaseOutcome> check_stream(const unsigned char* want) {
+  // Each output's reference, dense in logical order.
+  using Want = std::vector<const unsigned char*>;
+
+  // " in output mean" where the spec has several outputs.
+  std::string in_output(std::size_t o) const {
+    return tensors_.outputs() > 1 ? " in output " + tensors_.output_name(o) : "";
+  }
+
+  std::optional<CaseOutcome> check_stream(const Want& want) {
     poison(1);
     StreamCheck sc = check_stream_discipline(stream_.handle(), [&] { checked_call(); });
     detach_profiler();  // the later cases run without CUPTI
@@ -190,7 +200,7 @@ class CaseRunner {
   // One call captured into a CUDA graph and replayed on a poisoned output must give the
   // reference: a graph that holds less than the call (nothing enqueued under capture) would
   // otherwise time as a fast, empty replay. An arm that cannot be captured is not at fault here.
-  std::optional<CaseOutcome> check_graph(const unsigned char* want) {
+  std::optional<CaseOutcome> check_graph(const Want& want) {
     poison(0);
     std::unique_ptr<GraphReplay> g;
     try {
@@ -260,28 +270,42 @@ class CaseRunner {
     return std::nullopt;
   }
 
-  std::int64_t differs_from_first() {
+  CaseTensors::Difference differs_from_first() {
     StageTimer t(stages_.compare);
     return checks_->differs_from_first();
   }
 
-  // The reference for the inputs loaded last, dense in logical order: in the shared data, or
-  // computed into `local` (resized, its memory reused).
-  const unsigned char* reference(HostBytes& local) {
+  // The references for the inputs loaded last, one per output, dense in logical order: in the
+  // shared data, or computed into `local` (resized, its memory reused).
+  Want reference(std::vector<HostBytes>& local) {
     StageTimer t(stages_.reference);
-    if (shared_) return shared_ + layout_.reference_offset(generation_);
-    local.resize(static_cast<std::size_t>(case_.numel()) * dtype_size(spec_.op.dtype));
-    case_reference(spec_, case_, tensors_.pristine_input_views(), local.data());
-    return local.data();
+    Want want;
+    if (shared_) {
+      for (std::size_t o = 0; o < layout_.outputs(); ++o)
+        want.push_back(shared_ + layout_.reference_offset(generation_, o));
+      return want;
+    }
+    local.resize(layout_.outputs());
+    std::vector<unsigned char*> dst;
+    for (std::size_t o = 0; o < layout_.outputs(); ++o) {
+      local[o].resize(layout_.reference_bytes(o));
+      dst.push_back(local[o].data());
+      want.push_back(local[o].data());
+    }
+    case_reference(spec_, case_, tensors_.pristine_input_views(), dst);
+    return want;
   }
 
-  std::optional<CaseOutcome> check_values(const unsigned char* want, const char* check) {
+  std::optional<CaseOutcome> check_values(const Want& want, const char* check) {
     StageTimer t(stages_.compare);
-    const DType dt = spec_.op.dtype;
     const CaseTensors::Mismatch m = checks_->values(want, generation_);
     if (m.count == 0) return std::nullopt;
-    CaseOutcome o = fail(check, std::to_string(m.count) + " of " + std::to_string(case_.numel()) +
-                                    " elements wrong");
+    const DType dt = tensors_.dtype(m.output);
+    const std::string of =
+        tensors_.outputs() > 1 ? "output " + tensors_.output_name(m.output) + ": " : "";
+    CaseOutcome o =
+        fail(check, of + std::to_string(m.count) + " of " +
+                        std::to_string(tensors_.output_view(m.output).numel()) + " elements wrong");
     o.index = m.index;
     o.bad_count = m.count;
     o.expected = describe_bits(dt, m.want_bits);
@@ -300,6 +324,7 @@ class CaseRunner {
   CaseDataLayout layout_;
   int generation_ = 0;  // of the inputs loaded last
   Stream stream_;
+  std::vector<CompareRule> rules_;  // by output
   CaseTensors tensors_;
   std::unique_ptr<CaseChecks> checks_;
   rec::CaseStages stages_;

@@ -3,7 +3,7 @@
 // statements parsed against them, then what refers to both (compare, cost, points).
 #include <algorithm>
 
-#include "indexed/dtype.hpp"
+#include "kq/indexed.hpp"
 #include "spec/sections.hpp"
 #include "spec/shaped_sections.hpp"
 
@@ -21,7 +21,7 @@ DType read_shaped_compute(const std::optional<Field>& f) {
 DType widest_value_type(const ix::Declarations& d) {
   std::size_t widest = 2;
   for (const ix::TensorDecl& t : d.tensors)
-    if (t.role != ix::Role::temporary) widest = std::max(widest, ix::size_of(t.dtype));
+    if (t.role != ix::Role::temporary) widest = std::max(widest, dtype_size(t.dtype));
   return widest == 8 ? DType::f64 : widest == 4 ? DType::f32 : DType::f16;
 }
 
@@ -65,6 +65,20 @@ void read_shaped_timing(const Field& f, const ix::Declarations& d, Spec& spec) {
   read_timing_policy(m, spec.timing);
 }
 
+// What arms read of the tensors beside the program: their names in order, and the first output's
+// dtype as the spec's dtype.
+void name_tensors(const std::shared_ptr<const ix::Program>& program, OpSpec& op) {
+  op.program = program;
+  bool first_output = true;
+  for (const ix::TensorDecl& t : program->decls.tensors) {
+    if (t.role == ix::Role::input) op.inputs.push_back(t.name);
+    if (t.role != ix::Role::output) continue;
+    op.outputs.push_back(OutputSpec{t.name, {}});
+    if (first_output) op.dtype = t.dtype;
+    first_output = false;
+  }
+}
+
 }  // namespace
 
 void parse_shaped(const Field& root, Spec& spec) {
@@ -88,16 +102,18 @@ void parse_shaped(const Field& root, Spec& spec) {
   c.version_column = version.column + 1;
   c.compute = read_shaped_compute(top.get("compute"));
   spec.op.compute = c.compute;
-  c.program = read_statements(top.require("semantics"), decls, declared);
+  c.program = std::make_shared<const ix::Program>(
+      read_statements(top.require("semantics"), decls, declared));
+  name_tensors(c.program, spec.op);
   if (auto d = top.get("domain")) {
     static constexpr Domain kDomains[] = {Domain::finite, Domain::ieee};
     spec.op.domain = kDomains[read_choice(*d, "domain", {"finite", "ieee"})];
   }
-  spec.op.layouts = read_layouts(top.get("layouts"), widest_value_type(c.program.decls));
-  c.compare = read_shaped_compare(top.require("compare"), c.program.decls);
-  c.cost = read_cost(top.get("cost"), c.program.decls);
-  read_shaped_qualification(top.get("qualification"), c.program.decls, spec);
-  read_shaped_timing(top.require("timing"), c.program.decls, spec);
+  spec.op.layouts = read_layouts(top.get("layouts"), widest_value_type(c.program->decls));
+  c.compare = read_shaped_compare(top.require("compare"), c.program->decls);
+  c.cost = read_cost(top.get("cost"), c.program->decls);
+  read_shaped_qualification(top.get("qualification"), c.program->decls, spec);
+  read_shaped_timing(top.require("timing"), c.program->decls, spec);
   spec.decision = read_decision(top.require("decision"));
 }
 

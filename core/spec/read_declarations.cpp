@@ -3,8 +3,8 @@
 // of the declarations (reported without a position) never fire.
 #include <cmath>
 
-#include "indexed/dtype.hpp"
 #include "indexed/names.hpp"
+#include "kq/indexed.hpp"
 #include "spec/sections.hpp"
 #include "spec/shaped_sections.hpp"
 #include "spec/suggest.hpp"
@@ -84,9 +84,8 @@ std::vector<ix::TensorDecl> read_tensors(const Field& f, ix::Role role,
     t.name = n.name;
     t.role = role;
     MapFields m(n.value, {"dtype", "shape"});
-    static constexpr ix::Dtype kDtypes[] = {ix::Dtype::f32,    ix::Dtype::f64, ix::Dtype::f16,
-                                            ix::Dtype::bf16,   ix::Dtype::i32, ix::Dtype::i64,
-                                            ix::Dtype::boolean};
+    static constexpr DType kDtypes[] = {DType::f32, DType::f64, DType::f16,    DType::bf16,
+                                        DType::i32, DType::i64, DType::boolean};
     static const std::vector<std::string_view> kNames = {"f32", "f64", "f16", "bf16",
                                                          "i32", "i64", "bool"};
     // A temporary is float64 inside the reference; its dtype only says it may be gathered through.
@@ -94,7 +93,7 @@ std::vector<ix::TensorDecl> read_tensors(const Field& f, ix::Role role,
     if (dtype) {
       t.dtype = kDtypes[read_choice(*dtype, "dtype", kNames)];
     } else if (role == ix::Role::temporary) {
-      t.dtype = ix::Dtype::f64;
+      t.dtype = DType::f64;
     } else {
       m.require("dtype");
     }

@@ -1,6 +1,6 @@
 // compare (format 2): a rule per output, keyed by the output's name. Tolerances are formulas of
 // the dims, params and u, so that they can follow the reduction length ("8 * u * sqrt(N)").
-#include "indexed/dtype.hpp"
+#include "kq/indexed.hpp"
 #include "spec/sections.hpp"
 #include "spec/shaped_sections.hpp"
 #include "spec/suggest.hpp"
@@ -22,8 +22,8 @@ ShapedCompare read_rule(const Field& f, const ix::TensorDecl& out, const ix::Dec
     f.fail(message + kForms);
   }
   if (!n.IsMap() || n.size() == 0) f.fail(std::string(kForms) + ", got " + describe(n));
-  if (ix::is_integer(out.dtype)) {
-    f.fail("output '" + out.name + "' is " + std::string(ix::to_string(out.dtype)) +
+  if (is_integer(out.dtype)) {
+    f.fail("output '" + out.name + "' is " + std::string(to_string(out.dtype)) +
            ": integer and bool outputs compare bitwise");
   }
   MapFields m(f, {"ulp", "atol", "rtol", "bound"});

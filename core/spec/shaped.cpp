@@ -19,8 +19,8 @@ double unit_roundoff(DType compute) {
 
 double evaluate(const Formula& f, const ShapedContract& c, const Point& p) {
   std::vector<double> params;
-  params.reserve(c.program.decls.params.size());
-  for (const ix::ParamDecl& d : c.program.decls.params) params.push_back(d.value);
+  params.reserve(c.program->decls.params.size());
+  for (const ix::ParamDecl& d : c.program->decls.params) params.push_back(d.value);
   return evaluate(f, p.dims, params, unit_roundoff(c.compute));
 }
 

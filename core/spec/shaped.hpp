@@ -3,17 +3,18 @@
 // (dim values) to qualify and time at. Loaded and validated, not yet run: Spec::shaped holds it.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "indexed/program.hpp"
+#include "kq/indexed.hpp"
 #include "kq/tensor.hpp"
 #include "spec/formula.hpp"
 
 namespace kq {
 
-// One value per dim, in the order of ShapedContract::program.decls.dims.
+// One value per dim, in the order of ShapedContract::program->decls.dims.
 struct Point {
   std::vector<std::int64_t> dims;
   friend bool operator==(const Point&, const Point&) = default;
@@ -23,7 +24,7 @@ struct Point {
 // outputs compare bitwise.
 struct ShapedCompare {
   enum class Kind : std::uint8_t { bitwise, ulp, tolerance, accumulation_bound };
-  int output = -1;  // its tensor in program.decls.tensors
+  int output = -1;  // its tensor in program->decls.tensors
   Kind kind = Kind::bitwise;
   std::int64_t max_ulp = 0;     // ulp
   std::optional<Formula> atol;  // tolerance: at least one of the two; an absent one is 0
@@ -38,7 +39,8 @@ struct CostOverrides {
 struct ShapedContract {
   // The declarations (dims with kinds, params with values, tensors with roles, dtypes and shapes
   // in the order inputs, outputs, temporaries) and the parsed statements.
-  ix::Program program;
+  // Shared with Spec::op.program, which arms see.
+  std::shared_ptr<const ix::Program> program;
   DType compute = DType::f32;          // what u is the unit roundoff of
   std::vector<ShapedCompare> compare;  // one per output, in the order of the outputs
   CostOverrides cost;

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "indexed/declarations.hpp"
+#include "kq/indexed.hpp"
 #include "spec/map_fields.hpp"
 #include "spec/shaped.hpp"
 #include "spec/spec.hpp"

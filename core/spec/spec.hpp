@@ -69,9 +69,9 @@ struct Spec {
   QualificationExtras qualification;
   TimingPolicy timing;
   DecisionRule decision;
-  // Format 2 (`kq_spec: 2`, shaped operations): the contract over dims. Then `op` holds only the
-  // name, description, compute, domain and layouts, `timing` the policy without sizes and
-  // `qualification` no extra sizes; nothing runs such a spec yet (load_runnable_spec).
+  // Format 2 (`kq_spec: 2`, shaped operations): the contract over dims. Then `op` holds the
+  // name, description, the tensors' names, the program (op.program, shared with shaped), compute,
+  // domain and layouts; `timing` the policy without sizes and `qualification` no extra sizes.
   std::optional<ShapedContract> shaped;
   std::string path;    // the file it was read from
   std::string text;    // its exact contents
@@ -107,9 +107,5 @@ Spec load_spec(const std::filesystem::path& file);
 // LF aside); the YAML must be one document, nest at most 32 levels, hold at most 10000 nodes and
 // no anchors or aliases. Only then is it read as a spec.
 Spec parse_spec(const std::string& text, const std::string& file);
-
-// load_spec for the commands that run a spec (run, qualify, selftest, the workers): a format-2
-// spec is refused with a SpecError at its kq_spec, "format 2 (shaped) specs are not run yet: ...".
-Spec load_runnable_spec(const std::filesystem::path& file);
 
 }  // namespace kq

@@ -84,8 +84,7 @@ Slot make_slot(const TimedArm& a, const Spec& spec, const Case& c, bool graph_mo
   s.graph_checks = CheckSchedule(check_seed ^ name_hash(a.identity.name + "/graph"));
   const std::size_t n_sets = set_count(spec, c.numel(), a.identity.device);
   for (std::size_t k = 0; k < n_sets; ++k) {
-    auto t = std::make_unique<CaseTensors>(c, spec.op.inputs, spec.op.outputs[0].name,
-                                           spec.op.dtype, a.identity.device);
+    auto t = std::make_unique<CaseTensors>(spec, c, a.identity.device);
     t->load_inputs(c, 0);
     t->poison_output(0);
     Problem p{&spec.op, t->input_views(), t->output_views(), s.stream->handle()};

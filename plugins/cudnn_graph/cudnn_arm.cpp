@@ -89,6 +89,8 @@ class CudnnPointwiseArm final : public IKernelArm {
 
   Status supports(const OpSpec& spec) const override {
     try {
+      if (spec.program)
+        return Status::unsupported("a format-2 (shaped) spec: no cuDNN graph is built for it yet");
       std::size_t v = cudnnGetVersion();
       if (v / 10000 != 9)
         return Status::unsupported("cuDNN runtime " + version_text(v) + " is not 9.x");

@@ -49,6 +49,8 @@ ArmIdentity NvrtcArm::identity() const {
 
 Status NvrtcArm::supports(const OpSpec& spec) const {
   try {
+    if (spec.program)
+      return Status::unsupported("a format-2 (shaped) spec: no row kernel is generated yet");
     if (std::string why = check_dtype(spec); !why.empty()) return Status::unsupported(why);
     if (is_half(spec.dtype)) {
       std::string looked;

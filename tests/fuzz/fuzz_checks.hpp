@@ -18,7 +18,8 @@ inline std::optional<std::string> check_spec_loader(const std::string& text) {
   try {
     const Spec spec = parse_spec(text, "fuzz.yaml");
     if (spec.shaped) {  // format 2: statements instead of one expression
-      if (spec.shaped->program.statements.empty()) return "a shaped spec loaded without statements";
+      if (spec.shaped->program->statements.empty())
+        return "a shaped spec loaded without statements";
       if (spec.shaped->timing_points.empty()) return "a shaped spec loaded without timing points";
     } else if (spec.op.semantics.nodes.empty()) {
       return "a spec loaded with an empty expression";

@@ -33,17 +33,3 @@ TEST_CASE("kq check-spec prints a format-2 spec's summary") {
     CHECK_MESSAGE(r.out.find(line) != std::string::npos, line);
   }
 }
-
-TEST_CASE("kq run, qualify and selftest refuse a format-2 spec") {
-  for (const std::string cmd : {"run", "qualify"}) {
-    auto r = run_kq(cmd + " " + v2("softmax.yaml") + " --arms cpu_tbb");
-    INFO(r.out);
-    CHECK(r.exit_code == 2);
-    CHECK(r.out.find("softmax.yaml:1:10: kq_spec: format 2 (shaped) specs are not run yet: ") !=
-          std::string::npos);
-  }
-  auto r = run_kq("selftest --quick --specs " + v2(""));
-  INFO(r.out);
-  CHECK(r.exit_code == 2);
-  CHECK(r.out.find("format 2 (shaped) specs are not run yet: ") != std::string::npos);
-}

@@ -510,7 +510,9 @@ TEST_CASE("kq.parse gives the host's tree: every shipped spec, and expressions w
         "        return 'alike' if same else 'differ: %r, host %r' % (mine, host)\n");
   std::vector<fs::path> specs;
   for (const auto& e : fs::directory_iterator(kq::test::source_dir() / "specs"))
-    if (e.path().extension() == ".yaml") specs.push_back(e.path());
+    if (e.path().extension() == ".yaml" &&  // format 1: one expression to parse
+        kq::test::read_file(e.path()).find("kq_spec: 2") == std::string::npos)
+      specs.push_back(e.path());
   // residual_relu.yaml with other semantics over its inputs x and residual.
   const std::string base = kq::test::read_file(kq::test::source_dir() / "specs/residual_relu.yaml");
   const std::string line = "semantics: relu(x + residual)";

@@ -26,6 +26,7 @@ class ScaleArm : public kq::IKernelArm {
   }
 
   kq::Status supports(const kq::OpSpec& spec) const override {
+    if (spec.program) return kq::Status::unsupported("elementwise specs only");
     if (spec.dtype != kq::DType::f32) return kq::Status::unsupported("f32 only");
     if (spec.inputs.empty() || spec.outputs.size() != 1) {
       return kq::Status::unsupported("needs an input and exactly one output");

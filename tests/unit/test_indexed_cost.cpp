@@ -8,6 +8,7 @@
 namespace {
 
 using namespace kq::ix;
+using kq::DType;
 
 Program parse(std::string_view text, const Declarations& d) {
   ParseResult r = parse_program(text, d);
@@ -21,11 +22,11 @@ Program parse(std::string_view text, const Declarations& d) {
 TEST_CASE("softmax: every input and output once; reductions one op per step") {
   Declarations d;
   d.dims = {{"M", DimKind::free}, {"N", DimKind::reduced}};
-  d.tensors = {{"x", Role::input, Dtype::f32, {"M", "N"}},
-               {"mx", Role::temporary, Dtype::f32, {"M"}},
-               {"e", Role::temporary, Dtype::f32, {"M", "N"}},
-               {"s", Role::temporary, Dtype::f32, {"M"}},
-               {"y", Role::output, Dtype::bf16, {"M", "N"}}};
+  d.tensors = {{"x", Role::input, DType::f32, {"M", "N"}},
+               {"mx", Role::temporary, DType::f32, {"M"}},
+               {"e", Role::temporary, DType::f32, {"M", "N"}},
+               {"s", Role::temporary, DType::f32, {"M"}},
+               {"y", Role::output, DType::bf16, {"M", "N"}}};
   const Program p = parse(
       "mx[m] = max(n, x[m, n])\n"
       "e[m, n] = exp(x[m, n] - mx[m])\n"
@@ -41,11 +42,11 @@ TEST_CASE("softmax: every input and output once; reductions one op per step") {
 TEST_CASE("scans cost their body and one step per element; gathers and subscripts nothing") {
   Declarations d;
   d.dims = {{"M", DimKind::free}, {"N", DimKind::free}};
-  d.tensors = {{"x", Role::input, Dtype::f32, {"M", "N"}},
-               {"t", Role::input, Dtype::i64, {"M"}},
-               {"c", Role::output, Dtype::f32, {"M", "N"}},
-               {"g", Role::output, Dtype::f64, {"M"}},
-               {"total", Role::output, Dtype::f32, {}}};
+  d.tensors = {{"x", Role::input, DType::f32, {"M", "N"}},
+               {"t", Role::input, DType::i64, {"M"}},
+               {"c", Role::output, DType::f32, {"M", "N"}},
+               {"g", Role::output, DType::f64, {"M"}},
+               {"total", Role::output, DType::f32, {}}};
   const Program p = parse(
       "c[m, n] = cumsum(n, x[m, n] * 2, reverse)\n"
       "g[m] = x[m, t[m] + 1 - 1]\n"

@@ -9,16 +9,17 @@
 namespace {
 
 using namespace kq::ix;
+using kq::DType;
 
 Declarations rows() {
   Declarations d;
   d.dims = {{"M", DimKind::free}, {"N", DimKind::reduced}};
   d.params = {{"eps", 1e-5}};
   d.tensors = {
-      {"x", Role::input, Dtype::f32, {"M", "N"}}, {"w", Role::input, Dtype::f32, {"N"}},
-      {"t", Role::input, Dtype::i64, {"M"}},      {"mx", Role::temporary, Dtype::f32, {"M"}},
-      {"s", Role::temporary, Dtype::f32, {"M"}},  {"y", Role::output, Dtype::f32, {"M", "N"}},
-      {"r", Role::output, Dtype::f32, {"M"}}};
+      {"x", Role::input, DType::f32, {"M", "N"}}, {"w", Role::input, DType::f32, {"N"}},
+      {"t", Role::input, DType::i64, {"M"}},      {"mx", Role::temporary, DType::f32, {"M"}},
+      {"s", Role::temporary, DType::f32, {"M"}},  {"y", Role::output, DType::f32, {"M", "N"}},
+      {"r", Role::output, DType::f32, {"M"}}};
   return d;
 }
 
@@ -70,13 +71,13 @@ TEST_CASE("reductions over several indices, scans with flags, gathers and index 
   Declarations d;
   d.dims = {{"B", DimKind::free},    {"C", DimKind::free}, {"H", DimKind::reduced},
             {"W", DimKind::reduced}, {"G", DimKind::free}, {"CG", DimKind::free}};
-  d.tensors = {{"x", Role::input, Dtype::f32, {"B", "C", "H", "W"}},
-               {"v", Role::input, Dtype::f32, {"B", "G", "CG"}},
-               {"t", Role::input, Dtype::i32, {"B"}},
-               {"a", Role::output, Dtype::f32, {"B", "C"}},
-               {"c", Role::output, Dtype::f32, {"B", "C", "H", "W"}},
-               {"g", Role::output, Dtype::f32, {"B"}},
-               {"q", Role::output, Dtype::f32, {"B", "C"}}};
+  d.tensors = {{"x", Role::input, DType::f32, {"B", "C", "H", "W"}},
+               {"v", Role::input, DType::f32, {"B", "G", "CG"}},
+               {"t", Role::input, DType::i32, {"B"}},
+               {"a", Role::output, DType::f32, {"B", "C"}},
+               {"c", Role::output, DType::f32, {"B", "C", "H", "W"}},
+               {"g", Role::output, DType::f32, {"B"}},
+               {"q", Role::output, DType::f32, {"B", "C"}}};
   Program p = parse_ok(
       "a[b, k] = sum((h, w), x[b, k, h, w]) / (H * W)\n"
       "c[b, k, h, w] = cumsum(w, x[b, k, h, w], exclusive, reverse)\n"
@@ -95,10 +96,10 @@ TEST_CASE("reductions over several indices, scans with flags, gathers and index 
 TEST_CASE("a scalar statement and a view through index arithmetic") {
   Declarations d;
   d.dims = {{"N", DimKind::free}, {"G", DimKind::free}, {"CG", DimKind::free}};
-  d.tensors = {{"x", Role::input, Dtype::f32, {"N"}},
-               {"v", Role::input, Dtype::f32, {"G", "CG"}},
-               {"total", Role::output, Dtype::f64, {}},
-               {"flat", Role::output, Dtype::f32, {"G", "CG"}}};
+  d.tensors = {{"x", Role::input, DType::f32, {"N"}},
+               {"v", Role::input, DType::f32, {"G", "CG"}},
+               {"total", Role::output, DType::f64, {}},
+               {"flat", Role::output, DType::f32, {"G", "CG"}}};
   parse_ok(
       "total = sum(i, x[i])\n"
       "flat[g, j] = x[g * CG + j] + total\n",
@@ -183,10 +184,10 @@ TEST_CASE("the range of a reduction's index must be learnt from a plain subscrip
 
 TEST_CASE("declarations: unknown dims and reserved or repeated names") {
   Declarations d = rows();
-  d.tensors.push_back({"z", Role::input, Dtype::f32, {"K"}});
+  d.tensors.push_back({"z", Role::input, DType::f32, {"K"}});
   CHECK(parse_error("r[m] = 0", d).find("undeclared dim 'K'") != std::string::npos);
   d = rows();
-  d.tensors.push_back({"sum", Role::input, Dtype::f32, {"M"}});
+  d.tensors.push_back({"sum", Role::input, DType::f32, {"M"}});
   CHECK(parse_error("r[m] = 0", d).find("'sum'") != std::string::npos);
   d = rows();
   d.params.push_back({"x", 1.0});

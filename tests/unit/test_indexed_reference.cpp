@@ -20,6 +20,7 @@
 namespace {
 
 using namespace kq::ix;
+using kq::DType;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -79,14 +80,14 @@ TEST_CASE("softmax against float64 loops") {
       "e[m, n] = exp(x[m, n] - mx[m])\n"
       "s[m] = sum(n, e[m, n])\n"
       "y[m, n] = e[m, n] / s[m]\n",
-      rows({{"x", Role::input, Dtype::f64, {"M", "N"}},
-            {"mx", Role::temporary, Dtype::f32, {"M"}},
-            {"e", Role::temporary, Dtype::f32, {"M", "N"}},
-            {"s", Role::temporary, Dtype::f32, {"M"}},
-            {"y", Role::output, Dtype::f64, {"M", "N"}}}));
+      rows({{"x", Role::input, DType::f64, {"M", "N"}},
+            {"mx", Role::temporary, DType::f32, {"M"}},
+            {"e", Role::temporary, DType::f32, {"M", "N"}},
+            {"s", Role::temporary, DType::f32, {"M"}},
+            {"y", Role::output, DType::f64, {"M", "N"}}}));
   const std::vector<double> x = random_values(kM * kN, 1);
   const Tensors out =
-      evaluate(p, {{"M", kM}, {"N", kN}}, {{"x", Buffer::of(Dtype::f64, {kM, kN}, x)}});
+      evaluate(p, {{"M", kM}, {"N", kN}}, {{"x", Buffer::of(DType::f64, {kM, kN}, x)}});
   std::vector<double> want(x.size());
   for (std::int64_t m = 0; m < kM; ++m) {
     double mx = -INFINITY, s = 0.0;
@@ -102,13 +103,13 @@ TEST_CASE("log_softmax against float64 loops") {
       "mx[m] = max(n, x[m, n])\n"
       "lse[m] = mx[m] + log(sum(n, exp(x[m, n] - mx[m])))\n"
       "y[m, n] = x[m, n] - lse[m]\n",
-      rows({{"x", Role::input, Dtype::f64, {"M", "N"}},
-            {"mx", Role::temporary, Dtype::f64, {"M"}},
-            {"lse", Role::temporary, Dtype::f64, {"M"}},
-            {"y", Role::output, Dtype::f64, {"M", "N"}}}));
+      rows({{"x", Role::input, DType::f64, {"M", "N"}},
+            {"mx", Role::temporary, DType::f64, {"M"}},
+            {"lse", Role::temporary, DType::f64, {"M"}},
+            {"y", Role::output, DType::f64, {"M", "N"}}}));
   const std::vector<double> x = random_values(kM * kN, 2);
   const Tensors out =
-      evaluate(p, {{"M", kM}, {"N", kN}}, {{"x", Buffer::of(Dtype::f64, {kM, kN}, x)}});
+      evaluate(p, {{"M", kM}, {"N", kN}}, {{"x", Buffer::of(DType::f64, {kM, kN}, x)}});
   std::vector<double> want(x.size());
   for (std::int64_t m = 0; m < kM; ++m) {
     double mx = -INFINITY, s = 0.0;
@@ -125,19 +126,19 @@ TEST_CASE("layer norm with mean and rstd outputs and an eps param") {
       "var[m] = sum(n, (x[m, n] - mean[m]) * (x[m, n] - mean[m])) / N\n"
       "rstd[m] = 1 / sqrt(var[m] + eps)\n"
       "y[m, n] = (x[m, n] - mean[m]) * rstd[m] * w[n] + b[n]\n",
-      rows({{"x", Role::input, Dtype::f64, {"M", "N"}},
-            {"w", Role::input, Dtype::f64, {"N"}},
-            {"b", Role::input, Dtype::f64, {"N"}},
-            {"var", Role::temporary, Dtype::f32, {"M"}},
-            {"y", Role::output, Dtype::f64, {"M", "N"}},
-            {"mean", Role::output, Dtype::f64, {"M"}},
-            {"rstd", Role::output, Dtype::f64, {"M"}}}));
+      rows({{"x", Role::input, DType::f64, {"M", "N"}},
+            {"w", Role::input, DType::f64, {"N"}},
+            {"b", Role::input, DType::f64, {"N"}},
+            {"var", Role::temporary, DType::f32, {"M"}},
+            {"y", Role::output, DType::f64, {"M", "N"}},
+            {"mean", Role::output, DType::f64, {"M"}},
+            {"rstd", Role::output, DType::f64, {"M"}}}));
   const std::vector<double> x = random_values(kM * kN, 3), w = random_values(kN, 4),
                             b = random_values(kN, 5);
   const Tensors out = evaluate(p, {{"M", kM}, {"N", kN}},
-                               {{"x", Buffer::of(Dtype::f64, {kM, kN}, x)},
-                                {"w", Buffer::of(Dtype::f64, {kN}, w)},
-                                {"b", Buffer::of(Dtype::f64, {kN}, b)}});
+                               {{"x", Buffer::of(DType::f64, {kM, kN}, x)},
+                                {"w", Buffer::of(DType::f64, {kN}, w)},
+                                {"b", Buffer::of(DType::f64, {kN}, b)}});
   std::vector<double> y(x.size()), mean(kM), rstd(kM);
   for (std::int64_t m = 0; m < kM; ++m) {
     double s = 0.0, v = 0.0;
@@ -158,14 +159,14 @@ TEST_CASE("RMS norm against float64 loops") {
   const Program p = parse(
       "ms[m] = sum(n, x[m, n] * x[m, n]) / N\n"
       "y[m, n] = x[m, n] / sqrt(ms[m] + eps) * w[n]\n",
-      rows({{"x", Role::input, Dtype::f64, {"M", "N"}},
-            {"w", Role::input, Dtype::f64, {"N"}},
-            {"ms", Role::temporary, Dtype::f32, {"M"}},
-            {"y", Role::output, Dtype::f64, {"M", "N"}}}));
+      rows({{"x", Role::input, DType::f64, {"M", "N"}},
+            {"w", Role::input, DType::f64, {"N"}},
+            {"ms", Role::temporary, DType::f32, {"M"}},
+            {"y", Role::output, DType::f64, {"M", "N"}}}));
   const std::vector<double> x = random_values(kM * kN, 6), w = random_values(kN, 7);
   const Tensors out = evaluate(
       p, {{"M", kM}, {"N", kN}},
-      {{"x", Buffer::of(Dtype::f64, {kM, kN}, x)}, {"w", Buffer::of(Dtype::f64, {kN}, w)}});
+      {{"x", Buffer::of(DType::f64, {kM, kN}, x)}, {"w", Buffer::of(DType::f64, {kN}, w)}});
   std::vector<double> want(x.size());
   for (std::int64_t m = 0; m < kM; ++m) {
     double s = 0.0;
@@ -179,8 +180,8 @@ TEST_CASE("RMS norm against float64 loops") {
 TEST_CASE("sum over dimension 1 of a 3-D tensor") {
   Declarations d;
   d.dims = {{"A", DimKind::free}, {"B", DimKind::reduced}, {"C", DimKind::free}};
-  d.tensors = {{"x", Role::input, Dtype::f32, {"A", "B", "C"}},
-               {"y", Role::output, Dtype::f64, {"A", "C"}}};
+  d.tensors = {{"x", Role::input, DType::f32, {"A", "B", "C"}},
+               {"y", Role::output, DType::f64, {"A", "C"}}};
   const Program p = parse("y[a, c] = sum(b, x[a, b, c])", d);
   // x[a, b, c] = 100 a + 10 b + c: the sum over b of 3 is 300 a + 30 + 3 c.
   std::vector<double> x;
@@ -188,7 +189,7 @@ TEST_CASE("sum over dimension 1 of a 3-D tensor") {
     for (int b = 0; b < 3; ++b)
       for (int c = 0; c < 4; ++c) x.push_back(100 * a + 10 * b + c);
   const Tensors out =
-      evaluate(p, {{"A", 2}, {"B", 3}, {"C", 4}}, {{"x", Buffer::of(Dtype::f32, {2, 3, 4}, x)}});
+      evaluate(p, {{"A", 2}, {"B", 3}, {"C", 4}}, {{"x", Buffer::of(DType::f32, {2, 3, 4}, x)}});
   std::vector<double> want;
   for (int a = 0; a < 2; ++a)
     for (int c = 0; c < 4; ++c) want.push_back(300 * a + 30 + 3 * c);
@@ -199,20 +200,20 @@ TEST_CASE("argmax and argmin: the first of ties, the first NaN") {
   const Program p = parse(
       "amax[m] = argmax(n, x[m, n])\n"
       "amin[m] = argmin(n, x[m, n])\n",
-      rows({{"x", Role::input, Dtype::f32, {"M", "N"}},
-            {"amax", Role::output, Dtype::i64, {"M"}},
-            {"amin", Role::output, Dtype::i32, {"M"}}}));
+      rows({{"x", Role::input, DType::f32, {"M", "N"}},
+            {"amax", Role::output, DType::i64, {"M"}},
+            {"amin", Role::output, DType::i32, {"M"}}}));
   const std::vector<double> x = {
       1,         5,         5,         0,          // ties: the first 5 and the 0
       2,         kNaN,      9,         kNaN,       // the first NaN for both
       -INFINITY, -INFINITY, -INFINITY, -INFINITY,  // all equal: index 0
   };
-  const Tensors out = evaluate(p, {{"M", 3}, {"N", 4}}, {{"x", Buffer::of(Dtype::f32, {3, 4}, x)}});
+  const Tensors out = evaluate(p, {{"M", 3}, {"N", 4}}, {{"x", Buffer::of(DType::f32, {3, 4}, x)}});
   CHECK(values_of(out.at("amax")) == std::vector<double>{1, 1, 0});
   CHECK(values_of(out.at("amin")) == std::vector<double>{3, 1, 0});
   // Over an empty range there is no first index: an error.
   CHECK_THROWS_WITH_AS(
-      evaluate(p, {{"M", 1}, {"N", 0}}, {{"x", Buffer::zeros(Dtype::f32, {1, 0})}}),
+      evaluate(p, {{"M", 1}, {"N", 0}}, {{"x", Buffer::zeros(DType::f32, {1, 0})}}),
       doctest::Contains("argmax over an empty range"), EvalError);
 }
 
@@ -221,11 +222,11 @@ TEST_CASE("the empty reductions: sum 0, prod 1, max -inf, min +inf") {
       "y[m] = sum(n, x[m, n]) + prod(n, x[m, n])\n"
       "hi[m] = max(n, x[m, n])\n"
       "lo[m] = min(n, x[m, n])\n",
-      rows({{"x", Role::input, Dtype::f32, {"M", "N"}},
-            {"y", Role::output, Dtype::f32, {"M"}},
-            {"hi", Role::output, Dtype::f32, {"M"}},
-            {"lo", Role::output, Dtype::f32, {"M"}}}));
-  const Tensors out = evaluate(p, {{"M", 2}, {"N", 0}}, {{"x", Buffer::zeros(Dtype::f32, {2, 0})}});
+      rows({{"x", Role::input, DType::f32, {"M", "N"}},
+            {"y", Role::output, DType::f32, {"M"}},
+            {"hi", Role::output, DType::f32, {"M"}},
+            {"lo", Role::output, DType::f32, {"M"}}}));
+  const Tensors out = evaluate(p, {{"M", 2}, {"N", 0}}, {{"x", Buffer::zeros(DType::f32, {2, 0})}});
   CHECK(values_of(out.at("y")) == std::vector<double>{1, 1});
   CHECK(values_of(out.at("hi")) == std::vector<double>{-INFINITY, -INFINITY});
   CHECK(values_of(out.at("lo")) == std::vector<double>{INFINITY, INFINITY});
@@ -239,15 +240,15 @@ TEST_CASE("cumsum inclusive, exclusive, reversed, and cumprod") {
       "both[m, n] = cumsum(n, x[m, n], exclusive, reverse)\n"
       "pro[m, n] = cumprod(n, x[m, n]) + 0 * cumprod(n, x[m, n], exclusive)\n"
       "pex[m, n] = cumprod(n, x[m, n], exclusive)\n",
-      rows({{"x", Role::input, Dtype::f32, {"M", "N"}},
-            {"inc", Role::output, Dtype::f32, {"M", "N"}},
-            {"exc", Role::output, Dtype::f32, {"M", "N"}},
-            {"rev", Role::output, Dtype::f32, {"M", "N"}},
-            {"both", Role::output, Dtype::f32, {"M", "N"}},
-            {"pro", Role::output, Dtype::f32, {"M", "N"}},
-            {"pex", Role::output, Dtype::f32, {"M", "N"}}}));
+      rows({{"x", Role::input, DType::f32, {"M", "N"}},
+            {"inc", Role::output, DType::f32, {"M", "N"}},
+            {"exc", Role::output, DType::f32, {"M", "N"}},
+            {"rev", Role::output, DType::f32, {"M", "N"}},
+            {"both", Role::output, DType::f32, {"M", "N"}},
+            {"pro", Role::output, DType::f32, {"M", "N"}},
+            {"pex", Role::output, DType::f32, {"M", "N"}}}));
   const std::vector<double> x = {1, 2, 3, 4, 2, 2, 2, 2};
-  const Tensors out = evaluate(p, {{"M", 2}, {"N", 4}}, {{"x", Buffer::of(Dtype::f32, {2, 4}, x)}});
+  const Tensors out = evaluate(p, {{"M", 2}, {"N", 4}}, {{"x", Buffer::of(DType::f32, {2, 4}, x)}});
   CHECK(values_of(out.at("inc")) == std::vector<double>{1, 3, 6, 10, 2, 4, 6, 8});
   CHECK(values_of(out.at("exc")) == std::vector<double>{0, 1, 3, 6, 0, 2, 4, 6});
   CHECK(values_of(out.at("rev")) == std::vector<double>{10, 9, 7, 4, 8, 6, 4, 2});
@@ -261,15 +262,15 @@ TEST_CASE("cross-entropy with integer targets: a gather") {
       "mx[m] = max(n, x[m, n])\n"
       "lse[m] = mx[m] + log(sum(n, exp(x[m, n] - mx[m])))\n"
       "loss = sum(m, lse[m] - x[m, t[m]]) / M\n",
-      rows({{"x", Role::input, Dtype::f64, {"M", "N"}},
-            {"t", Role::input, Dtype::i64, {"M"}},
-            {"mx", Role::temporary, Dtype::f64, {"M"}},
-            {"lse", Role::temporary, Dtype::f64, {"M"}},
-            {"loss", Role::output, Dtype::f64, {}}}));
+      rows({{"x", Role::input, DType::f64, {"M", "N"}},
+            {"t", Role::input, DType::i64, {"M"}},
+            {"mx", Role::temporary, DType::f64, {"M"}},
+            {"lse", Role::temporary, DType::f64, {"M"}},
+            {"loss", Role::output, DType::f64, {}}}));
   const std::vector<double> x = random_values(kM * kN, 8);
   const std::vector<double> t = {0, 6, 3, 3, 1};
-  const Tensors in = {{"x", Buffer::of(Dtype::f64, {kM, kN}, x)},
-                      {"t", Buffer::of(Dtype::i64, {kM}, t)}};
+  const Tensors in = {{"x", Buffer::of(DType::f64, {kM, kN}, x)},
+                      {"t", Buffer::of(DType::i64, {kM}, t)}};
   const Tensors out = evaluate(p, {{"M", kM}, {"N", kN}}, in);
   double loss = 0.0;
   for (std::int64_t m = 0; m < kM; ++m) {
@@ -293,16 +294,16 @@ TEST_CASE("cross-entropy with integer targets: a gather") {
 TEST_CASE("a 2-D view through index arithmetic") {
   Declarations d;
   d.dims = {{"G", DimKind::free}, {"CG", DimKind::free}};
-  d.tensors = {{"x", Role::input, Dtype::f32, {"G", "CG"}},
-               {"y", Role::output, Dtype::f32, {"CG", "G"}},
-               {"z", Role::output, Dtype::f32, {"G", "CG"}}};
+  d.tensors = {{"x", Role::input, DType::f32, {"G", "CG"}},
+               {"y", Role::output, DType::f32, {"CG", "G"}},
+               {"z", Role::output, DType::f32, {"G", "CG"}}};
   const Program p = parse(
       "y[j, g] = x[g, j]\n"
       "z[g, j] = x[G - 1 - g, CG - 1 - j] + x[g, 0] * 0\n",
       d);
   const std::vector<double> x = {0, 1, 2, 3, 4, 5};  // 2 x 3
   const Tensors out =
-      evaluate(p, {{"G", 2}, {"CG", 3}}, {{"x", Buffer::of(Dtype::f32, {2, 3}, x)}});
+      evaluate(p, {{"G", 2}, {"CG", 3}}, {{"x", Buffer::of(DType::f32, {2, 3}, x)}});
   CHECK(values_of(out.at("y")) == std::vector<double>{0, 3, 1, 4, 2, 5});
   CHECK(values_of(out.at("z")) == std::vector<double>{5, 4, 3, 2, 1, 0});
 }
@@ -310,11 +311,11 @@ TEST_CASE("a 2-D view through index arithmetic") {
 TEST_CASE("outputs are rounded once to f16 and bf16; temporaries are not rounded") {
   Declarations d;
   d.dims = {{"N", DimKind::free}};
-  d.tensors = {{"x", Role::input, Dtype::f64, {"N"}},
-               {"t", Role::temporary, Dtype::f16, {"N"}},
-               {"h", Role::output, Dtype::f16, {"N"}},
-               {"b", Role::output, Dtype::bf16, {"N"}},
-               {"back", Role::output, Dtype::f64, {"N"}}};
+  d.tensors = {{"x", Role::input, DType::f64, {"N"}},
+               {"t", Role::temporary, DType::f16, {"N"}},
+               {"h", Role::output, DType::f16, {"N"}},
+               {"b", Role::output, DType::bf16, {"N"}},
+               {"back", Role::output, DType::f64, {"N"}}};
   const Program p = parse(
       "t[i] = x[i] / 3\n"
       "h[i] = t[i]\n"
@@ -322,7 +323,7 @@ TEST_CASE("outputs are rounded once to f16 and bf16; temporaries are not rounded
       "back[i] = t[i] * 3\n",
       d);
   const std::vector<double> x = random_values(64, 9, -100.0, 100.0);
-  const Tensors out = evaluate(p, {{"N", 64}}, {{"x", Buffer::of(Dtype::f64, {64}, x)}});
+  const Tensors out = evaluate(p, {{"N", 64}}, {{"x", Buffer::of(DType::f64, {64}, x)}});
   for (std::size_t i = 0; i < x.size(); ++i) {
     const double t = x[i] / 3;
     CHECK(out.at("h").get(static_cast<std::int64_t>(i)) == kq::round_to(kq::DType::f16, t));
@@ -334,9 +335,9 @@ TEST_CASE("outputs are rounded once to f16 and bf16; temporaries are not rounded
 TEST_CASE("sums are compensated: 1 + 2^20 terms of 2^-60 is 1 + 2^-40 exactly") {
   Declarations d;
   d.dims = {{"N", DimKind::reduced}};
-  d.tensors = {{"x", Role::input, Dtype::f64, {"N"}},
-               {"total", Role::output, Dtype::f64, {}},
-               {"running", Role::output, Dtype::f64, {"N"}}};
+  d.tensors = {{"x", Role::input, DType::f64, {"N"}},
+               {"total", Role::output, DType::f64, {}},
+               {"running", Role::output, DType::f64, {"N"}}};
   const Program p = parse(
       "total = sum(n, x[n])\n"
       "running[n] = cumsum(n, x[n])\n",
@@ -347,12 +348,12 @@ TEST_CASE("sums are compensated: 1 + 2^20 terms of 2^-60 is 1 + 2^-40 exactly") 
   double plain = 0.0;
   for (double v : x) plain += v;
   CHECK(plain == 1.0);  // every small term is lost in a plain sum
-  const Tensors out = evaluate(p, {{"N", n}}, {{"x", Buffer::of(Dtype::f64, {n}, x)}});
+  const Tensors out = evaluate(p, {{"N", n}}, {{"x", Buffer::of(DType::f64, {n}, x)}});
   CHECK(out.at("total").get(0) == 1.0 + std::ldexp(1.0, -40));
   CHECK(out.at("running").get(n - 1) == 1.0 + std::ldexp(1.0, -40));
   // Cancellation: 1e16 + 1 - 1e16 is 1, not 0.
   const std::vector<double> c = {1e16, 1.0, -1e16};
-  CHECK(evaluate(p, {{"N", 3}}, {{"x", Buffer::of(Dtype::f64, {3}, c)}}).at("total").get(0) == 1.0);
+  CHECK(evaluate(p, {{"N", 3}}, {{"x", Buffer::of(DType::f64, {3}, c)}}).at("total").get(0) == 1.0);
 }
 
 namespace {
@@ -373,21 +374,21 @@ Mixed mixed(std::int64_t m, std::int64_t n) {
       "c[i, j] = cumsum(j, y[i, j] * x[i, j], reverse) + x[i, t[i]]\n"
       "a[i] = argmax(j, x[i, j])\n"
       "total = sum((i, j), x[i, j] * x[i, j])\n",
-      rows({{"x", Role::input, Dtype::f32, {"M", "N"}},
-            {"t", Role::input, Dtype::i32, {"M"}},
-            {"mx", Role::temporary, Dtype::f32, {"M"}},
-            {"s", Role::temporary, Dtype::f32, {"M"}},
-            {"y", Role::output, Dtype::bf16, {"M", "N"}},
-            {"c", Role::output, Dtype::f32, {"M", "N"}},
-            {"a", Role::output, Dtype::i64, {"M"}},
-            {"total", Role::output, Dtype::f32, {}}}));
+      rows({{"x", Role::input, DType::f32, {"M", "N"}},
+            {"t", Role::input, DType::i32, {"M"}},
+            {"mx", Role::temporary, DType::f32, {"M"}},
+            {"s", Role::temporary, DType::f32, {"M"}},
+            {"y", Role::output, DType::bf16, {"M", "N"}},
+            {"c", Role::output, DType::f32, {"M", "N"}},
+            {"a", Role::output, DType::i64, {"M"}},
+            {"total", Role::output, DType::f32, {}}}));
   x.dims = {{"M", m}, {"N", n}};
   std::vector<double> t(static_cast<std::size_t>(m));
   for (std::int64_t i = 0; i < m; ++i)
     t[static_cast<std::size_t>(i)] = static_cast<double>((i * 7) % n);
   x.inputs = {
-      {"x", Buffer::of(Dtype::f32, {m, n}, random_values(static_cast<std::size_t>(m * n), 10))},
-      {"t", Buffer::of(Dtype::i32, {m}, t)}};
+      {"x", Buffer::of(DType::f32, {m, n}, random_values(static_cast<std::size_t>(m * n), 10))},
+      {"t", Buffer::of(DType::i32, {m}, t)}};
   return x;
 }
 
@@ -436,9 +437,9 @@ TEST_CASE("evaluation errors: missing dims and inputs, bad shapes, unrepresentab
                        doctest::Contains("input 'x' has shape [4, 6]"), EvalError);
   Declarations d;
   d.dims = {{"N", DimKind::free}};
-  d.tensors = {{"x", Role::input, Dtype::f32, {"N"}}, {"k", Role::output, Dtype::i32, {"N"}}};
+  d.tensors = {{"x", Role::input, DType::f32, {"N"}}, {"k", Role::output, DType::i32, {"N"}}};
   const Program p = parse("k[i] = x[i] / 2", d);
   CHECK_THROWS_WITH_AS(
-      evaluate(p, {{"N", 2}}, {{"x", Buffer::of(Dtype::f32, {2}, std::vector<double>{2, 3})}}),
+      evaluate(p, {{"N", 2}}, {{"x", Buffer::of(DType::f32, {2}, std::vector<double>{2, 3})}}),
       doctest::Contains("output 'k' at [1] is 1.5"), EvalError);
 }

@@ -75,8 +75,8 @@ TEST_CASE("computed once, a case's inputs are the ones a worker draws itself, in
     const kq::CaseDataLayout layout(spec(), c);
     std::vector<unsigned char> data(layout.total_bytes());
     kq::compute_case_data(spec(), c, layout, data.data());
-    kq::CaseTensors own(c, spec().op.inputs, "out", kq::DType::f32, kq::Device::cpu);
-    kq::CaseTensors copied(c, spec().op.inputs, "out", kq::DType::f32, kq::Device::cpu);
+    kq::CaseTensors own(spec(), c, kq::Device::cpu);
+    kq::CaseTensors copied(spec(), c, kq::Device::cpu);
     for (int g = 0; g < kq::kGenerations; ++g) {
       own.generate_inputs(c, static_cast<std::uint64_t>(g));
       copied.use_inputs(layout, data.data(), g);

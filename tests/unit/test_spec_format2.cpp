@@ -12,6 +12,7 @@
 #include "spec/spec.hpp"
 
 namespace fs = std::filesystem;
+using kq::DType;
 using kq::ShapedCompare;
 using kq::Spec;
 using kq::SpecError;
@@ -66,7 +67,7 @@ void check_error(const std::string& text, int line, int column, const std::strin
 }
 
 const ix::TensorDecl& tensor(const Spec& s, const std::string& name) {
-  const auto& t = s.shaped->program.decls.tensors;
+  const auto& t = s.shaped->program->decls.tensors;
   const auto it = std::find_if(t.begin(), t.end(), [&](const auto& d) { return d.name == name; });
   REQUIRE(it != t.end());
   return *it;
@@ -80,13 +81,13 @@ TEST_CASE("a softmax loads: dims, tensors, statements, compare, points") {
   const kq::ShapedContract& c = *s.shaped;
   CHECK(s.op.op == "softmax");
   CHECK(c.compute == kq::DType::f32);
-  REQUIRE(c.program.decls.dims.size() == 2);
-  CHECK(c.program.decls.dims[1].kind == ix::DimKind::reduced);
+  REQUIRE(c.program->decls.dims.size() == 2);
+  CHECK(c.program->decls.dims[1].kind == ix::DimKind::reduced);
   CHECK(tensor(s, "x").role == ix::Role::input);
-  CHECK(tensor(s, "x").dtype == ix::Dtype::bf16);
+  CHECK(tensor(s, "x").dtype == DType::bf16);
   CHECK(tensor(s, "mx").role == ix::Role::temporary);
-  CHECK(tensor(s, "mx").dtype == ix::Dtype::f64);
-  CHECK(c.program.statements.size() == 4);
+  CHECK(tensor(s, "mx").dtype == DType::f64);
+  CHECK(c.program->statements.size() == 4);
   REQUIRE(c.compare.size() == 1);
   CHECK(c.compare[0].kind == ShapedCompare::Kind::ulp);
   CHECK(c.compare[0].max_ulp == 2);
@@ -103,11 +104,11 @@ TEST_CASE("a layer norm loads: a param, three outputs, tolerances over N and u")
   const Spec s = kq::load_spec(kV2 / "layer_norm.yaml");
   REQUIRE(s.shaped);
   const kq::ShapedContract& c = *s.shaped;
-  REQUIRE(c.program.decls.params.size() == 1);
-  CHECK(c.program.decls.params[0].value == doctest::Approx(1e-5));
+  REQUIRE(c.program->decls.params.size() == 1);
+  CHECK(c.program->decls.params[0].value == doctest::Approx(1e-5));
   REQUIRE(c.compare.size() == 3);  // y, mean, rstd, in the order of the outputs
   const ShapedCompare& mean = c.compare[1];
-  CHECK(c.program.decls.tensors[static_cast<std::size_t>(mean.output)].name == "mean");
+  CHECK(c.program->decls.tensors[static_cast<std::size_t>(mean.output)].name == "mean");
   REQUIRE(mean.rtol);
   REQUIRE(mean.atol);
   // The grid: M outermost.
@@ -126,7 +127,7 @@ TEST_CASE("a layer norm loads: a param, three outputs, tolerances over N and u")
 TEST_CASE("an argmax loads with an i64 output compared bitwise") {
   const Spec s = kq::load_spec(kV2 / "argmax.yaml");
   REQUIRE(s.shaped);
-  CHECK(tensor(s, "idx").dtype == ix::Dtype::i64);
+  CHECK(tensor(s, "idx").dtype == DType::i64);
   CHECK(s.shaped->compare.at(0).kind == ShapedCompare::Kind::bitwise);
   CHECK(s.op.layouts.min_alignment_bytes == 8);  // the widest input or output: i64
 }
@@ -134,7 +135,7 @@ TEST_CASE("an argmax loads with an i64 output compared bitwise") {
 TEST_CASE("a cross-entropy loads: i64 targets, a gather, a scalar mean, a cost override") {
   const Spec s = kq::load_spec(kV2 / "cross_entropy.yaml");
   REQUIRE(s.shaped);
-  CHECK(tensor(s, "t").dtype == ix::Dtype::i64);
+  CHECK(tensor(s, "t").dtype == DType::i64);
   CHECK(tensor(s, "loss").shape.empty());
   CHECK(s.shaped->compare.at(0).kind == ShapedCompare::Kind::accumulation_bound);
   REQUIRE(s.shaped->cost.bytes);
@@ -287,22 +288,14 @@ TEST_CASE("point errors: a missing dim, an unknown one, too many elements") {
   }
 }
 
-TEST_CASE("format 1 specs load as before; nothing runs a format-2 spec yet") {
+TEST_CASE("every shipped spec loads, in the format its kq_spec names") {
   for (const fs::path dir : {kRoot / "specs", kRoot / "tests/data/specs"}) {
     for (const auto& e : fs::directory_iterator(dir)) {
       if (e.path().extension() != ".yaml") continue;
       CAPTURE(e.path());
-      const Spec s = kq::load_runnable_spec(e.path());
-      CHECK_FALSE(s.shaped);
+      const Spec s = kq::load_spec(e.path());
+      CHECK(s.shaped.has_value() == (s.text.find("kq_spec: 2") != std::string::npos));
+      CHECK((s.op.program != nullptr) == s.shaped.has_value());
     }
-  }
-  try {
-    kq::load_runnable_spec(kV2 / "softmax.yaml");
-    FAIL("a format-2 spec was accepted to run");
-  } catch (const SpecError& e) {
-    CHECK(e.line() == 1);
-    CHECK(e.column() == 10);
-    CHECK(e.field() == "kq_spec");
-    CHECK(e.message().rfind("format 2 (shaped) specs are not run yet: ", 0) == 0);
   }
 }

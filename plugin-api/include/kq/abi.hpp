@@ -5,5 +5,6 @@
 
 namespace kq {
 // 2: Problem::stream, OpSpec::compare. 3: DType f16 and bf16, OpSpec::compute.
-inline constexpr std::uint32_t kAbiVersion = 3;
+// 4: DType i32, i64 and boolean, OpSpec::program (format-2 specs).
+inline constexpr std::uint32_t kAbiVersion = 4;
 }  // namespace kq

@@ -20,6 +20,7 @@
 
 #include "kq/arm.hpp"
 #include "kq/contract.hpp"
+#include "kq/shaped_contract.hpp"
 #include "kq/status.hpp"
 
 namespace kq {
@@ -30,6 +31,7 @@ class GuardedArm : public IKernelArm {
 
   Status supports(const OpSpec& spec) const final {
     try {
+      if (spec.program && !computes_shaped()) return shaped_unsupported();
       return on_supports(spec);
     } catch (...) {
       return status_from_current_exception("supports()");
@@ -40,10 +42,10 @@ class GuardedArm : public IKernelArm {
     try {
       prepared_ = false;
       if (problem.spec == nullptr) return Status::error("prepare() without a spec");
+      if (problem.spec->program && !computes_shaped()) return shaped_unsupported();
       if (Status s = on_supports(*problem.spec); !s.is_ok()) return s;
       if (checks_contract())
-        if (Status s = check_contract(*problem.spec, problem.inputs, problem.outputs, device_);
-            !s.is_ok())
+        if (Status s = contract(*problem.spec, problem.inputs, problem.outputs); !s.is_ok())
           return s;
       spec_ = *problem.spec;
       if (Status s = on_prepare(problem); !s.is_ok()) return s;
@@ -60,11 +62,13 @@ class GuardedArm : public IKernelArm {
     try {
       if (!prepared_) return Status::error("run() before a successful prepare()");
       if (checks_contract()) {
-        if (Status s = check_contract(spec_, inputs, outputs, device_); !s.is_ok()) return s;
+        if (Status s = contract(spec_, inputs, outputs); !s.is_ok()) return s;
       } else if (inputs.size() != spec_.inputs.size() || outputs.size() != spec_.outputs.size()) {
         return Status::error("run(): wrong number of tensors");
       }
-      if (outputs.empty() || outputs[0].numel() == 0) return Status::ok();
+      bool empty = true;  // no output element to write: nothing to do
+      for (const TensorView& o : outputs) empty = empty && o.numel() == 0;
+      if (empty) return Status::ok();
       return on_run(inputs, outputs, stream);
     } catch (...) {
       return status_from_current_exception("run()");
@@ -90,12 +94,25 @@ class GuardedArm : public IKernelArm {
   virtual std::vector<Artifact> on_artifacts() const { return {}; }
   // An arm whose point is to ignore the contract (a known-broken candidate) says false.
   virtual bool checks_contract() const { return true; }
+  // Whether on_supports() looks at format-2 (shaped) specs (OpSpec::program); an arm that
+  // does not is told none.
+  virtual bool computes_shaped() const { return false; }
 
   const OpSpec& spec() const { return spec_; }
   Device device() const { return device_; }
   bool prepared() const { return prepared_; }
 
  private:
+  Status contract(const OpSpec& spec, std::span<const TensorView> inputs,
+                  std::span<const TensorView> outputs) const {
+    return spec.program ? check_shaped_contract(spec, inputs, outputs, device_)
+                        : check_contract(spec, inputs, outputs, device_);
+  }
+  static Status shaped_unsupported() {
+    return Status::unsupported(
+        "a format-2 (shaped) spec: this arm computes elementwise (format-1) specs only");
+  }
+
   Device device_;
   OpSpec spec_;
   bool prepared_ = false;

@@ -129,6 +129,18 @@ inline double load_as_double(DType dtype, const void* p) {
       std::memcpy(&b, p, 2);
       return dtype == DType::f16 ? HalfFormat::to_double(b) : BFloat16Format::to_double(b);
     }
+    case DType::i32: {
+      std::int32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case DType::i64: {
+      std::int64_t v;
+      std::memcpy(&v, p, 8);
+      return static_cast<double>(v);
+    }
+    case DType::boolean:
+      return *static_cast<const unsigned char*>(p) != 0 ? 1.0 : 0.0;
   }
   return std::numeric_limits<double>::quiet_NaN();
 }
@@ -151,6 +163,19 @@ inline void store_rounded(DType dtype, double x, void* p) {
       std::memcpy(p, &b, 2);
       return;
     }
+    case DType::i32: {  // integer types: the nearest integer (callers keep x in range)
+      const auto v = static_cast<std::int32_t>(std::nearbyint(x));
+      std::memcpy(p, &v, 4);
+      return;
+    }
+    case DType::i64: {
+      const auto v = static_cast<std::int64_t>(std::nearbyint(x));
+      std::memcpy(p, &v, 8);
+      return;
+    }
+    case DType::boolean:
+      *static_cast<unsigned char*>(p) = x != 0.0 ? 1 : 0;
+      return;
   }
 }
 

@@ -2,10 +2,12 @@
 // The host fills it from the YAML spec; arms read it in supports() and prepare().
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "kq/expr.hpp"
+#include "kq/indexed.hpp"
 #include "kq/tensor.hpp"
 
 namespace kq {
@@ -37,6 +39,8 @@ struct CompareRule {
 struct OpSpec {
   std::string op;
   std::string description;
+  // Format 1: the dtype of every tensor. Format 2: that of the first output (each tensor's own
+  // is in program->decls).
   DType dtype = DType::f32;
   // The precision the contract computes in: load each input, evaluate the expression in
   // `compute`, round once to `dtype`. The dtype itself for f32 and f64; f32 by default for f16
@@ -45,7 +49,11 @@ struct OpSpec {
   DType compute = DType::f32;
   std::vector<std::string> inputs;
   std::vector<OutputSpec> outputs;
-  Expr semantics;  // one expression; it defines outputs[0]
+  Expr semantics;  // format 1: one expression; it defines outputs[0]
+  // Format 2 (shaped operations, `kq_spec: 2`): the declarations (dims, params, tensors with
+  // their own dtypes and shapes) and the indexed statements; `inputs` and `outputs` name the
+  // tensors in the same order. Null for format 1. kq/shaped_contract.hpp checks views against it.
+  std::shared_ptr<const ix::Program> program;
   Domain domain = Domain::finite;
   LayoutContract layouts;
   CompareRule compare;

@@ -9,7 +9,9 @@
 namespace kq {
 
 // f16: IEEE binary16; bf16: bfloat16. kq/half.hpp has their host-side values and conversions.
-enum class DType : std::uint8_t { f32, f64, f16, bf16 };
+// i32, i64 and boolean (one byte, 0 or 1) are the types of indices, targets and masks: format-2
+// (shaped) specs only; the value types are the first four.
+enum class DType : std::uint8_t { f32, f64, f16, bf16, i32, i64, boolean };
 enum class Device : std::uint8_t { cpu, cuda };
 
 inline constexpr std::size_t dtype_size(DType t) {
@@ -17,10 +19,15 @@ inline constexpr std::size_t dtype_size(DType t) {
     case DType::f32:
       return 4;
     case DType::f64:
+    case DType::i64:
       return 8;
+    case DType::i32:
+      return 4;
     case DType::f16:
     case DType::bf16:
       return 2;
+    case DType::boolean:
+      return 1;
   }
   return 0;
 }
@@ -34,10 +41,19 @@ inline constexpr std::string_view to_string(DType t) {
       return "f16";
     case DType::bf16:
       return "bf16";
+    case DType::i32:
+      return "i32";
+    case DType::i64:
+      return "i64";
+    case DType::boolean:
+      return "bool";
   }
   return "?";
 }
 inline constexpr bool is_half(DType t) { return t == DType::f16 || t == DType::bf16; }
+inline constexpr bool is_integer(DType t) {
+  return t == DType::i32 || t == DType::i64 || t == DType::boolean;
+}
 inline constexpr std::string_view to_string(Device d) { return d == Device::cpu ? "cpu" : "cuda"; }
 
 inline constexpr int kMaxRank = 8;

@@ -1,0 +1,209 @@
+#include "plan/plan_shaped.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "plan/case_shapes.hpp"
+#include "plan/shape_points.hpp"
+
+namespace kq {
+namespace {
+
+std::uint64_t fnv1a(const std::string& s, std::uint64_t h) {
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+class ShapedPlanner {
+ public:
+  explicit ShapedPlanner(const Spec& s) : spec_(s), c_(*s.shaped) {}
+
+  // A case at dim values `dims`, contiguous everywhere, mixed values at scale 1.
+  Case make(std::string group, const std::string& name, std::vector<std::int64_t> dims) const {
+    Case c;
+    c.group = std::move(group);
+    c.name = c.group + "/" + name;
+    c.dims = std::move(dims);
+    c.shape = largest_shape(c.dims);
+    c.inputs.resize(spec_.op.inputs.size());
+    c.outputs.resize(spec_.op.outputs.size());
+    c.seed = fnv1a(c.name, 1469598103934665603ull ^ spec_.qualification.seed);
+    c.ieee_specials = spec_.op.domain == Domain::ieee;
+    c.max_abs_input = spec_.qualification.max_abs_input;
+    return c;
+  }
+
+  // "M=7,N=4097"
+  std::string point_name(const std::vector<std::int64_t>& dims) const {
+    std::string s;
+    for (std::size_t i = 0; i < dims.size(); ++i)
+      s += (i ? "," : "") + decls().dims[i].name + "=" + std::to_string(dims[i]);
+    return s;
+  }
+
+  // Reduced dims at `reduced`, free dims at `free`.
+  std::vector<std::int64_t> by_kind(std::int64_t free, std::int64_t reduced) const {
+    std::vector<std::int64_t> d;
+    for (const auto& dim : decls().dims)
+      d.push_back(dim.kind == ix::DimKind::reduced ? reduced : free);
+    return d;
+  }
+
+  const ix::Declarations& decls() const { return c_.program->decls; }
+
+  static void outside(Case& c, const std::string& why) {
+    if (!c.in_contract) return;
+    c.in_contract = false;
+    c.outside_because = why;
+  }
+
+  const Spec& spec_;
+  const ShapedContract& c_;
+
+ private:
+  std::vector<std::int64_t> largest_shape(const std::vector<std::int64_t>& dims) const {
+    std::vector<std::int64_t> best;
+    std::int64_t most = -1;
+    for (const ix::TensorDecl& t : decls().tensors) {
+      auto s = declared_shape(t, dims);
+      std::int64_t n = 1;
+      for (auto x : s) n *= x;
+      if (n > most) most = n, best = std::move(s);
+    }
+    return best;
+  }
+};
+
+// Every shape point, mixed values; the timed points flagged by their group.
+void add_points(const ShapedPlanner& p, const PlanOptions& options, std::vector<Case>& cases) {
+  ShapePlanOptions o;
+  o.quick = options.quick;
+  o.include_huge = options.include_huge;
+  o.max_elements = options.quick ? kShapedQuickPointElements : kShapedPointElements;
+  for (const ShapePoint& sp : plan_shape_points(p.c_, o)) {
+    std::vector<std::int64_t> dims;
+    for (const auto& [name, v] : sp.dims) dims.push_back(v);
+    cases.push_back(p.make(sp.timed ? "timing" : "point", sp.name, dims));
+  }
+}
+
+// The value classes at a point with rows longer than 4096 (tails and block boundaries inside)
+// and one with short rows (33).
+void add_values(const ShapedPlanner& p, std::vector<Case>& cases) {
+  const double bound = p.spec_.qualification.max_abs_input;
+  const bool ieee = p.spec_.op.domain == Domain::ieee;
+  for (const auto& dims : {p.by_kind(3, 4097), p.by_kind(5, 33)}) {
+    const std::string at = "@" + p.point_name(dims);
+    for (auto [scale, name] : {std::pair{1e-3, "mixed_1e-3"}, std::pair{1e3, "mixed_1e3"}}) {
+      Case c = p.make("values", std::string(name) + at, dims);
+      c.scale = bound > 0 ? std::min(scale, bound) : scale;
+      cases.push_back(std::move(c));
+    }
+    std::vector<ValueClass> classes = {ValueClass::spikes,        ValueClass::constant_rows,
+                                       ValueClass::integers,      ValueClass::all_negative,
+                                       ValueClass::negative_zero, ValueClass::denormal};
+    if (bound == 0 || bound >= 1e4 + 1) classes.push_back(ValueClass::offset_rows);
+    if (ieee) {
+      classes.push_back(ValueClass::masked_rows);
+      classes.push_back(ValueClass::sprinkled);
+    }
+    for (ValueClass v : classes) {
+      Case c = p.make("values", to_string(v) + at, dims);
+      c.values = v;
+      if (v == ValueClass::sprinkled) c.scale = bound > 0 ? std::min(1.0, bound) : 1.0;
+      cases.push_back(std::move(c));
+    }
+    if (!ieee) continue;
+    for (ValueClass v : {ValueClass::nan, ValueClass::inf}) {
+      for (std::size_t t = 0; t < p.spec_.op.inputs.size(); ++t) {
+        Case c =
+            p.make("values", std::string(to_string(v)) + "_in_" + p.spec_.op.inputs[t] + at, dims);
+        c.values = v;
+        c.special_input = static_cast<int>(t);
+        cases.push_back(std::move(c));
+      }
+    }
+  }
+}
+
+// The layouts, one tensor at a time, at a point with rows of 1025: offsets from alignment,
+// strided views (every other element along the last dim), fences after and before the data.
+void add_layouts(const ShapedPlanner& p, std::vector<Case>& cases) {
+  const auto dims = p.by_kind(3, 1025);
+  const auto& layouts = p.spec_.op.layouts;
+  const Case probe = p.make("layout", "probe", dims);
+  const CaseShapes shapes = case_shapes(p.spec_, probe);
+  const std::size_t n_in = shapes.inputs.size();
+  for (std::size_t t = 0; t < n_in + shapes.outputs.size(); ++t) {
+    const bool is_out = t >= n_in;
+    const CaseTensorShape& ts = is_out ? shapes.outputs[t - n_in] : shapes.inputs[t];
+    auto place = [&](Case& c) -> Placement& { return is_out ? c.outputs[t - n_in] : c.inputs[t]; };
+    const auto es = static_cast<std::int64_t>(dtype_size(ts.dtype));
+    for (std::int64_t off : {es, std::max<std::int64_t>(4, es), std::int64_t{8}}) {
+      if (off % es != 0) continue;
+      Case c = p.make("offset", ts.name + "+" + std::to_string(off), dims);
+      place(c).offset_bytes = off;
+      if (off % layouts.min_alignment_bytes != 0)
+        ShapedPlanner::outside(c, ts.name + " is " + std::to_string(off) +
+                                      " bytes from alignment, the spec requires " +
+                                      std::to_string(layouts.min_alignment_bytes));
+      if (std::none_of(cases.begin(), cases.end(), [&](const Case& k) { return k.name == c.name; }))
+        cases.push_back(std::move(c));
+    }
+    if (!ts.shape.empty() && ts.shape.back() > 1) {
+      Case c = p.make("layout", ts.name + "_stride2", dims);
+      place(c).strides = row_major_strides(ts.shape);
+      for (auto& s : place(c).strides) s *= 2;
+      if (layouts.contiguous_only)
+        ShapedPlanner::outside(c, ts.name + " is strided (every other element)");
+      cases.push_back(std::move(c));
+    }
+    for (auto [suffix, fence] :
+         {std::pair{"_end", Fence::after}, std::pair{"_start", Fence::before}}) {
+      Case c = p.make("fence", ts.name + suffix, dims);
+      place(c).fence = fence;
+      // An end fence puts the first element `span` bytes before a page boundary.
+      std::int64_t align = 256;
+      if (fence == Fence::after) {
+        const std::int64_t span = ts.numel() * es;
+        align = 1;
+        while (align < 256 && span % (align * 2) == 0) align *= 2;
+      }
+      if (align < layouts.min_alignment_bytes)
+        ShapedPlanner::outside(c, ts.name + " is aligned to " + std::to_string(align) +
+                                      " bytes, the spec requires " +
+                                      std::to_string(layouts.min_alignment_bytes));
+      cases.push_back(std::move(c));
+    }
+  }
+  // An output on an input's storage: format 2 admits no aliasing.
+  for (std::size_t t = 0; t < n_in; ++t) {
+    const CaseTensorShape& in = shapes.inputs[t];
+    const CaseTensorShape& out = shapes.outputs[0];
+    if (in.dtype != out.dtype || in.shape != out.shape) continue;
+    Case c = p.make("alias", out.name + "_is_" + in.name, dims);
+    c.alias_input = static_cast<int>(t);
+    ShapedPlanner::outside(
+        c, "output " + out.name + " is input " + in.name + " (format-2 specs admit no aliasing)");
+    cases.push_back(std::move(c));
+  }
+}
+
+}  // namespace
+
+std::vector<Case> plan_shaped_cases(const Spec& spec, const PlanOptions& options) {
+  const ShapedPlanner p(spec);
+  std::vector<Case> cases;
+  Case conduct = p.make("conduct", p.point_name(p.by_kind(7, 1025)), p.by_kind(7, 1025));
+  conduct.conduct = true;
+  cases.push_back(std::move(conduct));
+  add_values(p, cases);
+  add_layouts(p, cases);
+  add_points(p, options, cases);  // ascending by size: the largest last
+  return cases;
+}
+
+}  // namespace kq

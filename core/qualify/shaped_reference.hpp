@@ -1,0 +1,19 @@
+// The float64 reference of a format-2 case: the inputs (host views, any strides) copied dense
+// into the evaluator's buffers, the program evaluated (core/indexed), each output's bytes
+// written dense in logical order.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "kq/indexed.hpp"
+#include "kq/tensor.hpp"
+
+namespace kq {
+
+// `inputs` in the program's input order, dst[k] the k-th output's destination. Throws
+// ix::EvalError (a gather out of range, say) and std::exception.
+void shaped_reference(const ix::Program& p, const std::vector<std::int64_t>& dims,
+                      std::span<const TensorView> inputs, std::span<unsigned char* const> dst);
+
+}  // namespace kq
