@@ -37,9 +37,11 @@ Tensors (`tensors`, a class attribute or a keyword of kq.arm):
              bfloat16: kq refuses the call, so a numpy arm declines bf16 specs in supports());
     "kq"     kq.Tensor, which exposes __dlpack__, __dlpack_device__ and, on CUDA,
              __cuda_array_interface__ (CuPy, numba, cuda-python), or __array_interface__ on the
-             CPU; data_ptr, shape, strides (in elements), dtype ("f32", "f64", "f16", "bf16")
-             and device as attributes. DLPack gives f16 as kDLFloat and bf16 as kDLBfloat; the
-             array interfaces give f16 as "<f2" and are absent (AttributeError) for bf16;
+             CPU; data_ptr, shape, strides (in elements), dtype ("f32", "f64", "f16", "bf16",
+             and in format-2 specs "i32", "i64", "bool") and device as attributes. DLPack gives
+             f16 as kDLFloat, bf16 as kDLBfloat, i32 and i64 as kDLInt, bool as kDLBool; the
+             array interfaces give f16 as "<f2", bool as "|b1" and are absent (AttributeError)
+             for bf16;
     "auto"   (the default) torch where torch is installed, else numpy on the CPU, kq.Tensor on CUDA.
 Shapes and strides are kq's, strides in elements; a view's offset is in its data pointer.
 
@@ -140,13 +142,14 @@ def scratch_like(tensors):
 
 
 def torch_dtype(dtype):
-    """The torch dtype of a kq dtype: a name ("f32", "f64", "f16", "bf16", e.g. spec.compute) or
-    a spec (its dtype)."""
+    """The torch dtype of a kq dtype: a name ("f32", "f64", "f16", "bf16", "i32", "i64", "bool",
+    e.g. spec.compute) or a spec (its dtype)."""
     import torch
 
     name = dtype if isinstance(dtype, str) else dtype.dtype
     return {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16,
-            "bf16": torch.bfloat16}[name]
+            "bf16": torch.bfloat16, "i32": torch.int32, "i64": torch.int64,
+            "bool": torch.bool}[name]
 
 
 def matches(spec, expected, inputs=None):
@@ -569,6 +572,10 @@ class _FunctionArm(Arm):
             return None
         if len(spec.inputs) == self.input_count and _same_tree(spec.semantics_ast, self.expression):
             return None
+        program = getattr(spec, "program", None)
+        if program is not None:  # format 2: indexed statements, no one expression
+            return "computes %s, and the spec's semantics are statements: %s" % (
+                self.computes, "; ".join(s.text.strip() for s in program.statements))
         return "computes %s, and the spec's semantics are %s" % (self.computes, spec.semantics)
 
     def _layout_missing(self, spec):
@@ -645,6 +652,21 @@ def _kind(arm):
     return kind
 
 
+def _torch_bool(t):
+    """A bool kq.Tensor as a torch tensor through its array interface, the same memory."""
+    import warnings
+
+    import torch
+
+    if t.device == "cuda":
+        return torch.as_tensor(t, device="cuda:%d" % t.device_id)
+    import numpy
+
+    with warnings.catch_warnings():  # an input's array is read-only; kq never lets it be written
+        warnings.simplefilter("ignore", UserWarning)
+        return torch.from_numpy(numpy.asarray(t))
+
+
 class _Calls:
     """One arm's calls: its kind of tensors, their views over kq's buffers (kept by key, so a
     call on the same buffers makes no new objects), and torch's stream over kq's."""
@@ -673,7 +695,12 @@ class _Calls:
                 raise Unsupported("a torch tensor cannot have a negative stride")
             import torch
 
-            return torch.from_dlpack(t)
+            try:
+                return torch.from_dlpack(t)
+            except RuntimeError:
+                if t.dtype != "bool":
+                    raise
+                return _torch_bool(t)  # a torch older than DLPack's kDLBool (2.1)
         if self.kind == "numpy":
             if t.dtype == "bf16":
                 raise Unsupported("numpy has no bfloat16: a numpy arm cannot take bf16 tensors")

@@ -3,6 +3,10 @@
 #include <pybind11/embed.h>
 #include <pybind11/stl.h>
 
+#include <string>
+#include <string_view>
+
+#include "kq/indexed.hpp"
 #include "tensor_object.hpp"
 
 namespace py = pybind11;
@@ -41,6 +45,125 @@ py::object compare_object(const CompareRule& c) {
   return namespace_of(d);
 }
 
+std::string_view kind_name(ix::NodeKind k) {
+  switch (k) {
+    case ix::NodeKind::number:
+      return "number";
+    case ix::NodeKind::param:
+      return "param";
+    case ix::NodeKind::dim:
+      return "dim";
+    case ix::NodeKind::index:
+      return "index";
+    case ix::NodeKind::access:
+      return "access";
+    case ix::NodeKind::apply:
+      return "apply";
+    case ix::NodeKind::reduce:
+      return "reduce";
+    case ix::NodeKind::scan:
+      return "scan";
+  }
+  return "?";
+}
+
+std::string_view reduction_name(ix::Reduction r) {
+  switch (r) {
+    case ix::Reduction::sum:
+      return "sum";
+    case ix::Reduction::prod:
+      return "prod";
+    case ix::Reduction::max:
+      return "max";
+    case ix::Reduction::min:
+      return "min";
+    case ix::Reduction::argmax:
+      return "argmax";
+    case ix::Reduction::argmin:
+      return "argmin";
+  }
+  return "?";
+}
+
+// A dim's name, or a constant extent as an int.
+py::object extent_object(const ix::Extent& e) {
+  if (e.is_dim()) return py::str(e.name);
+  return py::int_(e.constant);
+}
+
+// The declarations and the parsed statements as plain Python data (kq_module.hpp lists the
+// fields). A node's fields that do not apply to its kind are None (op, reduction, scan) or
+// their defaults (value 0.0, ref -1, args and over empty, exclusive and reverse False).
+py::object program_object(const ix::Program& p) {
+  py::list dims, params, tensors, indices, nodes, statements;
+  for (const ix::DimDecl& d : p.decls.dims) {
+    py::dict o;
+    o["name"] = d.name;
+    o["kind"] = d.kind == ix::DimKind::free ? "free" : "reduced";
+    dims.append(namespace_of(o));
+  }
+  for (const ix::ParamDecl& d : p.decls.params) {
+    py::dict o;
+    o["name"] = d.name;
+    o["value"] = d.value;
+    params.append(namespace_of(o));
+  }
+  for (const ix::TensorDecl& t : p.decls.tensors) {
+    py::dict o;
+    o["name"] = t.name;
+    o["role"] = std::string(to_string(t.role));
+    o["dtype"] = std::string(to_string(t.dtype));
+    py::list shape;
+    for (const ix::Extent& e : t.shape) shape.append(extent_object(e));
+    o["shape"] = shape;
+    tensors.append(namespace_of(o));
+  }
+  for (const ix::IndexVar& v : p.indices) {
+    py::dict o;
+    o["name"] = v.name;
+    o["extent"] = extent_object(v.extent);
+    o["statement"] = v.statement;
+    indices.append(namespace_of(o));
+  }
+  for (const ix::Node& n : p.nodes) {
+    py::dict o;
+    o["kind"] = std::string(kind_name(n.kind));
+    o["value"] = n.value;
+    o["ref"] = n.ref;
+    o["op"] = n.kind == ix::NodeKind::apply ? py::object(py::str(std::string(to_string(n.op))))
+                                            : py::object(py::none());
+    o["args"] = n.args;
+    o["over"] = n.over;
+    o["reduction"] = n.kind == ix::NodeKind::reduce
+                         ? py::object(py::str(std::string(reduction_name(n.reduction))))
+                         : py::object(py::none());
+    o["scan"] = n.kind != ix::NodeKind::scan     ? py::object(py::none())
+                : n.scan == ix::ScanKind::cumsum ? py::object(py::str("cumsum"))
+                                                 : py::object(py::str("cumprod"));
+    o["exclusive"] = n.exclusive;
+    o["reverse"] = n.reverse;
+    nodes.append(namespace_of(o));
+  }
+  for (const ix::Statement& s : p.statements) {
+    py::dict o;
+    o["tensor"] = s.tensor;
+    o["lhs"] = s.lhs;
+    o["root"] = s.root;
+    o["scan_index"] = s.scan_index;
+    o["line"] = s.line;
+    o["text"] = s.text;
+    statements.append(namespace_of(o));
+  }
+  py::dict d;
+  d["dims"] = dims;
+  d["params"] = params;
+  d["tensors"] = tensors;
+  d["indices"] = indices;
+  d["nodes"] = nodes;
+  d["statements"] = statements;
+  return namespace_of(d);
+}
+
 }  // namespace
 
 PYBIND11_EMBEDDED_MODULE(kq, m) {
@@ -74,6 +197,8 @@ py::object spec_object(const OpSpec& spec) {
   d["domain"] = spec.domain == Domain::ieee ? "ieee" : "finite";
   d["layouts"] = namespace_of(layouts);
   d["compare"] = compare_object(spec.compare);
+  d["format"] = spec.program ? 2 : 1;
+  d["program"] = spec.program ? program_object(*spec.program) : py::object(py::none());
   return namespace_of(d);
 }
 

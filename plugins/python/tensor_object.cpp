@@ -38,6 +38,12 @@ const char* typestr(DType t) {
       return "<f8";
     case DType::f16:
       return "<f2";
+    case DType::i32:
+      return "<i4";
+    case DType::i64:
+      return "<i8";
+    case DType::boolean:
+      return "|b1";
     case DType::bf16:
       break;
   }
@@ -45,8 +51,29 @@ const char* typestr(DType t) {
       "a bf16 tensor has no array interface (numpy has no bfloat16): see __dlpack__");
 }
 
-// DLPack's code of the dtype: bf16 is a type of its own, not a 16-bit kDLFloat.
-DLDataTypeCode dlpack_code(DType t) { return t == DType::bf16 ? kDLBfloat : kDLFloat; }
+// DLPack's kDLBool (DLPack 0.8), which older headers (Debian's 0.6) do not name: one byte per
+// element, 0 or 1. torch reads it as torch.bool from 2.1 on; kq_api.py reads bool tensors
+// through the array interfaces where the torch is older.
+constexpr std::uint8_t kDLPackBool = 6;
+
+// DLPack's code of the dtype: bf16 is a type of its own, not a 16-bit kDLFloat; i32 and i64 are
+// kDLInt, bool kDLBool.
+std::uint8_t dlpack_code(DType t) {
+  switch (t) {
+    case DType::bf16:
+      return kDLBfloat;
+    case DType::i32:
+    case DType::i64:
+      return kDLInt;
+    case DType::boolean:
+      return kDLPackBool;
+    case DType::f32:
+    case DType::f64:
+    case DType::f16:
+      break;
+  }
+  return kDLFloat;
+}
 
 py::tuple shape_of(const TensorView& v) {
   py::tuple t(v.rank);
@@ -95,8 +122,7 @@ py::object dlpack_capsule(const TensorObject& t) {
   d.data = v.data;
   d.device = {v.device == Device::cuda ? kDLCUDA : kDLCPU, t.device_id};
   d.ndim = v.rank;
-  d.dtype = {static_cast<std::uint8_t>(dlpack_code(v.dtype)),
-             static_cast<std::uint8_t>(8 * dtype_size(v.dtype)), 1};
+  d.dtype = {dlpack_code(v.dtype), static_cast<std::uint8_t>(8 * dtype_size(v.dtype)), 1};
   d.shape = m->shape.data();
   d.strides = m->strides.data();
   d.byte_offset = 0;

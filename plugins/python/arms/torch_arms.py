@@ -12,6 +12,10 @@ for torch.compile, the code Inductor generated are the arm's artifacts.
 kq's relu maps to F.threshold(x, 0, 0), not torch.relu: kq's relu(-0) is +0 and keeps NaN,
 which threshold does and torch.relu (clamp_min, -0 stays -0) does not.
 
+Format-2 (shaped) specs: the same arms run the function _torch_shaped.py writes from the spec's
+indexed statements (reductions, scans, gathers, views), one torch expression per statement, each
+output written once by copy_; torch.compile compiles that same function.
+
 Precision: a spec whose compute type is wider than its dtype (f16 and bf16 computed in f32)
 is evaluated as its contract says: the inputs are widened (x.to(DT), DT the compute dtype), the
 expression is evaluated in DT and the result is rounded once into the output by out.copy_(...)
@@ -22,6 +26,7 @@ the eager arms decline the spec with PyTorch's own message.
 import keyword
 import math
 
+import _torch_shaped
 import kq
 
 _UNARY = {
@@ -68,6 +73,8 @@ _UNARY_INPLACE = {
 _BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "maximum",
            "min": "minimum"}
 _COMPARE = {"lt": "lt", "le": "le", "gt": "gt", "ge": "ge", "eq": "eq", "ne": "ne"}
+# max(x, c) is x bounded below by c: clamp_min (which keeps a NaN x, as kq's max does).
+_CLAMP = {"max": "clamp_min", "min": "clamp_max"}
 _COMMUTATIVE = {"add", "mul", "max", "min", "eq", "ne"}
 _SWAPPED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
 _FOLD = {
@@ -131,7 +138,7 @@ class _Expr:
             if not self.is_tensor(x):  # constant - t, constant / t: Python's operators
                 return "(%s %s %s)" % (arg(x), {"sub": "-", "div": "/"}[op], arg(y))
             if op in ("max", "min") and not self.is_tensor(y):
-                return "torch.clamp_%s(%s, %s)" % (op, arg(x), arg(y))
+                return "torch.%s(%s, %s)" % (_CLAMP[op], arg(x), arg(y))
             if op in _COMPARE:
                 return "torch.%s(%s, %s).to(DT)" % (_COMPARE[op], arg(x), arg(y))
             return "torch.%s(%s, %s)" % (_BINARY[op], arg(x), arg(y))
@@ -211,7 +218,7 @@ def _into_out(e, i, arg):
         if not e.is_tensor(x) and n.op in _COMMUTATIVE:
             x, y = y, x
         if e.is_tensor(x) and not e.is_tensor(y) and n.op in ("max", "min"):
-            return "torch.clamp_%s(%s, %s, out=out)" % (n.op, arg(x), arg(y))
+            return "torch.%s(%s, %s, out=out)" % (_CLAMP[n.op], arg(x), arg(y))
         if e.is_tensor(x):
             return "torch.%s(%s, %s, out=out)" % (_BINARY[n.op], arg(x), arg(y))
     if n.op == "select" and e.is_tensor(a[1]) and e.is_tensor(a[2]):
@@ -240,6 +247,11 @@ def _define(source, name, spec):
     scope = {"torch": torch, "F": F, "math": math, "DT": kq.torch_dtype(spec.compute)}
     exec(compile(source, "<kq %s: %s>" % (name, spec.semantics), "exec"), scope)
     return scope[name]
+
+
+def _shaped(spec):
+    """Whether the spec is a format-2 (shaped) one, with a program of statements."""
+    return getattr(spec, "program", None) is not None
 
 
 def _compile_missing():
@@ -277,38 +289,59 @@ class _TorchArm(kq.Arm):
 
     def _missing_kernel(self, spec):
         """PyTorch's message when it has no kernel for some operation of the expression in the
-        spec's half dtype on this device (a call on four zeros shows it), else None."""
+        spec's half dtype on this device (a call on zeros shows it), else None."""
         import torch
 
-        args = [torch.zeros(4, dtype=kq.torch_dtype(spec), device=self.device)
-                for _ in spec.inputs + ["out"]]
+        if _shaped(spec):
+            args = _torch_shaped.example_tensors(spec, self.device)
+        else:
+            args = [torch.zeros(4, dtype=kq.torch_dtype(spec), device=self.device)
+                    for _ in spec.inputs + ["out"]]
         try:
-            _define(self.source_of(spec), self.kind, spec)(*args)
+            self._define(self.source_of(spec), spec)(*args)
         except (RuntimeError, NotImplementedError) as e:
+            if _shaped(spec) and "not implemented for" not in str(e):
+                return None  # not a missing kernel: the run says what it is
             return "PyTorch %s: %s" % (torch.__version__, str(e).splitlines()[0])
         return None
 
     def source_of(self, spec):
+        if _shaped(spec):
+            return _torch_shaped.source(spec, self.kind)
         return eager_source(spec) if self.kind == "eager" else compiled_source(spec)
+
+    def _define(self, source, spec):
+        if _shaped(spec):
+            return _torch_shaped.define(source, self.kind, spec)
+        return _define(source, self.kind, spec)
 
     def prepare(self, problem):
         spec = problem.spec
         key = (spec.semantics, spec.dtype, spec.compute, tuple(spec.inputs))
+        if _shaped(spec):
+            p = spec.program
+            key = (spec.op, spec.compute, tuple(s.text for s in p.statements),
+                   tuple((t.name, t.role, t.dtype, tuple(t.shape)) for t in p.tensors),
+                   tuple((d.name, d.value) for d in p.params))
         if getattr(self, "_key", None) != key:
             self._key = key
+            self._shaped = _shaped(spec)
             self._source = self.source_of(spec)
             self._fn = self._build(spec)
             self._codes = {}
         self._warm(problem)
 
     def _build(self, spec):
-        return _define(self._source, self.kind, spec)
+        return self._define(self._source, spec)
 
     def _warm(self, problem):
         pass
 
     def run(self, inputs, outputs):
-        self._fn(*inputs, outputs[0])
+        if self._shaped:
+            self._fn(*inputs, *outputs)
+        else:
+            self._fn(*inputs, outputs[0])
 
     def artifacts(self):
         if not hasattr(self, "_source"):
@@ -331,7 +364,7 @@ class _CompiledArm(_TorchArm):
                       "accumulated_cache_size_limit"):
             if hasattr(torch._dynamo.config, limit):
                 setattr(torch._dynamo.config, limit, max(getattr(torch._dynamo.config, limit), 4096))
-        fn = _define(self._source, self.kind, spec)
+        fn = self._define(self._source, spec)
         mode = None if self.compile_mode == "default" else self.compile_mode
         # On CUDA, static shapes: Inductor's code for each shape, as a fixed-shape workload gets
         # it. With automatic dynamic shapes the second shape seen (in kq, often a tiny one)
@@ -346,6 +379,9 @@ class _CompiledArm(_TorchArm):
         """Compiles for these shapes and layouts on scratch tensors (prepare writes nothing of
         the caller's), keeping the code Inductor wrote."""
         args = kq.scratch_like(problem.inputs + problem.outputs)
+        if self._shaped:  # gathers read their indices: zeros are in range
+            for a in args:
+                a.zero_()
         codes = []
         # What torch._inductor.utils.run_and_get_code does, less its torch._dynamo.reset(),
         # which would drop every compiled function in the process (the other torch.compile

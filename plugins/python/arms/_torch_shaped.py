@@ -1,0 +1,804 @@
+"""PyTorch for format-2 (shaped) specs: the indexed statements as torch code, one line each.
+
+torch_arms.py's arms run what source() writes for a spec with a program (spec.format == 2):
+
+    def eager(x, y_out):
+        x = x.to(DT)
+        # mx[m] = max(n, x[m, n])
+        mx = x.amax(dim=1)
+        # e[m, n] = exp(x[m, n] - mx[m])
+        e = torch.exp(x - mx[:, None])
+        # s[m] = sum(n, e[m, n])
+        s = e.sum(dim=1)
+        # y[m, n] = e[m, n] / s[m]
+        y_out.copy_(e / s[:, None])
+
+The function takes the inputs, then the outputs (as `NAME_out`), in declaration order, as run()
+gets them. Each node's value is a tensor whose dims are index variables (its axes):
+
+  - an access with plain index variables is the tensor itself; operands are aligned where they
+    are used (a permute, None for the axes one lacks: `mx[:, None]`); a repeated index is a
+    diagonal; a constant subscript selects (`x[:, 0]`); a mixed-radix subscript over a dim whose
+    extent it covers exactly (`x[n, g * CG + j]` over a dim of G * CG) is an unflatten, a view;
+    any other subscript (a gather `x[m, t[m]]`, a stride, a reversal) indexes with integer
+    tensors (advanced indexing: torch.arange for the plain indices);
+  - reductions are sum, prod, amax, amin, argmax, argmin over the axes (argmax and argmin over
+    several indices flatten them, the first listed outermost, as kq numbers them); a body
+    constant along a reduced index is expanded along it (a view);
+  - scans are cumsum and cumprod along their axis, with flip() for reverse and the input moved
+    one place (the identity in front: shift()) for exclusive;
+  - kq's relu is F.threshold(x, 0, 0) (relu(-0) = +0, NaN kept) and max/min are
+    torch.maximum/minimum (NaN propagates), clamp_min/clamp_max against a constant, as in
+    torch_arms.py.
+
+Precision: float inputs are widened to the compute type (x = x.to(DT), DT the spec's compute)
+where their dtype differs; temporaries stay in DT, unrounded; each output is written once into
+the caller's tensor by out.copy_(...), which rounds to nearest even (integer outputs truncate
+an integral value exactly, bool takes != 0); a scalar output by out[...] = value, the same copy
+(torch 2.11's Inductor drops a copy_ into a 0-d input on the CPU). Arithmetic on integers only
+(integer inputs, index values, argmax results, integral constants) stays in int64, exact, as
+kq's float64 reference is; anything else meeting a float is converted to DT. Gathers index
+with int64.
+
+argmax and argmin return the first index of the extreme and, where NaN is present, the first
+NaN (kq's rule): torch documents the first of several maximal values, and its CPU and CUDA
+kernels compare with `a != a || a > b` (NaN wins) since torch 1.7; torch 1.13 on the CPU gives 1
+for both argmax and argmin of [3, nan, 1, 5].
+
+Declined (kq.Unsupported, with the reason): a dim that sizes only temporaries (its value is in
+no tensor the arm is given); comparisons and select on constants alone; gelu, silu and sigmoid
+of a named constant; nodes or ops this module does not know. Recognising library calls (a
+softmax that is torch.softmax) is not done here: nothing reads the spec's op name, nor `op`
+beyond each node's own operation.
+"""
+import keyword
+import math
+
+import kq
+
+# Precedence of the generated Python text: an operand of lower precedence is parenthesised.
+_ATOM, _UNARY, _MUL, _ADD, _CMP = 100, 90, 80, 70, 60
+
+_UNARY_FN = {
+    "relu": "F.threshold({0}, 0.0, 0.0)",
+    "abs": "torch.abs({0})",
+    "exp": "torch.exp({0})",
+    "log": "torch.log({0})",
+    "sqrt": "torch.sqrt({0})",
+    "tanh": "torch.tanh({0})",
+    "sigmoid": "torch.sigmoid({0})",
+    "erf": "torch.erf({0})",
+    "gelu": "F.gelu({0})",
+    "silu": "F.silu({0})",
+}
+# A unary function of a named constant (a param, a dim), in Python.
+_UNARY_CONST = {
+    "relu": "max({0}, 0.0)", "abs": "abs({0})", "exp": "math.exp({0})", "log": "math.log({0})",
+    "sqrt": "math.sqrt({0})", "tanh": "math.tanh({0})", "erf": "math.erf({0})",
+}
+_OPERATOR = {"add": ("+", _ADD), "sub": ("-", _ADD), "mul": ("*", _MUL), "div": ("/", _MUL),
+             "lt": ("<", _CMP), "le": ("<=", _CMP), "gt": (">", _CMP), "ge": (">=", _CMP),
+             "eq": ("==", _CMP), "ne": ("!=", _CMP)}
+_COMPARE = {"lt", "le", "gt", "ge", "eq", "ne"}
+_SWAPPED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
+# Ops that keep integers integers: on integer operands alone they run in int64.
+_INTEGER_OPS = {"neg", "abs", "add", "sub", "mul", "max", "min", "select", "clamp"}
+_INTEGER_KINDS = {"long", "int", "bool", "index"}
+_REDUCE = {"sum": "sum", "max": "amax", "min": "amin", "argmax": "argmax", "argmin": "argmin"}
+_IDENTITY = {"cumsum": "0", "cumprod": "1"}
+_RESERVED = {"torch", "F", "math", "DT", "shift", "max", "min", "abs", "float", "int", "range"}
+
+_SHIFT = '''def shift(t, dim, fill):
+    """t moved one place along dim, `fill` in front: an exclusive scan's input."""
+    first = torch.full_like(t.narrow(dim, 0, 1), fill)
+    return torch.cat([first, t.narrow(dim, 0, t.shape[dim] - 1)], dim)
+
+
+'''
+
+
+class _Val:
+    """A node's value in the generated code: `code`, a Python expression of precedence `prec`,
+    whose dims run over `axes` (index variables, by number, no one twice). `kind`: "float" (a
+    tensor in the compute dtype DT), "long" (int64), "int" (int32), "bool", "index" (an index
+    variable's own values: an arange, made where the context says which dtype), or "const" (a
+    Python number: a literal, whose value is `number`, or a name, a dim or a param, or arithmetic
+    on them). `integral`: a const that is an integer."""
+
+    def __init__(self, code, axes=(), kind="float", prec=_ATOM, number=None, integral=False):
+        self.code, self.axes, self.kind, self.prec = code, tuple(axes), kind, prec
+        self.number, self.integral = number, integral
+
+    def atom(self):
+        return self.code if self.prec >= _ATOM else "(%s)" % self.code
+
+
+def _literal(v, integral=False):
+    """A number as Python text: `2` where it is an integer in integer arithmetic, else `2.0`."""
+    if integral:
+        return str(int(v))
+    if math.isnan(v):
+        return "math.nan"
+    if math.isinf(v):
+        return "math.inf" if v > 0 else "-math.inf"
+    return repr(float(v))
+
+
+def _const(v):
+    integral = math.isfinite(v) and v == int(v) and abs(v) < 2 ** 53
+    return _Val(_literal(v), (), "const", _UNARY if v < 0 or str(v).startswith("-") else _ATOM,
+                number=v, integral=integral)
+
+
+# kq's float64 semantics (kq/semantics.hpp), for folding operations on literals.
+def _kq_max(a, b):
+    if a != a:
+        return a
+    if b != b:
+        return b
+    if a == b:
+        return b if math.copysign(1.0, a) < 0 else a
+    return a if a > b else b
+
+
+def _kq_min(a, b):
+    if a != a:
+        return a
+    if b != b:
+        return b
+    if a == b:
+        return a if math.copysign(1.0, a) < 0 else b
+    return a if a < b else b
+
+
+def _exp(x):
+    try:
+        return math.exp(x)
+    except OverflowError:
+        return math.inf
+
+
+def _log(x):
+    if x != x or x == math.inf:
+        return x
+    return -math.inf if x == 0 else math.nan if x < 0 else math.log(x)
+
+
+def _div(a, b):
+    if b == 0:
+        if a != a or a == 0:
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+    return a / b
+
+
+def _sigmoid(x):
+    return 1.0 / (1.0 + _exp(-x))
+
+
+_FOLD = {
+    "neg": lambda a: -a,
+    "relu": lambda a: a if a != a else (a if a > 0 else 0.0),
+    "abs": abs, "exp": _exp, "log": _log,
+    "sqrt": lambda a: math.nan if a < 0 else math.sqrt(a),
+    "tanh": math.tanh, "sigmoid": _sigmoid, "erf": math.erf,
+    "gelu": lambda a: 0.5 * a * math.erfc(-a / math.sqrt(2.0)),
+    "silu": lambda a: a * _sigmoid(a),
+    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+    "div": _div, "max": _kq_max, "min": _kq_min,
+    "lt": lambda a, b: float(a < b), "le": lambda a, b: float(a <= b),
+    "gt": lambda a, b: float(a > b), "ge": lambda a, b: float(a >= b),
+    "eq": lambda a, b: float(a == b), "ne": lambda a, b: float(a != b),
+    "select": lambda c, a, b: a if c != 0 else b,
+    "clamp": lambda x, lo, hi: _kq_min(_kq_max(x, lo), hi),
+}
+
+
+# Index arithmetic as polynomials: {(index variable or None, dims as a sorted tuple): int}.
+def _poly_mul(p, q):
+    out = {}
+    for (v, d), c in p.items():
+        for (w, e), k in q.items():
+            if v is not None and w is not None:
+                return None  # a product of two index variables: not affine
+            key = (v if v is not None else w, tuple(sorted(d + e)))
+            out[key] = out.get(key, 0) + c * k
+    return {k: c for k, c in out.items() if c != 0}
+
+
+def _poly_add(p, q, sign=1):
+    out = dict(p)
+    for k, c in q.items():
+        out[k] = out.get(k, 0) + sign * c
+    return {k: c for k, c in out.items() if c != 0}
+
+
+def _monomial(extent):
+    """An extent (a dim's name or an int) as (coefficient, dims)."""
+    return (1, (extent,)) if isinstance(extent, str) else (int(extent), ())
+
+
+def _times(m, n):
+    return (m[0] * n[0], tuple(sorted(m[1] + n[1])))
+
+
+class _Names:
+    """Python names for the spec's names: their own where they can be, else with a suffix."""
+
+    def __init__(self):
+        self.taken = set(_RESERVED)
+
+    def claim(self, name):
+        n = name if name.isidentifier() and not keyword.iskeyword(name) else "t_" + "".join(
+            ch if ch.isalnum() else "_" for ch in name)
+        while n in self.taken:
+            n += "_"
+        self.taken.add(n)
+        return n
+
+
+class _Stored:
+    """A tensor as the code holds it: `code` names it; its dims are the tensor's dimensions at
+    `positions` (an input has them all; a temporary lacks those its value is constant along)."""
+
+    def __init__(self, code, positions, kind, number=None, integral=False, prec=_ATOM):
+        self.code, self.positions, self.kind = code, tuple(positions), kind
+        self.number, self.integral, self.prec = number, integral, prec
+
+
+class _Translator:
+    def __init__(self, spec, name):
+        p = spec.program
+        self.p, self.spec, self.name = p, spec, name
+        self.nodes, self.tensors, self.indices = p.nodes, p.tensors, p.indices
+        names = _Names()
+        inputs = [k for k, t in enumerate(p.tensors) if t.role == "input"]
+        outputs = [k for k, t in enumerate(p.tensors) if t.role == "output"]
+        self.param_names = {k: names.claim(p.tensors[k].name) for k in inputs}
+        self.dim_names = [names.claim(d.name) for d in p.dims]
+        self.const_names = [names.claim(d.name) for d in p.params]
+        self.local = {}  # tensor -> its local name (temporaries, outputs read later)
+        read = {n.ref for n in p.nodes if n.kind == "access"}
+        for k, t in enumerate(p.tensors):
+            if t.role == "temporary" or (t.role == "output" and k in read):
+                self.local[k] = names.claim(t.name)
+        for k in outputs:
+            self.param_names[k] = names.claim(p.tensors[k].name + "_out")
+        self.params = inputs + outputs
+        self.inputs, self.outputs = inputs, outputs
+        self.dims_used, self.consts_used = set(), set()
+        self.uses_shift = False
+        self.stored = {}
+        self.lines = []
+        for k in inputs:
+            t = p.tensors[k]
+            kind = {"i32": "int", "i64": "long", "bool": "bool"}.get(t.dtype, "float")
+            self.stored[k] = _Stored(self.param_names[k], range(len(t.shape)), kind)
+        self.dim_index = {d.name: i for i, d in enumerate(p.dims)}
+        # Where a dim's value is read: the first input, else output, it sizes.
+        self.dim_source = {}
+        for k in self.params:
+            for pos, e in enumerate(p.tensors[k].shape):
+                if isinstance(e, str) and e not in self.dim_source:
+                    self.dim_source[e] = (k, pos)
+        self.device = "%s.device" % self.param_names[self.params[0]]
+        self.lhs = ()
+
+    # ---- names of dims, params, extents
+
+    def dim(self, name):
+        if name not in self.dim_source:
+            raise kq.Unsupported(
+                "dim %s sizes no input or output: its value is in no tensor the arm is given"
+                % name)
+        self.dims_used.add(name)
+        return self.dim_names[self.dim_index[name]]
+
+    def extent(self, e):
+        return self.dim(e) if isinstance(e, str) else str(int(e))
+
+    def index_extent(self, v):
+        return self.extent(self.indices[v].extent)
+
+    # ---- conversions
+
+    def as_float(self, v):
+        """v's text in float arithmetic, and its precedence."""
+        if v.kind in ("float", "const"):
+            return v.code, v.prec
+        if v.kind == "index":
+            return "torch.arange(%s, dtype=DT, device=%s)" % (
+                self.index_extent(v.axes[0]), self.device), _ATOM
+        return "%s.to(DT)" % v.atom(), _ATOM
+
+    def as_long(self, v):
+        """v's text in integer arithmetic (int64 tensors, Python ints), and its precedence."""
+        if v.kind == "const":
+            return (_literal(v.number, True) if v.number is not None else v.code), v.prec
+        if v.kind == "long":
+            return v.code, v.prec
+        if v.kind == "index":
+            return "torch.arange(%s, device=%s)" % (self.index_extent(v.axes[0]), self.device), \
+                _ATOM
+        return "%s.long()" % v.atom(), _ATOM
+
+    def materialize(self, v, integer):
+        """v as a tensor Val of kind long (integer) or float."""
+        code, prec = self.as_long(v) if integer else self.as_float(v)
+        kind = "long" if integer else "float"
+        if v.kind == "const":
+            dtype = "torch.long" if integer else "DT"
+            return _Val("torch.tensor(%s, dtype=%s, device=%s)" % (code, dtype, self.device), (),
+                        kind)
+        return _Val(code, v.axes, kind, prec)
+
+    # ---- axes
+
+    def order_key(self, a):
+        return (0, self.lhs.index(a)) if a in self.lhs else (1, a)
+
+    def result_axes(self, vals):
+        """The axes of an elementwise result: the statement's order (its left-hand side's, then
+        the reductions' indices) where every operand already follows it, else the axes of the
+        operand with most, then the others' in order (the large operand is never permuted)."""
+        union = []
+        for v in vals:
+            union += [a for a in v.axes if a not in union]
+        canonical = sorted(union, key=self.order_key)
+        if all(list(v.axes) == [a for a in canonical if a in v.axes] for v in vals):
+            return tuple(canonical)
+        base = max(vals, key=lambda v: len(v.axes))
+        return tuple(base.axes) + tuple(a for a in union if a not in base.axes)
+
+    @staticmethod
+    def aligned(code, prec, axes, target):
+        """code (over axes) as text that broadcasts against a tensor over target: permuted into
+        target's order, None where it lacks an axis that precedes one of its own or follows."""
+        if not axes:
+            return code, prec
+        pos = [target.index(a) for a in axes]
+        atom = code if prec >= _ATOM else "(%s)" % code
+        if pos != sorted(pos):
+            perm = sorted(range(len(pos)), key=lambda k: pos[k])
+            if len(perm) == 2:
+                code = "%s.T" % atom
+            else:
+                code = "%s.permute(%s)" % (atom, ", ".join(str(k) for k in perm))
+            atom, prec, pos = code, _ATOM, sorted(pos)
+        items = [":" if k in pos else "None" for k in range(pos[0], len(target))]
+        while items and items[-1] == ":":
+            items.pop()
+        if "None" in items:
+            return "%s[%s]" % (atom, ", ".join(items)), _ATOM
+        return code, prec
+
+    def expanded(self, v, axes, integer):
+        """v as a tensor over all of `axes` (an expand() view where it lacks some)."""
+        t = self.materialize(v, integer)
+        if set(t.axes) == set(axes):
+            return t
+        target = tuple(t.axes) + tuple(a for a in axes if a not in t.axes)
+        if t.axes:
+            code, prec = self.aligned(t.code, t.prec, t.axes, target)
+        else:
+            code, prec = "%s[%s]" % (t.atom(), ", ".join(["None"] * len(target))), _ATOM
+        sizes = ["-1"] * len(t.axes) + [self.index_extent(a) for a in target[len(t.axes):]]
+        atom = code if prec >= _ATOM else "(%s)" % code
+        return _Val("%s.expand(%s)" % (atom, ", ".join(sizes)), target, t.kind)
+
+    # ---- nodes
+
+    def value(self, i):
+        n = self.nodes[i]
+        kind = n.kind
+        if kind == "number":
+            return _const(n.value)
+        if kind == "param":
+            self.consts_used.add(n.ref)
+            return _Val(self.const_names[n.ref], (), "const")
+        if kind == "dim":
+            return _Val(self.dim(self.p.dims[n.ref].name), (), "const", integral=True)
+        if kind == "index":
+            return _Val("", (n.ref,), "index")
+        if kind == "access":
+            return self.access(n)
+        if kind == "apply":
+            return self.apply(n)
+        if kind == "reduce":
+            return self.reduce(n)
+        if kind == "scan":
+            return self.scan(n)
+        raise kq.Unsupported("no PyTorch form for a %s node" % kind)
+
+    def apply(self, n):
+        op = n.op
+        args = [self.value(a) for a in n.args]
+        if op in _FOLD and all(a.kind == "const" and a.number is not None for a in args):
+            try:
+                return _const(_FOLD[op](*[a.number for a in args]))
+            except (ValueError, OverflowError, ZeroDivisionError):
+                pass
+        if all(a.kind == "const" for a in args):
+            return self.apply_const(op, args)
+        operands = args[1:] if op == "select" else args  # select's condition is not a value
+        integer = self.integer(op, operands)
+        if op == "select":
+            return self.select(args, integer)
+        if op in _COMPARE:
+            return self.compare(op, args)
+        tensors = [a for a in args if a.kind != "const"]
+        axes = self.result_axes(tensors)
+
+        def text(a):
+            code, prec = self.as_long(a) if integer else self.as_float(a)
+            return self.aligned(code, prec, a.axes, axes)
+
+        kind = "long" if integer else "float"
+        if op == "neg":
+            code, prec = text(args[0])
+            return _Val("-%s" % (code if prec > _UNARY else "(%s)" % code), axes, kind, _UNARY)
+        if op in _UNARY_FN:
+            code, _ = text(args[0])
+            if integer and op == "abs":
+                return _Val("torch.abs(%s)" % code, axes, kind)
+            return _Val(_UNARY_FN[op].format(code), axes, "float")
+        if op in ("add", "sub", "mul", "div"):
+            sym, level = _OPERATOR[op]
+            (a, pa), (b, pb) = text(args[0]), text(args[1])
+            a = a if pa >= level else "(%s)" % a
+            b = b if pb > level else "(%s)" % b
+            return _Val("%s %s %s" % (a, sym, b), axes, kind, level)
+        if op in ("max", "min"):
+            x, y = args
+            if x.kind == "const":
+                x, y = y, x
+            if y.kind == "const":
+                fn = "clamp_min" if op == "max" else "clamp_max"  # max(x, c): x bounded below
+                return _Val("torch.%s(%s, %s)" % (fn, text(x)[0], text(y)[0]), axes, kind)
+            fn = "maximum" if op == "max" else "minimum"
+            return _Val("torch.%s(%s, %s)" % (fn, text(x)[0], text(y)[0]), axes, kind)
+        if op == "clamp":
+            return _Val("torch.clamp(%s)" % ", ".join(text(a)[0] for a in args), axes, kind)
+        raise kq.Unsupported("no PyTorch form for %s" % op)
+
+    @staticmethod
+    def integer(op, operands):
+        """Whether the op runs in int64: it keeps integers integers, and its operands are
+        integers, one at least an integer tensor or an index (a comparison's 0/1 times 2 is
+        float arithmetic, as it reads)."""
+        return op in _INTEGER_OPS and all(
+            a.kind in _INTEGER_KINDS or (a.kind == "const" and a.integral) for a in operands) \
+            and any(a.kind in ("long", "int", "index") for a in operands)
+
+    def apply_const(self, op, args):
+        """An op on constants of which some are names (dims, params): Python arithmetic."""
+        integral = op in _INTEGER_OPS and all(a.integral for a in args)
+
+        def text(a):
+            if a.number is not None:
+                return _literal(a.number, integral), (_UNARY if a.number < 0 else _ATOM)
+            return a.code, a.prec
+
+        if op == "neg":
+            code, prec = text(args[0])
+            return _Val("-%s" % (code if prec > _UNARY else "(%s)" % code), (), "const", _UNARY,
+                        integral=integral)
+        if op in ("add", "sub", "mul", "div"):
+            sym, level = _OPERATOR[op]
+            (a, pa), (b, pb) = text(args[0]), text(args[1])
+            a = a if pa >= level else "(%s)" % a
+            b = b if pb > level else "(%s)" % b
+            return _Val("%s %s %s" % (a, sym, b), (), "const", level,
+                        integral=integral and op != "div")
+        if op in ("max", "min") and integral:
+            return _Val("%s(%s, %s)" % (op, text(args[0])[0], text(args[1])[0]), (), "const",
+                        integral=True)
+        if op in _UNARY_CONST:
+            return _Val(_UNARY_CONST[op].format(text(args[0])[0]), (), "const",
+                        integral=integral)
+        raise kq.Unsupported("%s of constants alone (%s): no PyTorch form here"
+                             % (op, ", ".join(a.code for a in args)))
+
+    def compare(self, op, args):
+        x, y = args
+        if x.kind == "const":  # constant < t: t > constant
+            x, y, op = y, x, _SWAPPED[op]
+        integer = all(a.kind in _INTEGER_KINDS or (a.kind == "const" and a.integral)
+                      for a in args)
+        axes = self.result_axes([a for a in (x, y) if a.kind != "const"])
+        sym, level = _OPERATOR[op]
+        texts = []
+        for a in (x, y):
+            code, prec = self.as_long(a) if integer else self.as_float(a)
+            code, prec = self.aligned(code, prec, a.axes, axes)
+            texts.append(code if prec > level else "(%s)" % code)
+        return _Val("%s %s %s" % (texts[0], sym, texts[1]), axes, "bool", level)
+
+    def condition(self, c):
+        if c.kind == "bool":
+            return c
+        if c.kind == "const":
+            raise kq.Unsupported("select on a constant condition (%s)" % c.code)
+        code, prec = self.as_float(c) if c.kind == "float" else self.as_long(c)
+        return _Val("%s != 0" % (code if prec > _CMP else "(%s)" % code), c.axes, "bool", _CMP)
+
+    def select(self, args, integer):
+        c = self.condition(args[0])
+        a, b = args[1], args[2]
+        tensors = [c] + [v for v in (a, b) if v.kind != "const"]
+        axes = self.result_axes(tensors)
+        if a.kind == "const" and b.kind == "const" and not integer:
+            a = self.materialize(a, False)  # torch.where on two Python floats would be float32
+        texts = [self.aligned(c.code, c.prec, c.axes, axes)[0]]
+        for v in (a, b):
+            code, prec = self.as_long(v) if integer else self.as_float(v)
+            texts.append(self.aligned(code, prec, v.axes, axes)[0])
+        return _Val("torch.where(%s)" % ", ".join(texts), axes, "long" if integer else "float")
+
+    # ---- accesses
+
+    def subscript_poly(self, i):
+        """A subscript as a polynomial in index variables and dims, or None (a gather, or not
+        affine)."""
+        n = self.nodes[i]
+        if n.kind == "index":
+            return {(n.ref, ()): 1}
+        if n.kind == "number":
+            if n.value != int(n.value):
+                return None
+            return {(None, ()): int(n.value)} if n.value else {}
+        if n.kind == "dim":
+            return {(None, (self.p.dims[n.ref].name,)): 1}
+        if n.kind == "apply" and n.op in ("add", "sub", "mul", "neg"):
+            parts = [self.subscript_poly(a) for a in n.args]
+            if any(q is None for q in parts):
+                return None
+            if n.op == "neg":
+                return {k: -c for k, c in parts[0].items()}
+            if n.op == "mul":
+                return _poly_mul(parts[0], parts[1])
+            return _poly_add(parts[0], parts[1], 1 if n.op == "add" else -1)
+        return None
+
+    def view_item(self, sub, extent):
+        """How one subscript reads its dim as a view: ("axis", [v]), ("split", [variables,
+        outermost first], whether they cover the dim exactly), ("const", None), or None (advanced
+        indexing)."""
+        poly = self.subscript_poly(sub)
+        if poly is None:
+            return None
+        terms = {v: (c, d) for (v, d), c in poly.items() if v is not None}
+        if len(terms) != len([k for k in poly if k[0] is not None]):
+            return None  # an index variable in two terms (g * C + g)
+        if not terms:
+            return ("const", None)
+        if (None, ()) in poly or any(k[0] is None for k in poly):
+            return None  # an offset: advanced indexing
+        if len(terms) == 1 and list(terms.values())[0] == (1, ()):
+            return ("axis", list(terms))
+        # Mixed radix: the innermost variable's coefficient is 1, each next one's the product of
+        # the extents inside it, and the outermost's times its extent the dim's extent.
+        chain, current, left = [], (1, ()), dict(terms)
+        while left:
+            found = [v for v, m in left.items() if m == current]
+            if len(found) != 1:
+                return None
+            v = found[0]
+            chain.append(v)
+            del left[v]
+            current = _times(current, _monomial(self.indices[v].extent))
+        # Over a dim longer than the variables cover (its extent another dim), the view is of the
+        # dim's first G * CG elements: in range wherever the subscripts are.
+        return ("split", chain[::-1], current == _monomial(extent))
+
+    def access(self, n):
+        t = self.tensors[n.ref]
+        s = self.stored[n.ref]
+        if s.kind == "const":
+            return _Val(s.code, (), "const", s.prec, number=s.number, integral=s.integral)
+        subs = [n.args[p] for p in s.positions]
+        items = [self.view_item(sub, t.shape[p]) for sub, p in zip(subs, s.positions)]
+        if any(it is None for it in items):
+            return self.gather(s, subs)
+        code, prec = s.code, s.prec
+        atom = code if prec >= _ATOM else "(%s)" % code
+        # Constant subscripts select: x[:, 0].
+        if any(it[0] == "const" for it in items):
+            sel = []
+            for it, sub in zip(items, subs):
+                if it[0] == "const":
+                    c = self.value(sub)
+                    sel.append(self.as_long(c)[0])
+                else:
+                    sel.append(":")
+            while sel and sel[-1] == ":":
+                sel.pop()
+            atom = "%s[%s]" % (atom, ", ".join(sel))
+        kept = [it for it in items if it[0] != "const"]
+        # Mixed-radix subscripts unflatten their dim: x.unflatten(1, (G, CG)); last dim first.
+        for k in range(len(kept) - 1, -1, -1):
+            if kept[k][0] == "split":
+                sizes = [self.index_extent(v) for v in kept[k][1]]
+                if not kept[k][2]:
+                    atom = "%s.narrow(%d, 0, %s)" % (atom, k, " * ".join(sizes))
+                atom = "%s.unflatten(%d, (%s))" % (atom, k, ", ".join(sizes))
+        axes = [v for it in kept for v in it[1]]
+        # A repeated index is a diagonal, which torch puts last.
+        while len(set(axes)) != len(axes):
+            v = next(a for a in axes if axes.count(a) > 1)
+            d1 = axes.index(v)
+            d2 = axes.index(v, d1 + 1)
+            atom = "%s.diagonal(0, %d, %d)" % (atom, d1, d2)
+            axes = [a for k, a in enumerate(axes) if k not in (d1, d2)] + [v]
+        return _Val(atom, axes, s.kind)
+
+    def gather(self, s, subs):
+        """Advanced indexing: one int64 index per dim, broadcast over the union of their axes."""
+        idx = [self.value(sub) for sub in subs]
+        union = []
+        for v in idx:
+            union += [a for a in v.axes if a not in union]
+        axes = tuple(sorted(union, key=self.order_key))
+        texts = []
+        for v in idx:
+            code, prec = self.as_long(v)
+            texts.append(self.aligned(code, prec, v.axes, axes)[0])
+        code = s.code if s.prec >= _ATOM else "(%s)" % s.code
+        return _Val("%s[%s]" % (code, ", ".join(texts)), axes, s.kind)
+
+    # ---- reductions and scans
+
+    def reduce(self, n):
+        body = self.value(n.args[0])
+        integer = body.kind in _INTEGER_KINDS or (body.kind == "const" and body.integral)
+        b = self.expanded(body, tuple(body.axes) + tuple(
+            a for a in n.over if a not in body.axes), integer)
+        over = [b.axes.index(a) for a in n.over]
+        rest = tuple(a for a in b.axes if a not in n.over)
+        atom = b.atom()
+        r = n.reduction
+        if r in ("argmax", "argmin"):
+            if len(over) > 1 or len(rest) == 0:
+                # The reduced axes last, the first listed outermost, flattened: kq's row-major
+                # position within them.
+                order = [k for k in range(len(b.axes)) if k not in over] + over
+                if order != list(range(len(b.axes))):
+                    atom = "%s.permute(%s)" % (atom, ", ".join(str(k) for k in order))
+                if not rest:
+                    return _Val("%s.%s()" % (atom, r), (), "long")
+                atom = "%s.flatten(%d)" % (atom, len(rest))
+                return _Val("%s.%s(dim=-1)" % (atom, r), rest, "long")
+            return _Val("%s.%s(dim=%d)" % (atom, r, over[0]), rest, "long")
+        kind = "long" if integer else "float"
+        if r == "prod":  # torch.prod takes one dim: the last first, so the others keep theirs
+            for k in sorted(over, reverse=True):
+                atom = "%s.prod(dim=%d)" % (atom, k)
+            return _Val(atom, rest, kind)
+        fn = _REDUCE[r]
+        if not rest and fn in ("sum", "amax", "amin"):
+            return _Val("%s.%s()" % (atom, fn), (), kind)
+        dims = str(over[0]) if len(over) == 1 else "(%s)" % ", ".join(str(k) for k in over)
+        return _Val("%s.%s(dim=%s)" % (atom, fn, dims), rest, kind)
+
+    def scan(self, n):
+        body = self.value(n.args[0])
+        v = n.over[0]
+        integer = body.kind in _INTEGER_KINDS or (body.kind == "const" and body.integral)
+        b = self.expanded(body, tuple(body.axes) + ((v,) if v not in body.axes else ()), integer)
+        k = b.axes.index(v)
+        atom = b.atom()
+        if n.reverse:
+            atom = "%s.flip(%d)" % (atom, k)
+        if n.exclusive:
+            self.uses_shift = True
+            fill = _IDENTITY[n.scan] if integer else _IDENTITY[n.scan] + ".0"
+            atom = "shift(%s, %d, %s)" % (atom, k, fill)
+        atom = "%s.%s(dim=%d)" % (atom, n.scan, k)
+        if n.reverse:
+            atom = "%s.flip(%d)" % (atom, k)
+        return _Val(atom, b.axes, "long" if integer else "float")
+
+    # ---- statements
+
+    def statement(self, s):
+        self.lhs = tuple(s.lhs)
+        t = self.tensors[s.tensor]
+        v = self.value(s.root)
+        self.lines.append("# " + s.text.strip())
+        if v.kind == "index":
+            v = self.materialize(v, True)
+        if t.role == "output":
+            out = self.param_names[s.tensor]
+            if v.kind == "const":
+                code = v.code if v.number is None else _literal(v.number, v.integral)
+            else:
+                name = self.local.get(s.tensor)
+                if name is not None:
+                    self.lines.append("%s = %s" % (name, v.code))
+                    v = _Val(name, v.axes, v.kind)
+                code, _ = self.aligned(v.code, v.prec, v.axes, self.lhs)
+            if not t.shape:
+                # A scalar: Inductor's CPU code (torch 2.11) drops copy_ and fill_ into a 0-d
+                # input; an assignment to all of it is kept, and rounds as copy_ does.
+                self.lines.append("%s[...] = %s" % (out, code))
+            elif v.kind == "const":
+                self.lines.append("%s.fill_(%s)" % (out, code))
+            else:
+                self.lines.append("%s.copy_(%s)" % (out, code))
+        if t.role == "output" and s.tensor not in self.local:
+            return
+        positions = [self.lhs.index(a) for a in v.axes]
+        if v.kind == "const":
+            self.stored[s.tensor] = _Stored(v.code, (), "const", v.number, v.integral, v.prec)
+            return
+        if t.role == "temporary":
+            name = self.local[s.tensor]
+            self.lines.append("%s = %s" % (name, v.code))
+        else:
+            name = self.local[s.tensor]
+        self.stored[s.tensor] = _Stored(name, positions, v.kind)
+
+    def source(self):
+        for s in self.p.statements:
+            self.statement(s)
+        head = []
+        # The dims: read from the first input (else output) each sizes; `M, N = x.shape` where one
+        # tensor gives them all in order.
+        by_tensor = {}
+        for d in sorted(self.dims_used, key=lambda d: self.dim_index[d]):
+            by_tensor.setdefault(self.dim_source[d][0], []).append(d)
+        for k, ds in by_tensor.items():
+            shape = self.tensors[k].shape
+            param = self.param_names[k]
+            if len(shape) > 1 and list(shape) == ds:
+                head.append("%s = %s.shape" % (", ".join(self.dim_names[self.dim_index[d]]
+                                                         for d in ds), param))
+            else:
+                for d in ds:
+                    head.append("%s = %s.shape[%d]" % (self.dim_names[self.dim_index[d]], param,
+                                                       self.dim_source[d][1]))
+        for k in sorted(self.consts_used):
+            head.append("%s = %s" % (self.const_names[k], _literal(self.p.params[k].value)))
+        widened = [self.param_names[k] for k in self.inputs
+                   if self.stored[k].kind == "float" and self.tensors[k].dtype != self.spec.compute]
+        if len(widened) == 1:
+            head.append("%s = %s.to(DT)" % (widened[0], widened[0]))
+        elif widened:
+            head.append("%s = %s" % (", ".join(widened), ", ".join("%s.to(DT)" % w
+                                                                    for w in widened)))
+        args = ", ".join(self.param_names[k] for k in self.params)
+        text = "def %s(%s):\n" % (self.name, args)
+        text += "".join("    %s\n" % line for line in head + self.lines)
+        return (_SHIFT if self.uses_shift else "") + text
+
+
+def source(spec, name="shaped"):
+    """The function `name(inputs..., outputs...)` computing a format-2 spec's statements in
+    PyTorch, as Python source (torch, F, math and DT, the compute dtype, in its scope). Raises
+    kq.Unsupported with the reason where it cannot."""
+    if getattr(spec, "program", None) is None:
+        raise kq.Unsupported("not a format-2 (shaped) spec")
+    return _Translator(spec, name).source()
+
+
+def define(text, name, spec):
+    """The function `name` that `text` (source()'s) defines, with its scope."""
+    import torch
+    import torch.nn.functional as F
+
+    scope = {"torch": torch, "F": F, "math": math, "DT": kq.torch_dtype(spec.compute)}
+    exec(compile(text, "<kq %s: %s>" % (name, spec.op), "exec"), scope)
+    return scope[name]
+
+
+def example_tensors(spec, device, extent=2):
+    """Zero tensors for every input and output, each dim `extent` long: what a call that only
+    shows whether torch has a kernel for each operation runs on (zeros are valid indices)."""
+    import torch
+
+    def sizes(t):
+        return [extent if isinstance(e, str) else int(e) for e in t.shape]
+
+    p = spec.program
+    return [torch.zeros(sizes(t), dtype=kq.torch_dtype(t.dtype), device=device)
+            for role in ("input", "output") for t in p.tensors if t.role == role]

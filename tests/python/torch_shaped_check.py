@@ -1,0 +1,615 @@
+"""Checks of the torch arms of format-2 specs (plugins/python/arms/_torch_shaped.py through
+torch_arms.py's arms), called by test_torch_shaped.cpp with specs as the python plugin hands them
+to arms (the host parses each; SPECS below are more of them), or run alone on a JSON dump of
+those specs with another torch (a GPU host's):
+
+    python3 tests/python/torch_shaped_check.py SPECS.json [--device cuda]
+
+Each spec runs twice on random inputs: computed in float64 (its compute made f64, float tensors
+f64), compared with a float64 numpy reference written here at 1e-9; and as the spec says (its
+dtypes, its compute), compared at the precision of the coarser of the two. Integer outputs must
+be exact; some specs put NaN and ties into the argmax rows (first NaN, else first extreme).
+"""
+import copy
+import importlib.util
+import json
+import pathlib
+import sys
+import types
+
+try:
+    import kq
+except ImportError:  # run alone: the kq module's Python part (kq.Tensor aside), and the arms
+    _root = pathlib.Path(__file__).resolve().parents[2] / "plugins/python"
+    _spec = importlib.util.spec_from_file_location("kq", _root / "kq_api.py")
+    kq = importlib.util.module_from_spec(_spec)
+    sys.modules["kq"] = kq
+    _spec.loader.exec_module(kq)
+    sys.path.insert(0, str(_root / "arms"))
+
+# ---- the specs, beyond tests/data/specs_v2: (dims for the check, YAML text)
+
+
+def _yaml(op, dims, body):
+    point = ", ".join("%s: %d" % kv for kv in dims.items())
+    return ("kq_spec: 2\nop: %s\n%s\ntiming: {points: [{%s}]}\n"
+            "decision: {baseline: torch_compile}\n" % (op, body.strip("\n"), point))
+
+
+_EXTRA = {
+    "scans": ({"M": 3, "N": 7}, """
+dims: {M: free, N: reduced}
+inputs: {x: {dtype: f32, shape: [M, N]}}
+outputs: {c: {dtype: f32, shape: [M, N]}, p: {dtype: f32, shape: [M, N]}}
+semantics: |
+  c[m, n] = cumsum(n, x[m, n], exclusive, reverse)
+  p[m, n] = cumprod(n, x[m, n], exclusive) + cumsum(n, x[m, n]) * 2
+compare: {c: {bound: accumulation}, p: {rtol: 1e-4}}
+"""),
+    "group_view": ({"N": 2, "C": 7, "G": 2, "CG": 3, "H": 3, "W": 4}, """
+dims: {N: free, C: free, G: free, CG: reduced, H: reduced, W: reduced}
+inputs: {x: {dtype: bf16, shape: [N, C, H, W]}}
+outputs: {y: {dtype: f32, shape: [N, G]}, v: {dtype: f32, shape: [N, G, CG]}}
+semantics: |
+  v[n, g, j] = sum((h, w), x[n, g * CG + j, h, w])
+  y[n, g] = sum(j, v[n, g, j]) / (CG * H * W)
+compare: {y: {bound: accumulation}, v: {bound: accumulation}}
+"""),
+    "argmin2": ({"B": 4, "H": 3, "W": 5}, """
+dims: {B: free, H: reduced, W: reduced}
+inputs: {x: {dtype: f32, shape: [B, H, W]}}
+outputs: {i: {dtype: i32, shape: [B]}, k: {dtype: i64, shape: []}}
+semantics: |
+  i[b] = argmin((h, w), x[b, h, w])
+  k = argmax((b, h), x[b, h, W - 1])
+compare: {i: bitwise, k: bitwise}
+"""),
+    "diag_gather": ({"N": 5, "K": 3}, """
+dims: {N: free, K: free}
+inputs:
+  x: {dtype: f32, shape: [N, N]}
+  y: {dtype: f32, shape: [K, N]}
+  t: {dtype: i32, shape: [N]}
+outputs: {d: {dtype: f32, shape: [N]}, r: {dtype: f32, shape: [N]}}
+semantics: |
+  d[i] = x[i, i] + y[t[i], i]
+  r[i] = x[N - 1 - i, i] * t[i]
+compare: {d: {ulp: 1}, r: {ulp: 1}}
+"""),
+    "masked": ({"M": 4, "N": 6}, """
+dims: {M: free, N: reduced}
+inputs: {x: {dtype: f32, shape: [M, N]}, mask: {dtype: bool, shape: [M, N]}}
+outputs:
+  y: {dtype: f32, shape: [M, N]}
+  cnt: {dtype: i32, shape: [M]}
+  top: {dtype: f32, shape: [M]}
+temporaries: {a: {shape: [M, N]}}
+semantics: |
+  a[m, n] = select(mask[m, n], x[m, n], 0) + (x[m, n] > 0) * 2 + relu(x[m, n])
+  y[m, n] = a[m, n] + clamp(x[m, n], -1, 1) + max(x[m, n], 0.5) + min(1 - x[m, n], x[m, n])
+  cnt[m] = sum(n, mask[m, n])
+  top[m] = max(n, select(mask[m, n], x[m, n], -inf))
+compare: {y: {ulp: 4}, cnt: bitwise, top: bitwise}
+"""),
+    "index_values": ({"M": 3, "N": 4}, """
+dims: {M: free, N: free}
+compute: f64
+inputs:
+  x: {dtype: f64, shape: [M, N]}
+  w: {dtype: f64, shape: [N]}
+  v: {dtype: f64, shape: [M]}
+outputs:
+  yt: {dtype: f64, shape: [N, M]}
+  o: {dtype: f64, shape: [M, N]}
+  total: {dtype: f64, shape: []}
+  pr: {dtype: f64, shape: [M]}
+  mn: {dtype: f64, shape: [N]}
+  r: {dtype: f64, shape: [M, N]}
+semantics: |
+  yt[n, m] = x[m, n] * w[n]
+  o[a, b] = v[a] * w[b]
+  total = sum((m, n), x[m, n]) / (M * N)
+  pr[m] = prod(n, x[m, n])
+  mn[n] = min(m, x[m, n] * 2)
+  r[m, n] = x[m, n] * n + m - sqrt(N)
+compare:
+  yt: {ulp: 1}
+  o: {ulp: 1}
+  total: {bound: accumulation}
+  pr: {ulp: 8}
+  mn: bitwise
+  r: {ulp: 2}
+"""),
+    "gather_temp": ({"M": 4, "N": 6}, """
+dims: {M: free, N: reduced}
+inputs: {x: {dtype: f32, shape: [M, N]}, t: {dtype: i64, shape: [M]}}
+outputs: {y: {dtype: f32, shape: [M]}, z: {dtype: f32, shape: [M]}}
+temporaries: {s: {dtype: i64, shape: [M]}}
+semantics: |
+  y[m] = x[m, t[m] + 1]
+  s[m] = argmax(n, x[m, n])
+  z[m] = x[m, s[m]] - max(n, x[m, n])
+compare: {y: bitwise, z: bitwise}
+"""),
+    "view_flat": ({"N": 13, "G": 3, "CG": 4}, """
+dims: {N: free, G: free, CG: free}
+inputs: {x: {dtype: f32, shape: [N]}}
+outputs: {total: {dtype: f64, shape: []}, flat: {dtype: f32, shape: [G, CG]}}
+semantics: |
+  total = sum(i, x[i])
+  flat[g, j] = x[g * CG + j] + total
+compare: {total: {bound: accumulation}, flat: {bound: accumulation}}
+"""),
+}
+
+SPECS = {op: _yaml(op, dims, body) for op, (dims, body) in _EXTRA.items()}
+
+# Specs the arms decline, and what their reason says.
+_DECLINED = {
+    "temporary_dim": ({"M": 3, "K": 4}, """
+dims: {M: free, K: free}
+inputs: {x: {dtype: f32, shape: [M]}}
+outputs: {y: {dtype: f32, shape: [M]}}
+temporaries: {t: {shape: [K]}}
+semantics: |
+  t[k] = k * 2
+  y[m] = x[m] + sum(k, t[k])
+compare: {y: {bound: accumulation}}
+""", "dim K sizes no input or output"),
+}
+DECLINED = {op: _yaml(op, dims, body) for op, (dims, body, _) in _DECLINED.items()}
+
+
+def declined_problems(spec):
+    """What is wrong with the arms' refusal of a spec of DECLINED."""
+    import torch_arms
+
+    want = _DECLINED[spec.op][2]
+    out = []
+    for arm in (torch_arms.TorchEagerCpu(), torch_arms.TorchCompileCpu()):
+        why = arm.supports(spec)
+        if why is None or (want not in why and "has no torch.compile" not in why):
+            out.append("%s: %r, not a refusal saying %r" % (arm.name, why, want))
+    return out
+
+# Dims of the check for the shipped specs.
+_DIMS = {"softmax": {"M": 5, "N": 7}, "layer_norm": {"M": 4, "N": 9}, "argmax": {"M": 6, "N": 11},
+         "cross_entropy": {"M": 5, "N": 8}, "cumsum_reverse": {"M": 3, "N": 6},
+         "group_sum": {"B": 3, "G": 2, "C": 4, "K": 8}}
+_DIMS.update({op: dims for op, (dims, _) in _EXTRA.items()})
+
+# Integer inputs: [0, bound(dims)).
+_RANGES = {
+    "cross_entropy": {"t": lambda d: d["N"]},
+    "group_sum": {"pick": lambda d: d["C"]},
+    "diag_gather": {"t": lambda d: d["K"]},
+    "masked": {"mask": lambda d: 2},
+    "gather_temp": {"t": lambda d: d["N"] - 1},
+}
+# Specs whose first input gets NaN and ties in its first rows.
+_NAN = {"argmax", "argmin2", "gather_temp"}
+
+# What the generated source says (readable code, views where they are views).
+_EXPECT = {
+    "softmax": ["x = x.to(DT)", "mx = x.amax(dim=1)", "e = torch.exp(x - mx[:, None])",
+                "s = e.sum(dim=1)", "y_out.copy_(e / s[:, None])"],
+    "layer_norm": ["mean = x.sum(dim=1) / N", "mean_out.copy_(mean)", "eps = 1e-05",
+                   "rstd = 1.0 / torch.sqrt(var + eps)"],
+    "argmax": ["idx_out.copy_(x.argmax(dim=1))"],
+    "cross_entropy": ["x[torch.arange(M, device=x.device), t]", "loss_out[...] = (lse - "],
+    "scans": ["x.flip(1)", "cumsum(dim=1).flip(1)", "cumprod(dim=1)"],
+    "group_view": ["x.narrow(1, 0, G * CG).unflatten(1, (G, CG)).sum(dim=(3, 4))",
+                   "v.sum(dim=2)"],
+    "cumsum_reverse": ["c_out.copy_(shift(x.flip(1), 1, 0.0).cumsum(dim=1).flip(1))"],
+    "group_sum": ["x.narrow(1, 0, G * C).unflatten(1, (G, C)) * w", "pick"],
+    "argmin2": ["x.flatten(1).argmin(dim=-1)", "x[:, :, W - 1].argmax()"],
+    "diag_gather": ["x.diagonal(0, 0, 1)", "y[t.long(), torch.arange(N, device=x.device)]"],
+    "index_values": ["yt_out.copy_((x * w).T)", "o_out.copy_(v[:, None] * w)",
+                     "math.sqrt(N)"],
+    "gather_temp": ["s = x.argmax(dim=1)", "x[torch.arange(M, device=x.device), s]"],
+    "view_flat": ["x.narrow(0, 0, G * CG).unflatten(0, (G, CG)) + total"],
+    "masked": ["(x > 0.0).to(DT) * 2.0", "torch.clamp_min(x, 0.5)", "mask.long().sum(dim=1)"],
+}
+
+
+# ---- float64 references in numpy: inputs by name (floats as float64, integers as int64), dims
+
+
+def _ref_softmax(a, d):
+    x = a["x"]
+    e = _np.exp(x - x.max(1, keepdims=True))
+    return {"y": e / e.sum(1, keepdims=True)}
+
+
+def _ref_layer_norm(a, d):
+    x = a["x"]
+    mean = x.mean(1)
+    var = ((x - mean[:, None]) ** 2).mean(1)
+    rstd = 1 / _np.sqrt(var + 1e-5)
+    return {"y": (x - mean[:, None]) * rstd[:, None] * a["w"] + a["b"], "mean": mean,
+            "rstd": rstd}
+
+
+def _ref_argmax(a, d):
+    return {"idx": _np.argmax(a["x"], 1)}
+
+
+def _ref_cross_entropy(a, d):
+    x, t = a["x"], a["t"]
+    mx = x.max(1)
+    lse = mx + _np.log(_np.exp(x - mx[:, None]).sum(1))
+    return {"loss": _np.mean(lse - x[_np.arange(len(t)), t])}
+
+
+def _ref_cumsum_reverse(a, d):
+    x = a["x"]
+    c = _np.stack([x[:, k + 1:].sum(1) for k in range(x.shape[1])], 1)
+    return {"c": c, "p": _np.cumprod(1 + x / d["N"], 1)}
+
+
+def _ref_group_sum(a, d):
+    x, w, pick = a["x"], a["w"], a["pick"]
+    b, g, c = d["B"], d["G"], d["C"]
+    groups = x[:, :g * c].reshape(b, g, c)
+    return {"y": (groups * w).sum(2), "z": x[:, _np.arange(g) * c + pick]}
+
+
+def _ref_scans(a, d):
+    x = a["x"]
+    n = x.shape[1]
+    c = _np.stack([x[:, k + 1:].sum(1) for k in range(n)], 1)
+    p = _np.stack([_np.prod(x[:, :k], 1) for k in range(n)], 1)
+    return {"c": c, "p": p + 2 * _np.cumsum(x, 1)}
+
+
+def _ref_group_view(a, d):
+    x = a["x"]
+    g, cg = d["G"], d["CG"]
+    v = x[:, :g * cg].reshape(d["N"], g, cg, d["H"], d["W"]).sum((3, 4))
+    return {"v": v, "y": v.sum(2) / (cg * d["H"] * d["W"])}
+
+
+def _ref_argmin2(a, d):
+    x = a["x"]
+    return {"i": _np.argmin(x.reshape(x.shape[0], -1), 1),
+            "k": _np.argmax(x[:, :, d["W"] - 1].reshape(-1))}
+
+
+def _ref_diag_gather(a, d):
+    x, y, t = a["x"], a["y"], a["t"]
+    i = _np.arange(d["N"])
+    return {"d": _np.diagonal(x) + y[t, i], "r": x[d["N"] - 1 - i, i] * t}
+
+
+def _ref_masked(a, d):
+    x, mask = a["x"], a["mask"] != 0
+    y = (_np.where(mask, x, 0) + (x > 0) * 2 + _np.where(x > 0, x, 0) + _np.clip(x, -1, 1)
+         + _np.maximum(x, 0.5) + _np.minimum(1 - x, x))
+    return {"y": y, "cnt": mask.sum(1), "top": _np.where(mask, x, -_np.inf).max(1)}
+
+
+def _ref_index_values(a, d):
+    x, w, u = a["x"], a["w"], a["v"]
+    m, n = _np.arange(d["M"])[:, None], _np.arange(d["N"])[None, :]
+    return {"yt": (x * w).T, "o": _np.outer(u, w), "total": x.mean(), "pr": _np.prod(x, 1),
+            "mn": (x * 2).min(0), "r": x * n + m - _np.sqrt(d["N"])}
+
+
+def _ref_gather_temp(a, d):
+    x, t = a["x"], a["t"]
+    rows = _np.arange(d["M"])
+    return {"y": x[rows, t + 1], "z": x[rows, _np.argmax(x, 1)] - x.max(1)}
+
+
+def _ref_view_flat(a, d):
+    x = a["x"]
+    total = x.sum()
+    return {"total": total, "flat": x[:d["G"] * d["CG"]].reshape(d["G"], d["CG"]) + total}
+
+
+_REFERENCES = {name[5:]: f for name, f in dict(globals()).items() if name.startswith("_ref_")}
+
+_np = None  # numpy, once imported
+
+
+def missing():
+    """Why the checks cannot run here (no torch, no numpy), or None."""
+    return kq.missing("numpy") or kq.torch_missing("cpu")
+
+
+# ---- the checks
+
+
+def _namespace(spec, **changes):
+    s = copy.copy(spec)
+    for k, v in changes.items():
+        setattr(s, k, v)
+    return s
+
+
+def _inputs(spec, dims, rng, exact, device):
+    """Torch tensors for the inputs (float64 ones where `exact`) and their float64 values."""
+    import torch
+
+    tensors, values = [], {}
+    ranges = _RANGES.get(spec.op, {})
+    for t in spec.program.tensors:
+        if t.role != "input":
+            continue
+        shape = [dims[e] if isinstance(e, str) else e for e in t.shape]
+        if t.dtype in ("i32", "i64", "bool"):
+            a = rng.integers(0, ranges[t.name](dims) if t.name in ranges else 1, size=shape)
+        else:
+            a = rng.standard_normal(shape)
+            if exact and spec.op in _NAN and not values:
+                rows = a.reshape(shape[0], -1)
+                rows[0, 1::3] = _np.nan
+                if shape[0] > 1:
+                    rows[1, 0] = rows[1, 2] = rows[1].max() + 1
+                    rows[1, 1] = rows[1, 3] = rows[1].min() - 1
+        dtype = torch.float64 if exact and t.dtype not in ("i32", "i64", "bool") \
+            else kq.torch_dtype(t.dtype)
+        x = torch.tensor(a).to(dtype).to(device)
+        tensors.append(x)
+        values[t.name] = x.cpu().long().numpy() if t.dtype in ("i32", "i64", "bool") \
+            else x.cpu().double().numpy()
+    return tensors, values
+
+
+def _outputs(spec, dims, exact, device):
+    import torch
+
+    out = []
+    for t in spec.program.tensors:
+        if t.role == "output":
+            shape = [dims[e] if isinstance(e, str) else e for e in t.shape]
+            dtype = torch.float64 if exact and t.dtype not in ("i32", "i64", "bool") \
+                else kq.torch_dtype(t.dtype)
+            out.append(torch.full(shape, 12345, dtype=dtype, device=device))
+    return out
+
+
+_EPS = {"f64": 1e-9, "f32": 1e-4, "f16": 2e-2, "bf16": 4e-2}
+
+
+def _compare(spec, outputs, want, exact, where):
+    problems = []
+    decls = [t for t in spec.program.tensors if t.role == "output"]
+    for t, got in zip(decls, outputs):
+        ref = _np.asarray(want[t.name])
+        g = got.cpu()
+        if t.dtype in ("i32", "i64", "bool"):
+            g = g.long().numpy()
+            ok = g.shape == ref.shape and (g == ref.astype(_np.int64)).all()
+        else:
+            g = g.double().numpy()
+            eps = 1e-9 if exact else max(_EPS[t.dtype], _EPS[spec.compute])
+            scale = max(1.0, float(_np.nanmax(_np.abs(ref)))) if ref.size else 1.0
+            ok = g.shape == ref.shape and _np.allclose(g, ref, rtol=eps, atol=eps * scale,
+                                                       equal_nan=True)
+        if not ok:
+            problems.append("%s: output %s differs from the reference:\n got %r\nwant %r"
+                            % (where, t.name, g, ref))
+    return problems
+
+
+def _arms(device, names=None):
+    import torch_arms
+
+    arms = [torch_arms.TorchEagerCpu(), torch_arms.TorchCompileCpu()]
+    if device == "cuda":
+        arms = [torch_arms.TorchEager(), torch_arms.TorchCompile()] + arms
+    return [a for a in arms if names is None or a.name in names]
+
+
+def check(spec, device="cpu", verbose=True, arms=None):
+    """Runs each torch arm on the spec, in float64 and as the spec says; the problems found."""
+    global _np
+    import numpy
+    import torch
+
+    _np = numpy
+    problems = []
+    dims = _DIMS.get(spec.op)
+    reference = _REFERENCES.get(spec.op)
+    if dims is None or reference is None:  # a spec this file does not know yet: run it only
+        print("%s: no reference in torch_shaped_check.py: run, not compared" % spec.op)
+        dims = {d.name: 3 for d in spec.program.dims}
+    rng = numpy.random.default_rng(20261129)
+    for arm in _arms(device, arms):
+        dev = arm.device
+        why = arm.supports(spec)
+        if why is not None:
+            if arm.kind == "compiled" and not hasattr(torch, "compile"):
+                if "has no torch.compile" not in why:
+                    problems.append("%s declines: %s" % (arm.name, why))
+                continue
+            problems.append("%s declines %s: %s" % (arm.name, spec.op, why))
+            continue
+        for exact in (True, False):
+            s = _namespace(spec, compute="f64") if exact else spec
+            ins, values = _inputs(s, dims, rng, exact, dev)
+            outs = _outputs(s, dims, exact, dev)
+            problem = types.SimpleNamespace(spec=s, inputs=ins, outputs=outs, stream=0)
+            where = "%s (%s)" % (arm.name, "float64" if exact else "as specified")
+            try:
+                arm.prepare(problem)
+                arm.run(ins, outs)
+            except Exception as e:  # the generated source says where
+                source = arm.artifacts()[0][2] if arm.artifacts() else ""
+                problems.append("%s: %s: %s\n%s" % (where, type(e).__name__, e, source))
+                continue
+            if reference is not None:
+                problems += _compare(s, outs, reference(values, dims), exact, where)
+        source = arm.artifacts()[0][2]
+        for line in _EXPECT.get(spec.op, []):
+            if line not in source:
+                problems.append("%s: the source lacks %r:\n%s" % (arm.name, line, source))
+        if verbose:
+            print("%s on %s: %s" % (arm.name, spec.op, "ok" if not problems else "PROBLEMS"))
+            if arm.kind == "eager" and dev == "cpu":
+                print(source)
+    return problems
+
+
+# ---- format 1: the expression arms beside
+
+
+_FORMAT1 = {
+    "residual_relu": lambda x, r: _np.where(x + r > 0, x + r, 0.0),
+    "max_min_const": lambda x, r: _np.maximum(x, 0.5) + _np.minimum(r, -0.25),
+}
+
+
+def format1_problems(spec):
+    """torch_eager_cpu on a format-1 spec against numpy (float32 inputs, float64 sums)."""
+    global _np
+    import numpy
+    import torch
+    import torch_arms
+
+    _np = numpy
+    arm = torch_arms.TorchEagerCpu()
+    why = arm.supports(spec)
+    if why is not None:
+        return ["torch_eager_cpu declines: %s" % why]
+    rng = numpy.random.default_rng(7)
+    ins = [torch.tensor(rng.standard_normal(1000), dtype=torch.float32) for _ in spec.inputs]
+    out = torch.empty(1000, dtype=torch.float32)
+    arm.prepare(types.SimpleNamespace(spec=spec, inputs=ins, outputs=[out], stream=0))
+    arm.run(ins, [out])
+    want = _FORMAT1[spec.op](*[t.double().numpy() for t in ins]).astype(numpy.float32)
+    if not (out.numpy() == want).all():
+        return ["differs from numpy:\n%s" % arm.artifacts()[0][2]]
+    return []
+
+
+# ---- the layout of spec.program and kq.Tensor's integer views
+
+
+def layout_problems(softmax, layer_norm, format1):
+    """What differs from the layout kq_module.hpp documents, for tests/data/specs_v2's softmax
+    and layer norm and a format-1 spec."""
+    out = []
+
+    def expect(what, got, want):
+        if got != want:
+            out.append("%s: got %r, want %r" % (what, got, want))
+
+    p = softmax.program
+    expect("format", (softmax.format, format1.format, format1.program), (2, 1, None))
+    expect("dims", [(d.name, d.kind) for d in p.dims], [("M", "free"), ("N", "reduced")])
+    expect("tensors", [(t.name, t.role, t.dtype, t.shape) for t in p.tensors],
+           [("x", "input", "bf16", ["M", "N"]), ("y", "output", "bf16", ["M", "N"]),
+            ("mx", "temporary", "f64", ["M"]), ("e", "temporary", "f64", ["M", "N"]),
+            ("s", "temporary", "f64", ["M"])])
+    expect("inputs, outputs", (softmax.inputs, [o.name for o in softmax.outputs]), (["x"], ["y"]))
+    expect("statements", [s.text.strip() for s in p.statements],
+           ["mx[m] = max(n, x[m, n])", "e[m, n] = exp(x[m, n] - mx[m])",
+            "s[m] = sum(n, e[m, n])", "y[m, n] = e[m, n] / s[m]"])
+    s0 = p.statements[0]
+    expect("statement 0", (p.tensors[s0.tensor].name, [p.indices[i].name for i in s0.lhs],
+                           s0.scan_index, s0.line), ("mx", ["m"], -1, 1))
+    root = p.nodes[s0.root]
+    expect("max(n, ...)", (root.kind, root.reduction, root.op, root.scan,
+                           [p.indices[i].name for i in root.over]),
+           ("reduce", "max", None, None, ["n"]))
+    access = p.nodes[root.args[0]]
+    expect("x[m, n]", (access.kind, p.tensors[access.ref].name,
+                       [(p.nodes[a].kind, p.indices[p.nodes[a].ref].name) for a in access.args]),
+           ("access", "x", [("index", "m"), ("index", "n")]))
+    expect("index extents", [(v.name, v.extent) for v in p.indices][:2], [("m", "M"), ("n", "N")])
+    ops = [n.op for n in p.nodes if n.kind == "apply"]
+    expect("apply ops", ops, ["sub", "exp", "div"])
+    expect("args before their node", all(a < k for k, n in enumerate(p.nodes) for a in n.args),
+           True)
+    q = layer_norm.program
+    expect("params", [(d.name, d.value) for d in q.params], [("eps", 1e-5)])
+    expect("param and dim nodes", sorted({(n.kind, n.ref) for n in q.nodes
+                                          if n.kind in ("param", "dim")}),
+           [("dim", 1), ("param", 0)])
+    expect("numbers", [n.value for n in q.nodes if n.kind == "number"], [1.0])
+    expect("layer_norm outputs", ([t.dtype for t in q.tensors if t.role == "output"],
+                                  layer_norm.compute, layer_norm.dtype),
+           (["bf16", "f32", "f32"], "f32", "bf16"))
+    return out
+
+
+def tensor_problems(i32, i64, flags):
+    """kq.Tensor's i32, i64 and bool views (over [7, -2, 2^31 - 1], [2^40, -5] and [1, 0, 0, 1])
+    through numpy and, where torch is installed, torch as an arm gets them; writes element 1 of
+    each (5, 6, True) for the caller to see."""
+    out = []
+    want = [(i32, "i32", "int32", [7, -2, 2 ** 31 - 1]), (i64, "i64", "int64", [2 ** 40, -5]),
+            (flags, "bool", "bool", [True, False, False, True])]
+    if kq.missing("numpy") is None:
+        import numpy
+
+        for t, name, np_name, values in want:
+            a = numpy.asarray(t)
+            if (t.dtype, str(a.dtype), a.tolist()) != (name, np_name, values):
+                out.append("numpy: %s gives %s %r" % (name, a.dtype, a.tolist()))
+    if kq.torch_missing("cpu") is not None:
+        for t, name, _, value in want:  # write as torch would have
+            numpy.asarray(t)[1] = {"i32": 5, "i64": 6, "bool": True}[name]
+        return out
+    import torch
+
+    arm = type("TorchViews", (kq.Arm,), {"name": "torch_views", "tensors": "torch"})()
+    calls = kq._Calls(arm)
+    for t, name, torch_name, values in want:
+        x = calls.view(t)
+        if (str(x.dtype), x.tolist()) != ("torch." + torch_name, values):
+            out.append("torch: %s gives %s %r" % (name, x.dtype, x.tolist()))
+        x[1] = {"i32": 5, "i64": 6, "bool": True}[name]
+    if hasattr(torch, "from_dlpack"):
+        for t, name, torch_name, _ in want[:2]:
+            x = torch.from_dlpack(t)
+            if str(x.dtype) != "torch." + torch_name:
+                out.append("DLPack: %s gives %s" % (name, x.dtype))
+    return out
+
+
+# ---- a JSON dump of the specs, to run these checks elsewhere
+
+
+def _plain(x):
+    if isinstance(x, types.SimpleNamespace):
+        return {k: _plain(v) for k, v in vars(x).items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    return x
+
+
+def dump(specs, path):
+    with open(path, "w") as f:
+        json.dump([_plain(s) for s in specs], f)
+
+
+def _load(path):
+    with open(path) as f:
+        return json.load(f, object_hook=lambda d: types.SimpleNamespace(**d))
+
+
+def main(argv):
+    """SPECS.json [--device cuda] [--arms a,b] [--shard K/N]: the checks of each spec in the dump
+    (the Kth of every N, from 0), by each arm (default: all the device's torch arms)."""
+    def option(name, default=None):
+        return argv[argv.index(name) + 1] if name in argv else default
+
+    device = option("--device", "cpu")
+    arms = option("--arms")
+    k, n = (int(v) for v in option("--shard", "0/1").split("/"))
+    specs = _load(argv[1])[k::n]
+    failed = 0
+    for s in specs:
+        found = check(s, device, arms=arms.split(",") if arms else None)
+        for p in found:
+            print("FAIL %s: %s" % (s.op, p))
+        failed += bool(found)
+    print("%d passed, %d failed" % (len(specs) - failed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
