@@ -37,6 +37,12 @@
 #                                           KQ_HALF_SPECS (default: all four) with every arm
 #                                           (or those of KQ_HALF_ARMS that take the spec), at
 #                                           2^20, 2^24 and 2^28
+#   tools/gpu_check.sh KQ_DIR OUT shaped    kq run --quick on the format-2 specs named in
+#                                           KQ_SHAPED_SPECS (default: softmax, layer and RMS norm in
+#                                           bf16), timed at KQ_SHAPED_POINTS only (default
+#                                           32768x4096), with the arms of KQ_SHAPED_ARMS (default:
+#                                           the GPU arms that take them); then kq qualify --quick
+#                                           of the KernelBench specs in KQ_SHAPED_KB (default none)
 #
 # kq needs NVRTC and CUPTI from the CUDA toolkit: /usr/local/cuda/lib64 goes on its library path
 # only (PyTorch, used by crosscheck.py, keeps its own).
@@ -98,6 +104,31 @@ case $part in
       "${kq_env[@]}" timeout "${KQ_REFERENCE_TIMEOUT:-270}" "$kq" run "$specs/$s.yaml" --quick \
         ${KQ_HALF_ARMS:+--arms "$KQ_HALF_ARMS"} --sizes 1048576,16777216,268435456 \
         --out "$out/$s" 2>&1 | tail -n 40
+    done
+    ;;
+  shaped)
+    arms=${KQ_SHAPED_ARMS:-torch_eager,torch_compile,triton_softmax,triton_log_softmax,triton_layer_norm,triton_rms_norm}
+    points=${KQ_SHAPED_POINTS:-}
+    [ -n "$points" ] || points='[{M: 32768, N: 4096}]'  # (a default with braces breaks ${:-})
+    chosen=$(mktemp -d)
+    for s in ${KQ_SHAPED_SPECS:-softmax_bf16 layer_norm_bf16 rms_norm_bf16}; do
+      # The spec as shipped, its timing grid replaced by the chosen points.
+      python3 - "$specs/$s.yaml" "$chosen/$s.yaml" "$points" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+text = re.sub(r"(?m)^  (grid|points):.*(\n    .*)*", "  points: " + sys.argv[3], text, count=1)
+open(sys.argv[2], "w").write(text)
+PY
+      step "kq run $s at $points"
+      start=$(date +%s%N)
+      "${kq_env[@]}" timeout "${KQ_REFERENCE_TIMEOUT:-300}" "$kq" run "$chosen/$s.yaml" --quick \
+        --arms "$arms" --out "$out/$s" 2>&1 | tail -n 40
+      echo "wall: $(( ($(date +%s%N) - start) / 1000000 )) ms"
+    done
+    for s in ${KQ_SHAPED_KB:-}; do
+      step "kq qualify kernelbench/$s"
+      "${kq_env[@]}" timeout "${KQ_REFERENCE_TIMEOUT:-300}" "$kq" qualify "$specs/kernelbench/$s.yaml" \
+        --quick --arms "$arms" --out "$out/kb_$s" 2>&1 | tail -n 12
     done
     ;;
   full)

@@ -90,6 +90,9 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
                                            : std::vector<std::string>{},
                       std::cout);
   o.spec = load_spec(vm["spec"].as<std::string>());
+  if (o.spec.shaped && !o.sizes.empty())
+    throw UsageError("--sizes times one-dim specs; " + o.spec.path +
+                     " is a format-2 spec, timed at its timing points");
   PluginSet set = load_plugins_from(vm, true);
   o.arms = select_arms(set, vm);
   if (o.arms.empty()) throw UsageError("no arms to run (kq list shows what was found)");

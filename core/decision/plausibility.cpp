@@ -38,9 +38,9 @@ std::vector<Flag> plausibility_flags(const TimedFacts& f) {
   const int kernels = profiled ? f.profile->value("kernels", 0) : 0;
   if (profiled && f.size > 0 &&
       kernels + f.profile->value("memcpys", 0) + f.profile->value("memsets", 0) == 0)
-    flags.push_back({"launches_no_work", "launches no work",
-                     "launches no work: CUPTI saw no kernel, copy or set in one call of " +
-                         std::to_string(f.size) + " elements"});
+    flags.push_back(
+        {"launches_no_work", "launches no work",
+         "launches no work: CUPTI saw no kernel, copy or set in one call at " + f.where});
   if (profiled && f.graph != nullptr && f.graph->launches > 0) {
     const int launches = f.graph->launches;
     const double per_call = static_cast<double>(f.graph->kernel_nodes) / launches;

@@ -24,6 +24,7 @@ inline constexpr double kLightMargin = 1.25;
 struct TimedFacts {
   std::string device;  // "cuda", "cpu", or "" when unknown
   std::int64_t size = 0;
+  std::string where;          // "4096 elements", or a format-2 point "M=32768,N=4096"
   double bytes = 0;           // moved by one call: the inputs read and the output written
   double median_s = 0;        // single launches
   double graph_median_s = 0;  // graph replay, per call; 0 when not timed

@@ -49,39 +49,54 @@ std::string keep_sentence(const Decision& d) {
          eager + ")" + (beats_eager ? " but " : " and ") + against_base + ".";
 }
 
+// "4096 and 65536 elements", or for format 2 the points: "M=4096,N=4096 and M=32768,N=4096".
+std::string places(const std::vector<std::int64_t>& sizes, const SentenceFacts& facts) {
+  std::vector<std::string> at;
+  for (std::int64_t n : sizes) {
+    auto p = facts.points.find(n);
+    at.push_back(p != facts.points.end() ? p->second : std::to_string(n));
+  }
+  return listed(at) + (facts.points.empty() ? " elements" : "");
+}
+
 // " At 4096 and 65536 elements its host enqueue (...) outlasts its GPU time (...): ...", or "".
-std::string host_bound_text(const WinRange& r) {
+std::string host_bound_text(const WinRange& r, const SentenceFacts& facts) {
   if (r.host_bound.empty()) return "";
   std::vector<double> host, gpu;
-  std::vector<std::string> at;
+  std::vector<std::int64_t> at;
   for (const HostBound& h : r.host_bound) {
     host.push_back(h.host_s * 1e6);
     gpu.push_back(h.gpu_s * 1e6);
-    at.push_back(std::to_string(h.size));
+    at.push_back(h.size);
   }
-  return " At " + listed(at) + " elements its host enqueue (" + span_us(host) +
+  return " At " + places(at, facts) + " its host enqueue (" + span_us(host) +
          ") outlasts its GPU time (" + span_us(gpu) +
          "): launched one call at a time, it is paced by the host there.";
 }
 
 // One range's "Adopt ARM for A to B elements: ...", against eager first, then the baseline.
-std::string adopt_range(const Decision& d, const WinRange& r) {
+// Format 2 names every point of the range: its numbers are the spec's order, not a scale.
+std::string adopt_range(const Decision& d, const WinRange& r, const SentenceFacts& facts) {
   const std::string eager = d.eager.value_or("");
-  const std::string span = r.from == r.to ? "at " + std::to_string(r.from) + " elements"
-                                          : "for " + std::to_string(r.from) + " to " +
-                                                std::to_string(r.to) + " elements";
+  std::vector<std::int64_t> in_range;
+  for (const SizeDecision& p : d.per_size)
+    if (p.size >= r.from && p.size <= r.to) in_range.push_back(p.size);
+  const std::string span = !facts.points.empty() ? "at " + places(in_range, facts)
+                           : r.from == r.to      ? "at " + std::to_string(r.from) + " elements"
+                                                 : "for " + std::to_string(r.from) + " to " +
+                                                  std::to_string(r.to) + " elements";
   const std::string over_eager =
       r.eager_speedup ? ratio_span(*r.eager_speedup) + " over eager (" + eager + ") and " : "";
   std::string s = "Adopt " + r.arm + " " + span + ": " + over_eager + ratio_span(r.speedup) +
                   " faster than " + d.baseline + " (95% bootstrap interval above 1).";
   if (d.eager_ran.value_or(false) && r.arm != eager && over_eager.empty())
     s += " " + eager + ", the eager arm, was not timed at these sizes.";
-  return s + host_bound_text(r);
+  return s + host_bound_text(r, facts);
 }
 
-std::string adopt_sentence(const Decision& d) {
+std::string adopt_sentence(const Decision& d, const SentenceFacts& facts) {
   std::string s;
-  for (const WinRange& r : d.ranges) s += (s.empty() ? "" : " ") + adopt_range(d, r);
+  for (const WinRange& r : d.ranges) s += (s.empty() ? "" : " ") + adopt_range(d, r, facts);
   const auto won = std::count_if(d.per_size.begin(), d.per_size.end(),
                                  [](const SizeDecision& p) { return p.speedup.has_value(); });
   if (won < static_cast<std::ptrdiff_t>(d.per_size.size()))
@@ -95,12 +110,12 @@ const ArmWhy* find(const std::vector<ArmWhy>& list, const std::string& arm) {
 }
 
 // What the timing says against the baseline: no decision, keep it, or adopt arms for sizes.
-std::string core_sentence(const Decision& d) {
+std::string core_sentence(const Decision& d, const SentenceFacts& facts) {
   if (const ArmWhy* nb = find(d.not_adopted, d.baseline))
     return "No decision: the baseline arm " + d.baseline + " cannot be trusted (" + nb->why + ").";
   if (!d.baseline_ran)
     return "No decision: the baseline arm " + d.baseline + " was not timed in this run.";
-  return d.ranges.empty() ? keep_sentence(d) : adopt_sentence(d);
+  return d.ranges.empty() ? keep_sentence(d) : adopt_sentence(d, facts);
 }
 
 // The arms that are no candidates, and why: another device, or never adopted.
@@ -164,7 +179,7 @@ std::string eager_choice_text(const std::optional<ArmChoice>& choice) {
 }  // namespace
 
 std::string decision_sentence(const Decision& d, const SentenceFacts& facts) {
-  std::string s = core_sentence(d) + passed_over_arms(d, facts);
+  std::string s = core_sentence(d, facts) + passed_over_arms(d, facts);
   s = with_baseline_choice(s, d) + eager_choice_text(d.eager_choice);
   if (facts.timing_stopped)
     s += " The timing stage stopped early (" + *facts.timing_stopped +

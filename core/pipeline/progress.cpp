@@ -98,6 +98,7 @@ void Progress::record(const nlohmann::json& j) {
   if (rec::is<rec::VerdictRecord>(j)) return on(j.get<rec::VerdictRecord>());
   if (rec::is<rec::SanitizerFinding>(j)) return on(j.get<rec::SanitizerFinding>());
   if (rec::is<rec::CaseStart>(j)) return on(j.get<rec::CaseStart>());
+  if (rec::is<rec::SizeStart>(j)) return on(j.get<rec::SizeStart>());
   if (rec::is<rec::RoundSample>(j)) return on(j.get<rec::RoundSample>());
   if (rec::is<rec::SizeEnd>(j)) return on(j.get<rec::SizeEnd>());
   if (rec::is<rec::ArmSkip>(j)) return on(j.get<rec::ArmSkip>());
@@ -141,8 +142,17 @@ void Progress::on(const rec::CaseStart& c) {
   status("qualify " + key + "  " + c.case_name);
 }
 
+std::string Progress::where(std::int64_t size) const {
+  auto p = points_.find(size);
+  return p != points_.end() ? p->second : std::to_string(size) + " elements";
+}
+
+void Progress::on(const rec::SizeStart& s) {
+  if (s.point) points_[s.size] = *s.point;
+}
+
 void Progress::on(const rec::RoundSample& r) {
-  const std::string size = std::to_string(r.size) + " elements";
+  const std::string size = where(r.size);
   const std::string what = size + ", round " + std::to_string(r.round);
   // Timing runs one arm at a time, interleaved: one entry, timed from the size's first sample.
   const auto at = running_.find("timing");
@@ -155,17 +165,17 @@ void Progress::on(const rec::RoundSample& r) {
 
 void Progress::on(const rec::SizeEnd& e) {
   running_.clear();
-  line("  " + std::to_string(e.size) + " elements: " + std::to_string(e.rounds) +
-       " rounds, stopped by " + e.stopped_by);
+  line("  " + where(e.size) + ": " + std::to_string(e.rounds) + " rounds, stopped by " +
+       e.stopped_by);
 }
 
 void Progress::on(const rec::ArmSkip& k) {
-  line("  " + k.arm + " not timed at " + std::to_string(k.size) + ": " + k.reason);
+  line("  " + k.arm + " not timed at " + where(k.size) + ": " + k.reason);
 }
 
 void Progress::on(const rec::Recheck& r) {
   if (r.ok) return;
-  line("  " + r.arm + " at " + std::to_string(r.size) +
+  line("  " + r.arm + " at " + where(r.size) +
        ": output of the timing loop is WRONG: " + r.message.value_or(""));
 }
 

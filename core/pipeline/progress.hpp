@@ -41,6 +41,7 @@ class Progress {
   void on(const rec::VerdictRecord& v);
   void on(const rec::SanitizerFinding& f);
   void on(const rec::CaseStart& c);
+  void on(const rec::SizeStart& s);
   void on(const rec::RoundSample& r);
   void on(const rec::SizeEnd& e);
   void on(const rec::ArmSkip& k);
@@ -55,6 +56,9 @@ class Progress {
   bool tty_;
   bool status_shown_ = false;
   Clock::time_point start_, last_status_, last_line_;
+  // "4096 elements", or a format-2 timing point's name ("M=32768,N=4096") by its number.
+  std::string where(std::int64_t size) const;
+  std::map<std::int64_t, std::string> points_;
   // Arms skipped for want of a device, by reason: one line each at finish(), not one per arm.
   std::map<std::string, std::vector<std::string>> skipped_;
   // What each arm is doing now, by its name (qualify: its case; time: the size and round).

@@ -8,6 +8,7 @@
 #include "artifacts/artifacts.hpp"
 #include "decision/decide.hpp"
 #include "pipeline/progress.hpp"
+#include "plan/timed_points.hpp"
 #include "qualify/expectation.hpp"
 #include "report/printer.hpp"
 #include "rundir/manifest.hpp"
@@ -72,6 +73,7 @@ std::vector<SpecVerdict> run_spec(const SelftestOptions& o, const Spec& spec,
   q.sanitize_tools = o.sanitize.tools;
   q.sanitizer = o.sanitize.sanitizer;
   q.timing_sizes = o.sizes;  // the sizes timed are qualified too
+  if (spec.shaped) q.timing_sizes = {smallest_timing_point(spec)};
   q.on_record = [&](const nlohmann::json& j) {
     // Arms that decline a spec or cannot run here are summed up at the end, not per spec.
     if (rec::is<rec::VerdictRecord>(j)) {
@@ -94,6 +96,7 @@ std::vector<SpecVerdict> run_spec(const SelftestOptions& o, const Spec& spec,
     t.out_jsonl = dir / "rounds.jsonl";
     t.log_file = dir / "logs" / "time.log";
     t.sizes = o.sizes.empty() ? std::vector<std::int64_t>{selftest_timing_size(spec)} : o.sizes;
+    if (spec.shaped) t.sizes = {smallest_timing_point(spec)};  // its number
     t.brief = o.sizes.empty();
     t.on_record = [&](const nlohmann::json& j) { progress.record(j); };
     if (auto res = time_stage(qualified, t); !res.completed)

@@ -83,6 +83,7 @@ void add_points(const ShapedPlanner& p, const PlanOptions& options, std::vector<
   o.quick = options.quick;
   o.include_huge = options.include_huge;
   o.max_elements = options.quick ? kShapedQuickPointElements : kShapedPointElements;
+  o.timed = options.timing_sizes;  // format 2: the numbers of the points that will be timed
   for (const ShapePoint& sp : plan_shape_points(p.c_, o)) {
     std::vector<std::int64_t> dims;
     for (const auto& [name, v] : sp.dims) dims.push_back(v);

@@ -174,7 +174,10 @@ std::vector<ShapePoint> plan_shape_points(const ShapedContract& c, const ShapePl
   auto add = [&](const std::vector<std::int64_t>& p, bool huge, bool from_spec, bool timed) {
     if (p.size() != dims.size()) return;
     if (largest_tensor_elements(c, p) > kMaxPointElements) return;
-    if (o.quick && std::any_of(p.begin(), p.end(), [](auto x) { return x > kQuickMaxDim; })) return;
+    // Quick keeps the timed points (what is timed is qualified), within the huge bound.
+    if (o.quick && !timed &&
+        std::any_of(p.begin(), p.end(), [](auto x) { return x > kQuickMaxDim; }))
+      return;
     if (largest_tensor_elements(c, p) > kHugePointElements) {
       if (o.quick) return;
       huge = true;
@@ -203,7 +206,10 @@ std::vector<ShapePoint> plan_shape_points(const ShapedContract& c, const ShapePl
     }
   }
   for (const auto& p : c.qualification_points) add(p.dims, false, true, false);
-  for (const auto& p : c.timing_points) add(p.dims, false, false, true);
+  for (std::size_t i = 0; i < c.timing_points.size(); ++i)
+    if (o.timed.empty() || std::find(o.timed.begin(), o.timed.end(),
+                                     static_cast<std::int64_t>(i + 1)) != o.timed.end())
+      add(c.timing_points[i].dims, false, false, true);
 
   std::vector<std::pair<std::vector<std::int64_t>, ShapePoint>> out(points.begin(), points.end());
   auto key = [&](const std::vector<std::int64_t>& p) {

@@ -105,6 +105,9 @@ KQ_JSON_FIELDS(SizeStart) {
   f("arms", r.arms);
   f("l2", r.l2);
   f("check_seed", r.check_seed);
+  f("point", r.point);
+  f("bytes", r.bytes);
+  f("flops", r.flops);
 }
 KQ_JSON_FIELDS(ArmSkip) {
   f("arm", r.arm);

@@ -28,8 +28,10 @@ namespace kq::rec {
 
 using nlohmann::json;
 
+// 3: format-2 (shaped) runs: "size" in rounds.jsonl numbers a timing point (1, 2, ... in the
+// spec's order) and size_start names it ("point", with the call's "bytes" and "flops").
 // 2: manifest.json carries "schema_version". 1: a run written before (same records).
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 // An arm's qualification verdict. not_run: no verdict was recorded (the run stopped first).
 enum class Verdict { qualified, rejected, crashed, hung, unsupported, skipped, not_run };
@@ -121,10 +123,13 @@ struct SanitizerFinding {
 
 struct SizeStart {
   static constexpr std::string_view kType = "size_start";
-  std::int64_t size = 0;
+  std::int64_t size = 0;          // format 1: elements; format 2: the timing point's number
   std::vector<std::string> arms;  // the arms set up for this size
   std::string l2;                 // the L2 policy
   std::uint64_t check_seed = 0;   // which samples are checked
+  // Format 2: the point ("M=32768,N=4096"), the bytes one call moves and its FLOPs.
+  std::optional<std::string> point;
+  std::optional<double> bytes, flops;
 };
 
 struct ArmSkip {  // an arm that could not be set up (or captured, mode graph) at this size
@@ -240,22 +245,23 @@ bool is(const json& j) {
 }
 
 // Every record type, for what is written once per type (the JSON functions below).
-#define KQ_RECORD_TYPES(X)                                                       \
-  X(CaseStart)                                                                   \
-  X(Prepared)                                                                    \
-  X(Waiting)                                                                     \
-  X(CaseResult)                                                                  \
-  X(CaseStages)                                                                  \
-  X(CaseCounts)                                                                  \
-  X(VerdictRecord)                                                               \
-  X(SanitizerFinding)                                                            \
-  X(SizeStart)                                                                   \
-  X(ArmSkip)                                                                     \
-  X(ArmNote)                                                                     \
-  X(GraphInfo)                                                                   \
-  X(LightSample)                                                                 \
-  X(FloorSample) X(RoundSample) X(TimingReject) X(SizeEnd) X(Recheck) X(Profile) \
-      X(ProfilerAttached) X(TimingStopped) X(Done)
+#define KQ_RECORD_TYPES(X)                                                            \
+  X(CaseStart)                                                                        \
+  X(Prepared)                                                                         \
+  X(Waiting)                                                                          \
+  X(CaseResult)                                                                       \
+  X(CaseStages)                                                                       \
+  X(CaseCounts)                                                                       \
+  X(VerdictRecord)                                                                    \
+  X(SanitizerFinding)                                                                 \
+  X(SizeStart)                                                                        \
+  X(ArmSkip)                                                                          \
+  X(ArmNote)                                                                          \
+  X(GraphInfo)                                                                        \
+  X(LightSample)                                                                      \
+  X(FloorSample)                                                                      \
+  X(RoundSample) X(TimingReject) X(SizeEnd) X(Recheck) X(Profile) X(ProfilerAttached) \
+      X(TimingStopped) X(Done)
 
 #define KQ_RECORD_JSON(R)            \
   void to_json(json& j, const R& r); \

@@ -72,9 +72,11 @@ const std::vector<Column>& timing_columns() {
       {"min", Hint::duration, [](const TimingCell& c) { return number(c.min_s); }},
       {"IQR", Hint::spread, [](const TimingCell& c) { return spread(c.q1_s, c.q3_s); }},
       {"noise", Hint::fraction, [](const TimingCell& c) { return number(c.rel_noise); }},
-      {"GB/s", Hint::byte_rate, [](const TimingCell& c) { return number(c.gbps); }},
+      {"GB/s", Hint::rate, [](const TimingCell& c) { return number(c.gbps); }},
       {"% of light", Hint::percentage, [](const TimingCell& c) { return number(c.pct_light); },
        false},
+      {"GFLOP/s", Hint::rate,
+       [](const TimingCell& c) { return number(c.tflops ? *c.tflops * 1e3 : c.tflops); }, false},
       {"graph replay per call", Hint::duration,
        [](const TimingCell& c) { return number(c.graph_median_s); }, false},
       {"host enqueue", Hint::duration, [](const TimingCell& c) { return number(c.host_median_s); },
@@ -100,7 +102,7 @@ Cell format_cell(const Column& c, const TimingCell& cell, Markup m) {
       return {std::to_string(static_cast<long long>(x)), true};
     case Hint::duration:
       return {format_duration(x, m), true};
-    case Hint::byte_rate:
+    case Hint::rate:
       return {num("%.1f", x), true};
     case Hint::fraction:
       return {num("%.1f%%", 100 * x), true};

@@ -16,7 +16,7 @@ enum class Hint {
   count,           // an integer
   duration,        // seconds: "7.87 us"
   spread,          // the distance between two durations: the IQR
-  byte_rate,       // GB/s (1e9 bytes per second)
+  rate,            // GB/s (1e9 bytes per second), TFLOP/s
   fraction,        // shown in percent: 0.05 -> "5.0%"
   percentage,      // already in percent: 5 -> "5.0%"
   ratio_interval,  // a speed-up and its interval: "1.05x (1.01-1.09)"

@@ -219,13 +219,19 @@ std::string light_note(const RunSummary& s, bool any_light, bool any_gbps) {
       "Each arm's bandwidth (bytes moved per call over its median time) as a percentage of the "
       "speed of light: the bandwidth of a device-to-device copy measured in the same run. Speed "
       "of light:";
+  // A timing point's name (format 2) where the row has one, else its element count.
+  auto where = [&](std::int64_t size) {
+    for (const TimingRow& row : s.timing)
+      if (row.size == size && row.point) return esc(*row.point);
+    return size_html(size);
+  };
   for (const LightRow& l : s.light.per_size)
-    note += " " + size_html(l.size) + ": " + num(l.gbps, "%.1f") + " GB/s (median of " +
+    note += " " + where(l.size) + ": " + num(l.gbps, "%.1f") + " GB/s (median of " +
             std::to_string(l.n) + " copies);";
   note.back() = '.';
   std::vector<std::string> missing;
   for (const TimingRow& row : s.timing)
-    if (!row.light_gbps) missing.push_back(size_html(row.size));
+    if (!row.light_gbps) missing.push_back(where(row.size));
   if (!missing.empty()) note += " No light was measured at " + joined(missing) + ".";
   return note;
 }
@@ -323,8 +329,11 @@ void timing_table(std::ostringstream& h, const std::vector<TimingCell>& cells) {
 }
 
 void size_section(std::ostringstream& h, const TimingRow& row) {
-  h << "<h3 id=\"size-" << row.size << "\">" << size_html(row.size) << " elements";
-  if (row.bytes > 0) h << " (" << num(row.bytes / 1e6, "%.3g") << " MB moved per call)";
+  h << "<h3 id=\"size-" << row.size << "\">"
+    << (row.point ? esc(*row.point) : size_html(row.size) + " elements");
+  if (row.bytes > 0) h << " (" << num(row.bytes / 1e6, "%.3g") << " MB moved per call";
+  if (row.flops) h << ", " << num(*row.flops / 1e9, "%.3g") << " GFLOP";
+  if (row.bytes > 0) h << ")";
   h << "</h3>\n<p>rounds: " << row.rounds.value_or(0) << ", stopped by: " << esc(row.stopped_by);
   if (row.light_gbps)
     h << ", speed of light (device-to-device copy): " << num(*row.light_gbps, "%.1f") << " GB/s";

@@ -144,8 +144,10 @@ void profile_table(std::ostringstream& md, const TimingRow& row) {
 }
 
 void size_section(std::ostringstream& md, const TimingRow& row) {
-  md << "### " << row.size << " elements";
-  if (row.bytes > 0) md << " (" << num(row.bytes / 1e6, "%.3g") << " MB moved per call)";
+  md << "### " << (row.point ? *row.point : std::to_string(row.size) + " elements");
+  if (row.bytes > 0) md << " (" << num(row.bytes / 1e6, "%.3g") << " MB moved per call";
+  if (row.flops) md << ", " << num(*row.flops / 1e9, "%.3g") << " GFLOP";
+  if (row.bytes > 0) md << ")";
   md << "\n\nrounds: " << row.rounds.value_or(0) << ", stopped by: " << row.stopped_by;
   if (row.light_gbps)
     md << ", speed of light (device-to-device copy, same run): " << num(*row.light_gbps, "%.1f")

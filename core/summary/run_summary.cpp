@@ -81,6 +81,7 @@ KQ_JSON_FIELDS(TimingCell) {
   f("rel_noise", r.rel_noise);
   f("gbps", r.gbps);
   f("pct_light", r.pct_light);
+  f("tflops", r.tflops);
   f("graph_median_s", r.graph_median_s);
   f("host_median_s", r.host_median_s);
   f("throttled", r.throttled);
@@ -96,7 +97,9 @@ KQ_JSON_FIELDS(TimingCell) {
 }
 KQ_JSON_FIELDS(TimingRow) {
   f("size", r.size);
+  f("point", r.point);
   f("bytes", r.bytes);
+  f("flops", r.flops);
   f("rounds", r.rounds);
   f("stopped_by", r.stopped_by);
   f("light_gbps", r.light_gbps);

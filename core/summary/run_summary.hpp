@@ -125,6 +125,7 @@ struct TimingCell {
   int n = 0;
   double median_s = 0, min_s = 0, q1_s = 0, q3_s = 0, rel_noise = 0;
   std::optional<double> gbps, pct_light;  // bandwidth, and as % of the device copy
+  std::optional<double> tflops;           // format 2: the statements' FLOPs per second
   std::optional<double> graph_median_s, host_median_s;
   std::optional<int> throttled, unheld;  // samples left out, by reason
   std::optional<KernelProfile> profile;
@@ -139,8 +140,10 @@ struct TimingCell {
 
 // One timed size.
 struct TimingRow {
-  std::int64_t size = 0;
-  double bytes = 0;  // moved by one call
+  std::int64_t size = 0;             // format 1: elements; format 2: the timing point's number
+  std::optional<std::string> point;  // format 2: "M=32768,N=4096"
+  double bytes = 0;                  // moved by one call
+  std::optional<double> flops;       // format 2: one call's
   std::optional<int> rounds;
   std::string stopped_by;
   std::optional<double> light_gbps, floor_s, host_light_gbps;
@@ -191,11 +194,12 @@ struct RunSummary {
   bool operator==(const RunSummary&) const = default;
 };
 
-#define KQ_SUMMARY_TYPES(X)                                                              \
-  X(ArtifactFiles)                                                                       \
-  X(ArmRow)                                                                              \
-  X(ReasonGroup) X(Headline) X(LoadErrorRow) X(MachineFacts) X(KqBuild) X(KernelProfile) \
-      X(FlagNote) X(FlagRow) X(TimingCell) X(TimingRow) X(LightRow) X(LightSummary) X(RunSummary)
+#define KQ_SUMMARY_TYPES(X)                                                                      \
+  X(ArtifactFiles)                                                                               \
+  X(ArmRow)                                                                                      \
+  X(ReasonGroup)                                                                                 \
+  X(Headline) X(LoadErrorRow) X(MachineFacts) X(KqBuild) X(KernelProfile) X(FlagNote) X(FlagRow) \
+      X(TimingCell) X(TimingRow) X(LightRow) X(LightSummary) X(RunSummary)
 
 #define KQ_SUMMARY_JSON(T)                     \
   void to_json(nlohmann::json& j, const T& r); \

@@ -82,11 +82,13 @@ std::map<std::string, rec::TimingReject> timing_rejections(const RunData& run) {
   return out;
 }
 
-void reject_while_timed(const rec::TimingReject& r, ArmRow& row) {
+void reject_while_timed(const rec::TimingReject& r, const RunData& run, ArmRow& row) {
   if (row.verdict != rec::Verdict::qualified) return;
   row.verdict = rec::Verdict::rejected;
   row.check = r.check;
   row.case_name = "timing/" + std::to_string(r.size);
+  for (const rec::SizeStart& st : run.size_starts)  // format 2: the point's name
+    if (st.size == r.size && st.point) row.case_name = "timing/" + *st.point;
   row.detail = r.message;
   row.rejected_while_timed = true;
 }
@@ -135,7 +137,8 @@ std::map<std::string, std::string> summarize_arms(const RunData& run, RunSummary
   std::map<std::string, std::string> not_adopted;
   for (const auto& [arm, r] : timing_rejections(run)) {
     not_adopted[arm] = "rejected while timed: " + r.check;
-    if (auto it = rows.find(instance_arm(arm)); it != rows.end()) reject_while_timed(r, it->second);
+    if (auto it = rows.find(instance_arm(arm)); it != rows.end())
+      reject_while_timed(r, run, it->second);
   }
   for (auto& [name, row] : rows) add_artifacts(run.dir / "artifacts" / name, row);
 

@@ -21,6 +21,7 @@ struct TimingIndex {
   std::map<SizeArm, const rec::GraphInfo*> graphs;
   std::map<SizeArm, const rec::ArmSkip*> skips;
   std::map<std::int64_t, std::string> left_attached;  // CUPTI not detached after this size
+  std::map<std::int64_t, const rec::SizeStart*> size_start;
 };
 
 TimingIndex index_timing(const RunData& run) {
@@ -40,6 +41,7 @@ TimingIndex index_timing(const RunData& run) {
     }
   }
   for (const auto& r : run.size_ends) x.size_end[r.size] = &r;
+  for (const auto& r : run.size_starts) x.size_start[r.size] = &r;
   for (const auto& r : run.rechecks) x.rechecks[{r.size, r.arm}] = &r;
   for (const auto& r : run.profiles) x.profiles[{r.size, r.arm}] = &r;
   for (const auto& r : run.graphs) x.graphs[{r.size, r.arm}] = &r;
@@ -57,7 +59,9 @@ auto find_or_null(const Map& m, const Key& k) -> decltype(&m.begin()->second) {
 // What a size's row shares with its arms' cells.
 struct SizeFacts {
   std::int64_t size = 0;
+  std::string where;      // "4096 elements" or, format 2, the point "M=32768,N=4096"
   double bytes = 0;       // moved by one call
+  double flops = 0;       // format 2: one call's, from the statements
   double light_gbps = 0;  // 0: no copy counted at this size
   double l2_bytes = 0;
   const std::map<std::string, std::vector<double>>* single = nullptr;
@@ -84,6 +88,7 @@ void flag_cell(TimingCell& a, const SizeFacts& f, const TimingIndex& x, ArmConte
   TimedFacts facts;
   facts.device = context.device_of(a.arm);
   facts.size = f.size;
+  facts.where = f.where;
   facts.bytes = f.bytes;
   facts.median_s = a.median_s;
   facts.graph_median_s = a.graph_median_s.value_or(0.0);
@@ -97,8 +102,7 @@ void flag_cell(TimingCell& a, const SizeFacts& f, const TimingIndex& x, ArmConte
   for (const Flag& fl : plausibility_flags(facts)) {
     a.flags.push_back({fl.kind, fl.message});
     flags.push_back({a.arm, f.size, fl.kind, fl.message});
-    context.not_adopted.emplace(instance_arm(a.arm),
-                                fl.title + " at " + std::to_string(f.size) + " elements");
+    context.not_adopted.emplace(instance_arm(a.arm), fl.title + " at " + f.where);
   }
 }
 
@@ -118,6 +122,7 @@ TimingCell arm_cell(const std::string& arm, const std::vector<double>& v, const 
   a.rel_noise = st.rel_noise();
   const SizeArm key{f.size, arm};
   if (st.median > 0 && f.bytes > 0) a.gbps = f.bytes / st.median / 1e9;
+  if (st.median > 0 && f.flops > 0) a.tflops = f.flops / st.median / 1e12;
   if (a.gbps && f.light_gbps > 0 && context.device_of(arm) != "cpu")
     a.pct_light = 100.0 * *a.gbps / f.light_gbps;
   if (const auto* g = find_or_null(x.graph, f.size))
@@ -167,10 +172,18 @@ TimingRow size_row(std::int64_t size, const std::map<std::string, std::vector<do
                    ArmContext& context, std::vector<FlagRow>& flags, const std::string& baseline) {
   SizeFacts f;
   f.size = size;
+  f.where = std::to_string(size) + " elements";
   f.bytes = run.manifest.bytes_per_element * static_cast<double>(size);
+  TimingRow row;
+  // Format 2: the point, and the bytes and FLOPs the stage counted for it.
+  if (const auto* st = find_or_null(x.size_start, size); st && (*st)->point) {
+    row.point = f.where = *(*st)->point;
+    f.bytes = (*st)->bytes.value_or(0);
+    f.flops = (*st)->flops.value_or(0);
+    if (f.flops > 0) row.flops = f.flops;
+  }
   f.single = &per_arm;
   if (!s.machine.gpus.empty()) f.l2_bytes = s.machine.gpus[0].l2_bytes;
-  TimingRow row;
   row.size = size;
   row.bytes = f.bytes;
   if (const auto* e = find_or_null(x.size_end, size)) {
@@ -259,8 +272,10 @@ void summarize_timing(const RunData& run, const std::map<std::string, std::strin
   s.decision = decide(decision_samples, baseline, run.manifest.min_speedup, context);
   s.decision.baseline_choice = baseline_choice;
   s.decision.eager_choice = eager_choice;
-  s.decision.sentence =
-      decision_sentence(s.decision, {context.device_of(baseline), s.timing_stopped});
+  SentenceFacts facts{context.device_of(baseline), s.timing_stopped, {}};
+  for (const TimingRow& row : s.timing)
+    if (row.point) facts.points[row.size] = *row.point;
+  s.decision.sentence = decision_sentence(s.decision, facts);
 }
 
 }  // namespace kq

@@ -32,13 +32,11 @@ void host_copy(Light& l) {
 
 }  // namespace
 
-std::unique_ptr<Light> make_light(const Spec& spec, std::int64_t size, Device device,
+std::unique_ptr<Light> make_light(double moved, Device device, bool blocking_kernel,
                                   const std::shared_ptr<Stream>& stream) {
   auto l = std::make_unique<Light>();
-  const std::size_t moved =
-      (spec.op.inputs.size() + 1) * dtype_size(spec.op.dtype) * static_cast<std::size_t>(size);
   l->device = device;
-  l->bytes = std::max<std::size_t>(moved / 2, 256);
+  l->bytes = std::max<std::size_t>(static_cast<std::size_t>(moved / 2), 256);
   // The host copy is a control, not a bound: past the last-level cache 64 MiB tell the memory's
   // speed as well as the call's gigabytes would, without adding seconds to every round.
   if (device == Device::cpu) l->bytes = std::min<std::size_t>(l->bytes, std::size_t{64} << 20);
@@ -48,7 +46,7 @@ std::unique_ptr<Light> make_light(const Spec& spec, std::int64_t size, Device de
   l->dst.fill_byte(0);  // touched once, so that no sample pays for first-touch page faults
   l->stream = stream;
   l->timer = std::make_unique<SampleTimer>(device, stream ? stream->handle() : nullptr,
-                                           device == Device::cuda && spec.timing.blocking_kernel);
+                                           device == Device::cuda && blocking_kernel);
   return l;
 }
 

@@ -26,8 +26,9 @@ struct Light {
   std::size_t bytes = 0;  // copied; read + written = 2 * bytes
 };
 
+// A copy reading and writing `moved` bytes in all (a call's bytes: plan/timed_points.hpp).
 // stream: the CUDA arms' stream (device cuda), or nullptr (device cpu).
-std::unique_ptr<Light> make_light(const Spec& spec, std::int64_t size, Device device,
+std::unique_ptr<Light> make_light(double moved, Device device, bool blocking_kernel,
                                   const std::shared_ptr<Stream>& stream);
 
 // The launch floor on the CUDA arms' stream.

@@ -24,49 +24,50 @@ bool CheckSchedule::next() {
 
 namespace {
 
-CaseTensors::Finding surroundings(const CaseTensors& t, HostBytes& scratch,
-                                  const void* want_on_device) {
+// The one output checked where it lies: its guard zones, then its elements.
+OutputFinding on_device(const CaseTensors& t, const CompareRule& rule, const HostBytes& want,
+                        const void* want_on_device, void* stream) {
+  OutputFinding f;
 #if KQ_HAVE_CUDA
-  if (want_on_device) return device_guard_finding(t);
+  if (auto s = device_guard_finding(t); !s.check.empty()) return {false, s.message, -1, {}, {}};
+  const CaseTensors::Mismatch m =
+      device_mismatch(t, t.output_view().data, want_on_device, want.data(), rule, stream);
+  if (m.count > 0) return mismatch_finding(t, m);
+#else
+  (void)t, (void)rule, (void)want, (void)want_on_device, (void)stream;
 #endif
-  (void)want_on_device;
-  t.download_output(scratch);
-  return t.check_output_surroundings(scratch.data(), 0);
-}
-
-CaseTensors::Mismatch mismatch(const CaseTensors& t, const Spec& spec, const HostBytes& want,
-                               const HostBytes& scratch, const void* want_on_device, void* stream) {
-#if KQ_HAVE_CUDA
-  if (want_on_device)
-    return device_mismatch(t, t.output_view().data, want_on_device, want.data(), spec.op.compare,
-                           stream);
-#endif
-  (void)want_on_device, (void)stream;
-  return host_mismatch(t, scratch.data(), want.data(), spec.op.compare);
+  return f;
 }
 
 }  // namespace
 
-OutputFinding check_timed_output(const CaseTensors& t, const Spec& spec, const HostBytes& want,
-                                 HostBytes& scratch, const void* want_on_device, void* stream) {
+OutputFinding mismatch_finding(const CaseTensors& t, const CaseTensors::Mismatch& m) {
   OutputFinding f;
-  // Timed outputs are contiguous: the surroundings are the guard zones alone.
-  if (auto s = surroundings(t, scratch, want_on_device); !s.check.empty()) {
-    f.ok = false;
-    f.message = s.message;
-    return f;
-  }
-  const DType dt = spec.op.dtype;
-  const CaseTensors::Mismatch m = mismatch(t, spec, want, scratch, want_on_device, stream);
-  if (m.count == 0) return f;
+  const DType dt = t.dtype(m.output);
   f.ok = false;
   f.index = m.index;
   f.expected = describe_bits(dt, m.want_bits);
   f.got = describe_bits(dt, m.got_bits);
-  f.message = std::to_string(m.count) + " of " + std::to_string(want.size() / dtype_size(dt)) +
+  f.message = (t.outputs() > 1 ? "output " + t.output_name(m.output) + ": " : std::string()) +
+              std::to_string(m.count) + " of " + std::to_string(t.output_view(m.output).numel()) +
               " elements wrong; first at index " + std::to_string(m.index) + ": expected " +
               f.expected + ", got " + f.got;
   return f;
+}
+
+OutputFinding check_timed_output(const CaseTensors& t, const std::vector<CompareRule>& rules,
+                                 const std::vector<HostBytes>& want, HostBytes& scratch,
+                                 const void* want_on_device, void* stream) {
+  if (want_on_device) return on_device(t, rules[0], want[0], want_on_device, stream);
+  for (std::size_t o = 0; o < t.outputs(); ++o) {
+    t.download_output(scratch, o);
+    // Timed outputs are contiguous: the surroundings are the guard zones alone.
+    if (auto s = t.check_output_surroundings(scratch.data(), 0, o); !s.check.empty())
+      return {false, s.message, -1, {}, {}};
+    const CaseTensors::Mismatch m = host_mismatch(t, scratch.data(), want[o].data(), rules[o], o);
+    if (m.count > 0) return mismatch_finding(t, m);
+  }
+  return {};
 }
 
 }  // namespace kq

@@ -34,12 +34,16 @@ struct OutputFinding {
   std::string expected, got;
 };
 
-// The output of `t` (downloaded into `scratch`, whose memory is reused) against `want` (the
-// reference, dense): guard zones, then every element by the spec's compare rule. With
-// `want_on_device` (want on t's CUDA device; t's output device_checkable), the output is
-// checked where it lies instead (qualify/case_checks.hpp), on `stream`: the same findings.
-OutputFinding check_timed_output(const CaseTensors& t, const Spec& spec, const HostBytes& want,
-                                 HostBytes& scratch, const void* want_on_device = nullptr,
-                                 void* stream = nullptr);
+// The finding for a mismatch of one of t's outputs.
+OutputFinding mismatch_finding(const CaseTensors& t, const CaseTensors::Mismatch& m);
+
+// The outputs of `t` (each downloaded into `scratch`, whose memory is reused) against want[o]
+// (output o's reference, dense): guard zones, then every element by rules[o]. With
+// `want_on_device` (the one output's reference on t's CUDA device; t's output
+// device_checkable), the output is checked where it lies instead (qualify/case_checks.hpp), on
+// `stream`: the same findings.
+OutputFinding check_timed_output(const CaseTensors& t, const std::vector<CompareRule>& rules,
+                                 const std::vector<HostBytes>& want, HostBytes& scratch,
+                                 const void* want_on_device = nullptr, void* stream = nullptr);
 
 }  // namespace kq

@@ -36,10 +36,7 @@ std::size_t cache_bytes(Device d) {
 // flushed, four where they fit in 256 MiB together, so that a small call's time is the mean of
 // four placements in memory rather than one process's draw (the same arm in two processes read
 // 0.1 to 0.4 us apart at 4 us a call on the H200, steadily within each); else one.
-std::size_t set_count(const Spec& spec, std::int64_t size, Device d) {
-  const double per_set =
-      static_cast<double>((spec.op.inputs.size() + 1) * dtype_size(spec.op.dtype)) *
-      static_cast<double>(size);
+std::size_t set_count(const Spec& spec, double per_set, Device d) {
   if (spec.timing.l2 == TimingPolicy::L2::flush) return 4 * per_set <= 256.0 * (1 << 20) ? 4 : 1;
   if (spec.timing.l2 != TimingPolicy::L2::rotate) return 1;
   const double want = 3.0 * static_cast<double>(cache_bytes(d)) / per_set;
@@ -73,16 +70,17 @@ void Slot::repoison(CaseTensors& t) {
   t.poison_output_data(poison, stream->handle());
 }
 
-Slot make_slot(const TimedArm& a, const Spec& spec, const Case& c, bool graph_mode,
+Slot make_slot(const TimedArm& a, const Spec& spec, const TimedPoint& p, bool graph_mode,
                const std::shared_ptr<Stream>& cuda_stream, std::uint64_t check_seed,
                const Emit& emit) {
+  const Case& c = p.c;
   Slot s;
   s.arm = &a;
   s.stream =
       a.identity.device == Device::cuda ? cuda_stream : std::make_shared<Stream>(Device::cpu);
   s.single_checks = CheckSchedule(check_seed ^ name_hash(a.identity.name + "/single"));
   s.graph_checks = CheckSchedule(check_seed ^ name_hash(a.identity.name + "/graph"));
-  const std::size_t n_sets = set_count(spec, c.numel(), a.identity.device);
+  const std::size_t n_sets = set_count(spec, p.bytes, a.identity.device);
   for (std::size_t k = 0; k < n_sets; ++k) {
     auto t = std::make_unique<CaseTensors>(spec, c, a.identity.device);
     t->load_inputs(c, 0);
@@ -107,7 +105,7 @@ Slot make_slot(const TimedArm& a, const Spec& spec, const Case& c, bool graph_mo
     s.timer->time([&] { s.call(s.take_set()); });
     if (!s.timer->last_held()) {
       s.timer->stop_holding();
-      emit(rec::ArmNote{a.identity.name, c.numel(),
+      emit(rec::ArmNote{a.identity.name, p.size,
                         "its call waits for the GPU before returning (a held stream timed out), "
                         "so it is timed without the blocking kernel: its samples include the "
                         "host's enqueue"});
@@ -117,7 +115,7 @@ Slot make_slot(const TimedArm& a, const Spec& spec, const Case& c, bool graph_mo
     // Enough launches for the replay to run well past its own launch: about 20 ms, 10 to 200.
     const double per_call = since(t0) / calls;
     const int launches = std::clamp(static_cast<int>(0.02 / std::max(per_call, 1e-7)), 10, 200);
-    capture_graph(s, launches, emit, c.numel());
+    capture_graph(s, launches, emit, p.size);
   }
   // Every sample starts on a poisoned output.
   for (auto& t : s.sets) s.repoison(*t);

@@ -9,6 +9,7 @@
 #include "device/graph_replay.hpp"
 #include "device/stream.hpp"
 #include "plan/case.hpp"
+#include "plan/timed_points.hpp"
 #include "qualify/case_tensors.hpp"
 #include "timing/output_checks.hpp"
 #include "timing/time_arms.hpp"
@@ -42,10 +43,10 @@ struct Slot {
   void repoison(CaseTensors& t);
 };
 
-// Sets up `a` for case `c`: buffers, prepare() on each set, warm-up by time (the hold tested
+// Sets up `a` for timed point `p`: buffers, prepare() on each set, warm-up by time (the hold tested
 // once), the graph capture (skipped with a record when the arm cannot be captured), and every
 // set poisoned. Throws when the arm cannot be set up.
-Slot make_slot(const TimedArm& a, const Spec& spec, const Case& c, bool graph_mode,
+Slot make_slot(const TimedArm& a, const Spec& spec, const TimedPoint& p, bool graph_mode,
                const std::shared_ptr<Stream>& cuda_stream, std::uint64_t check_seed,
                const Emit& emit);
 

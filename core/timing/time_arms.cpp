@@ -10,8 +10,10 @@
 #include "device/cuda_check.hpp"
 #include "device/kernel_profile.hpp"
 #include "device/stream_discipline.hpp"
-#include "expr/reference.hpp"
+#include "plan/timed_points.hpp"
 #include "qualify/case_checks.hpp"
+#include "qualify/case_data.hpp"
+#include "qualify/compare.hpp"
 #include "timing/clock_probe.hpp"
 #include "timing/light.hpp"
 #include "timing/slot.hpp"
@@ -24,16 +26,6 @@ using clock_type = std::chrono::steady_clock;
 
 double since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
-
-Case timing_case(const Spec& spec, std::int64_t size) {
-  Case c;
-  c.group = "timing";
-  c.name = "timing/" + std::to_string(size);
-  c.shape = {size};
-  c.inputs.resize(spec.op.inputs.size());
-  c.seed = spec.qualification.seed ^ static_cast<std::uint64_t>(size) * 0x9e3779b97f4a7c15ull;
-  return c;
 }
 
 const char* l2_name(TimingPolicy::L2 l2) {
@@ -52,14 +44,16 @@ struct Step {
 // One timed size: set-up, rounds, and what follows them.
 class SizeRun {
  public:
-  SizeRun(const std::vector<TimedArm>& arms, const Spec& spec, std::int64_t size,
+  SizeRun(const std::vector<TimedArm>& arms, const Spec& spec, const TimedPoint& point,
           std::uint64_t check_seed, std::map<std::string, std::string>& rejected, const Emit& emit)
       : spec_(spec),
-        size_(size),
-        case_(timing_case(spec, size)),
+        point_(point),
+        size_(point.size),
+        case_(point.c),
+        rules_(compare_rules(spec, point.c)),
         rejected_(rejected),
         emit_(emit),
-        rng_(spec.qualification.seed + static_cast<std::uint64_t>(size)) {
+        rng_(spec.qualification.seed + static_cast<std::uint64_t>(point.size)) {
     set_up(arms, check_seed);
   }
 
@@ -85,14 +79,20 @@ class SizeRun {
         continue;
       }
       try {
-        slots_.push_back(make_slot(a, spec_, case_, graph_mode, cuda_stream_, check_seed, emit_));
+        slots_.push_back(make_slot(a, spec_, point_, graph_mode, cuda_stream_, check_seed, emit_));
         names.push_back(a.identity.name);
       } catch (const std::exception& e) {
         skip(a, e.what());
         rethrow_if_sticky(e);
       }
     }
-    emit_(rec::SizeStart{size_, names, l2_name(pol.l2), check_seed});
+    rec::SizeStart start{size_, names, l2_name(pol.l2), check_seed, {}, {}, {}};
+    if (!point_.point.empty()) {
+      start.point = point_.point;
+      start.bytes = point_.bytes;
+      start.flops = point_.flops;
+    }
+    emit_(start);
     if (slots_.empty()) return;
 
     reference();
@@ -105,11 +105,11 @@ class SizeRun {
       flusher_ = std::make_unique<L2Flusher>(Device::cuda);
     if (any_cuda) {
       probe_ = std::make_unique<ClockProbe>();
-      lights_.push_back(make_light(spec_, size_, Device::cuda, cuda_stream_));
+      lights_.push_back(make_light(point_.bytes, Device::cuda, pol.blocking_kernel, cuda_stream_));
       lights_.push_back(make_floor(spec_, cuda_stream_));
     }
     if (std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.cuda(); }))
-      lights_.push_back(make_light(spec_, size_, Device::cpu, nullptr));
+      lights_.push_back(make_light(point_.bytes, Device::cpu, false, nullptr));
     for (std::size_t i = 0; i < slots_.size(); ++i) {
       steps_.push_back({static_cast<int>(i), StepKind::single});
       if (slots_[i].graph) steps_.push_back({static_cast<int>(i), StepKind::graph});
@@ -122,18 +122,25 @@ class SizeRun {
     emit_(rec::ArmSkip{a.identity.name, size_, why, {}});
   }
 
-  // The reference for the size's inputs (every set of every arm holds the same values), and
-  // a copy on the CUDA device when the CUDA arms' outputs are checked there (large sizes; none
-  // where device memory is short: they are then downloaded).
+  // The reference for the size's inputs (every set of every arm holds the same values), one per
+  // output, and for one output a copy on the CUDA device when the CUDA arms' outputs are checked
+  // there (large sizes; none where device memory is short: they are then downloaded).
   void reference() {
-    want_.resize(static_cast<std::size_t>(size_) * dtype_size(spec_.op.dtype));
-    TensorView out = TensorView::contiguous_1d(want_.data(), size_, spec_.op.dtype, Device::cpu);
-    eval_reference(spec_.op.semantics, slots_.front().sets.front()->pristine_input_views(), out);
+    const CaseTensors& t = *slots_.front().sets.front();
+    want_.resize(t.outputs());
+    std::vector<unsigned char*> dst;
+    for (std::size_t o = 0; o < t.outputs(); ++o) {
+      want_[o].resize(static_cast<std::size_t>(t.output_view(o).numel()) * dtype_size(t.dtype(o)));
+      dst.push_back(want_[o].data());
+    }
+    case_reference(spec_, case_, t.pristine_input_views(), dst);
 #if KQ_HAVE_CUDA
-    if (!cuda_stream_ || size_ < std::max<std::int64_t>(device_check_min_elements(), 1)) return;
+    if (!cuda_stream_ || t.outputs() != 1 ||
+        case_.numel() < std::max<std::int64_t>(device_check_min_elements(), 1))
+      return;
     try {
-      want_on_device_ = DeviceMemory(Device::cuda, want_.size());
-      want_on_device_.upload(want_.data(), 0, want_.size());
+      want_on_device_ = DeviceMemory(Device::cuda, want_[0].size());
+      want_on_device_.upload(want_[0].data(), 0, want_[0].size());
     } catch (const CudaError& e) {
       if (e.sticky()) throw;  // else no device memory for it: the outputs are downloaded
       want_on_device_ = DeviceMemory();
@@ -155,13 +162,13 @@ class SizeRun {
     ++s.checked;
     const bool on_device = want_on_device_.data() != nullptr && device_checkable(t);
     OutputFinding f =
-        check_timed_output(t, spec_, want_, scratch_, on_device ? want_on_device_.data() : nullptr,
+        check_timed_output(t, rules_, want_, scratch_, on_device ? want_on_device_.data() : nullptr,
                            on_device ? cuda_stream_->handle() : nullptr);
     if (f.ok || !s.rejected.empty()) return;
     const std::string where =
         std::string(mode) + " mode" +
         (round < 0 ? " (the first replay after capture)" : ", round " + std::to_string(round));
-    s.rejected = "at " + std::to_string(size_) + " elements, " + where + ": " + f.message;
+    s.rejected = "at " + point_.where() + ", " + where + ": " + f.message;
     rejected_[s.name()] = s.rejected;
     rec::TimingReject r{s.name(), size_, mode, round, check_name, s.rejected, {}, {}, {}};
     if (f.index >= 0) {
@@ -284,7 +291,7 @@ class SizeRun {
       StreamCheck sc = check_stream_discipline(s.stream->handle(), [&] { s.call(*s.sets[0]); });
       emit_(rec::Profile{s.name(), size_, sc.profile});
       if (sc.problem.empty()) continue;
-      s.rejected = "at " + std::to_string(size_) + " elements: " + sc.problem;
+      s.rejected = "at " + point_.where() + ": " + sc.problem;
       rejected_[s.name()] = s.rejected;
       emit_(
           rec::TimingReject{s.name(), size_, "single", -1, "wrong_stream", s.rejected, {}, {}, {}});
@@ -293,8 +300,10 @@ class SizeRun {
   }
 
   const Spec& spec_;
+  const TimedPoint& point_;
   std::int64_t size_;
   Case case_;
+  std::vector<CompareRule> rules_;  // by output
   std::map<std::string, std::string>& rejected_;
   const Emit& emit_;
   std::mt19937_64 rng_;
@@ -304,7 +313,8 @@ class SizeRun {
   std::unique_ptr<L2Flusher> flusher_;
   std::unique_ptr<ClockProbe> probe_;
   std::vector<std::unique_ptr<Light>> lights_;  // the controls: copies, the launch floor
-  HostBytes want_, scratch_;
+  std::vector<HostBytes> want_;                 // by output
+  HostBytes scratch_;
   DeviceMemory want_on_device_;  // want_ on the CUDA device, or empty
 };
 
@@ -315,8 +325,8 @@ void time_arms(const std::vector<TimedArm>& arms, const Spec& spec, const Emit& 
   std::random_device rd;
   const std::uint64_t check_seed = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
   std::map<std::string, std::string> rejected;  // arm -> why, kept across sizes
-  for (std::int64_t size : spec.timing.sizes)
-    SizeRun(arms, spec, size, check_seed, rejected, emit).run();
+  for (const TimedPoint& p : timed_points(spec, spec.timing.sizes))
+    SizeRun(arms, spec, p, check_seed, rejected, emit).run();
 }
 
 }  // namespace kq

@@ -163,6 +163,15 @@ def matches(spec, expected, inputs=None):
     return [n.op for n in spec.semantics_ast] == list(expected)
 
 
+def computes(spec, canonical):
+    """Whether a format-2 spec's statements are the computation whose canonical form is
+    `canonical` (what `kq check-spec SPEC` prints under "canonical form": names by place, every
+    operation a call), blanks aside. The structural match of shaped arms: never the op's name."""
+    if getattr(spec, "program", None) is None:
+        return False
+    return " ".join(spec.program.canonical.split()) == " ".join(canonical.split())
+
+
 class ExpressionError(ValueError):
     """A malformed expression given to kq.parse; `column` is where (1 for its first character)."""
 

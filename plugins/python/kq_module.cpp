@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "kq/indexed.hpp"
+#include "kq/indexed_text.hpp"
 #include "tensor_object.hpp"
 
 namespace py = pybind11;
@@ -155,6 +156,8 @@ py::object program_object(const ix::Program& p) {
     statements.append(namespace_of(o));
   }
   py::dict d;
+  // What arms compare to recognise the computation (kq/indexed_text.hpp; kq.computes).
+  d["canonical"] = ix::canonical_text(p);
   d["dims"] = dims;
   d["params"] = params;
   d["tensors"] = tensors;

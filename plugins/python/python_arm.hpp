@@ -31,6 +31,8 @@ class PythonArm final : public GuardedArm {
                 void* stream) override;
   std::vector<Artifact> on_artifacts() const override;
   bool checks_contract() const override { return checks_contract_; }
+  // Python arms see format-2 specs too: each declines what it does not compute (kq.computes).
+  bool computes_shaped() const override { return true; }
 
  private:
   std::unique_ptr<pybind11::object> instance_;  // released with the GIL held
