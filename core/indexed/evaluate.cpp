@@ -1,5 +1,6 @@
-// The statements in order over the whole index space, each in parallel; or only the elements a
-// list of samples needs. Both compute every element with Machine (machine.hpp).
+// The statements in order over the whole index space, each in parallel (with the bounds, or
+// without); or only the elements a list of samples needs. All compute every element with Machine
+// (machine.hpp).
 #include "indexed/evaluate.hpp"
 
 #include <tbb/blocked_range.h>
@@ -18,17 +19,25 @@ namespace {
 // Elements (or lines) per task at least: a few microseconds of work.
 constexpr std::int64_t kGrain = 256;
 
-// Every assigned tensor, unrounded, filled statement by statement.
+// Every assigned tensor, unrounded, filled statement by statement; with each element's bound
+// when `bounds`.
 class FullStore final : public Store {
  public:
-  explicit FullStore(const Instance& in) : values_(in.shapes.size()) {}
-  double computed(int tensor, std::int64_t linear) override {
-    return values_[static_cast<std::size_t>(tensor)][static_cast<std::size_t>(linear)];
+  FullStore(const Instance& in, bool bounds)
+      : values_(in.shapes.size()), bounds_(bounds ? in.shapes.size() : 0) {}
+  Term computed(int tensor, std::int64_t linear) override {
+    const auto t = static_cast<std::size_t>(tensor);
+    const auto i = static_cast<std::size_t>(linear);
+    return {values_[t][i], bounds_.empty() ? 0.0 : bounds_[t][i]};
   }
   std::vector<double>& of(int tensor) { return values_[static_cast<std::size_t>(tensor)]; }
+  // Null without bounds.
+  std::vector<double>* bounds_of(int tensor) {
+    return bounds_.empty() ? nullptr : &bounds_[static_cast<std::size_t>(tensor)];
+  }
 
  private:
-  std::vector<std::vector<double>> values_;
+  std::vector<std::vector<double>> values_, bounds_;
 };
 
 // The first error in the order of the elements, whichever thread met it first, so that the
@@ -73,6 +82,8 @@ void run_statement(const Instance& in, FullStore& store, int statement) {
   const Statement& s = in.program->statements[static_cast<std::size_t>(statement)];
   std::vector<double>& out = store.of(s.tensor);
   out.assign(static_cast<std::size_t>(in.numel(s.tensor)), 0.0);
+  std::vector<double>* out_bound = store.bounds_of(s.tensor);
+  if (out_bound) out_bound->assign(out.size(), 0.0);
   const std::vector<std::int64_t>& strides = in.strides[static_cast<std::size_t>(s.tensor)];
   // A scan statement runs line by line along its scan index; any other, element by element.
   std::vector<std::size_t> outer;
@@ -87,14 +98,18 @@ void run_statement(const Instance& in, FullStore& store, int statement) {
   FirstError first;
   tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, count, kGrain),
                     [&](const tbb::blocked_range<std::int64_t>& r) {
-                      Machine machine(in, store);
+                      Machine machine(in, store, out_bound != nullptr);
                       Frame f(in, statement);
-                      std::vector<double> line;
+                      std::vector<Term> line;
+                      const auto put = [&](std::int64_t at, const Term& t) {
+                        out[static_cast<std::size_t>(at)] = t.v;
+                        if (out_bound) (*out_bound)[static_cast<std::size_t>(at)] = t.e;
+                      };
                       for (std::int64_t k = r.begin(); k < r.end(); ++k) {
                         decode(in, s, outer, k, f);
                         try {
                           if (s.scan_index < 0) {
-                            out[static_cast<std::size_t>(k)] = machine.element(f);
+                            put(k, machine.element(f));
                             continue;
                           }
                           machine.line(f, line);
@@ -102,8 +117,7 @@ void run_statement(const Instance& in, FullStore& store, int statement) {
                           for (std::size_t d : outer)
                             base += f.idx[static_cast<std::size_t>(s.lhs[d])] * strides[d];
                           for (std::size_t j = 0; j < line.size(); ++j)
-                            out[static_cast<std::size_t>(base + static_cast<std::int64_t>(j) *
-                                                                    strides[scan_dim])] = line[j];
+                            put(base + static_cast<std::int64_t>(j) * strides[scan_dim], line[j]);
                         } catch (const EvalError& e) {
                           first.offer(k, e.what());
                           return;
@@ -148,12 +162,12 @@ class LazyStore final : public Store {
           static_cast<int>(k);
   }
 
-  double computed(int tensor, std::int64_t linear) override {
+  Term computed(int tensor, std::int64_t linear) override {
     auto& memo = memo_[static_cast<std::size_t>(tensor)];
-    if (auto it = memo.find(linear); it != memo.end()) return it->second;
+    if (auto it = memo.find(linear); it != memo.end()) return {it->second};
     const double v = compute(tensor, linear);
     memo.emplace(linear, v);
-    return v;
+    return {v};
   }
 
  private:
@@ -167,7 +181,7 @@ class LazyStore final : public Store {
       linear /= shape[d];
     }
     Machine machine(in_, *this);
-    return machine.element(f);
+    return machine.element(f).v;
   }
 
   const Instance& in_;
@@ -178,16 +192,34 @@ class LazyStore final : public Store {
 }  // namespace
 
 Tensors evaluate(const Program& p, const DimValues& dims, const Tensors& inputs) {
+  return evaluate_with_bounds(p, dims, inputs, {}).outputs;
+}
+
+Evaluation evaluate_with_bounds(const Program& p, const DimValues& dims, const Tensors& inputs,
+                                std::span<const int> bounded) {
+  for (const int t : bounded)
+    if (t < 0 || static_cast<std::size_t>(t) >= p.decls.tensors.size() ||
+        p.decls.tensors[static_cast<std::size_t>(t)].role != Role::output)
+      throw EvalError("a bound asked of tensor " + std::to_string(t) + ", which is no output");
   const Instance in = make_instance(p, dims, inputs);
-  FullStore store(in);
+  FullStore store(in, !bounded.empty());
   for (std::size_t k = 0; k < p.statements.size(); ++k)
     run_statement(in, store, static_cast<int>(k));
-  Tensors outputs;
+  Evaluation e;
   for (std::size_t t = 0; t < p.decls.tensors.size(); ++t)
     if (p.decls.tensors[t].role == Role::output)
-      outputs.emplace(p.decls.tensors[t].name,
-                      round_output(in, static_cast<int>(t), store.of(static_cast<int>(t))));
-  return outputs;
+      e.outputs.emplace(p.decls.tensors[t].name,
+                        round_output(in, static_cast<int>(t), store.of(static_cast<int>(t))));
+  for (const int t : bounded)
+    e.bounds.emplace(
+        p.decls.tensors[static_cast<std::size_t>(t)].name,
+        Buffer::of(DType::f64, in.shapes[static_cast<std::size_t>(t)], *store.bounds_of(t)));
+  return e;
+}
+
+Tensors evaluate_bounds(const Program& p, const DimValues& dims, const Tensors& inputs,
+                        std::span<const int> outputs) {
+  return evaluate_with_bounds(p, dims, inputs, outputs).bounds;
 }
 
 std::vector<double> evaluate_at(const Program& p, const DimValues& dims, const Tensors& inputs,
@@ -214,7 +246,7 @@ std::vector<double> evaluate_at(const Program& p, const DimValues& dims, const T
       linear = linear * shape[d] + sample.coord[d];
     }
     const TensorDecl& t = p.decls.tensors[static_cast<std::size_t>(tensor)];
-    const double v = store.computed(tensor, linear);
+    const double v = store.computed(tensor, linear).v;
     Buffer one = Buffer::zeros(t.dtype, {});
     if (!representable(t.dtype, v))
       throw EvalError("output '" + t.name + "' at " + shape_text(sample.coord) + " is " +

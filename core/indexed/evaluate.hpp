@@ -35,6 +35,23 @@ struct EvalError : std::runtime_error {
 // declared dtype and shape). Throws EvalError.
 Tensors evaluate(const Program& p, const DimValues& dims, const Tensors& inputs);
 
+// evaluate()'s outputs and, for the outputs asked, each element's accumulation bound E
+// (bound.hpp; docs/indexed-statements.md, "The accumulation bound"): a first-order bound, in
+// units of the compute type's u, on the error of computing the element's value by the statements
+// in that type. Computed in the same walk as the values (plain float64 sums for E), so every
+// element costs about twice what evaluate()'s does, and only where some output is asked.
+struct Evaluation {
+  Tensors outputs;  // as evaluate()
+  Tensors bounds;   // by output name, for the outputs asked: f64, the output's shape
+};
+// `bounded`: outputs by their position in p.decls.tensors. Throws EvalError (for a position that
+// is no output, too).
+Evaluation evaluate_with_bounds(const Program& p, const DimValues& dims, const Tensors& inputs,
+                                std::span<const int> bounded);
+// evaluate_with_bounds' bounds alone.
+Tensors evaluate_bounds(const Program& p, const DimValues& dims, const Tensors& inputs,
+                        std::span<const int> outputs);
+
 // One element of an output.
 struct Sample {
   std::string output;

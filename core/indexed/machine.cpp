@@ -1,5 +1,6 @@
 #include "indexed/machine.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -38,20 +39,20 @@ std::string Machine::where(const Frame& f) const {
   return text;
 }
 
-double Machine::element(Frame& f) {
+Term Machine::element(Frame& f) {
   const Statement& s = p_.statements[static_cast<std::size_t>(f.statement)];
   return eval(s.root, f);
 }
 
-void Machine::line(Frame& f, std::vector<double>& out) {
+void Machine::line(Frame& f, std::vector<Term>& out) {
   const Statement& s = p_.statements[static_cast<std::size_t>(f.statement)];
   const auto var = static_cast<std::size_t>(s.scan_index);
   ScanLines lines;
   for (int i = in_.first_node[static_cast<std::size_t>(f.statement)]; i <= s.root; ++i) {
     const Node& n = p_.nodes[static_cast<std::size_t>(i)];
     if (n.kind != NodeKind::scan) continue;
-    std::vector<double> values(static_cast<std::size_t>(in_.extents[var]));
-    walk_scan(n, f, [&](std::int64_t pos, double v) {
+    std::vector<Term> values(static_cast<std::size_t>(in_.extents[var]));
+    walk_scan(n, f, [&](std::int64_t pos, const Term& v) {
       values[static_cast<std::size_t>(pos)] = v;
       return true;
     });
@@ -66,30 +67,32 @@ void Machine::line(Frame& f, std::vector<double>& out) {
   f.lines = nullptr;
 }
 
-double Machine::eval(int node, Frame& f) {
+// Numbers, params, dims and indices are exact: their bound is 0.
+Term Machine::eval(int node, Frame& f) {
   const Node& n = p_.nodes[static_cast<std::size_t>(node)];
   switch (n.kind) {
     case NodeKind::number:
-      return n.value;
+      return {n.value};
     case NodeKind::param:
-      return p_.decls.params[static_cast<std::size_t>(n.ref)].value;
+      return {p_.decls.params[static_cast<std::size_t>(n.ref)].value};
     case NodeKind::dim:
-      return static_cast<double>(in_.dims[static_cast<std::size_t>(n.ref)]);
+      return {static_cast<double>(in_.dims[static_cast<std::size_t>(n.ref)])};
     case NodeKind::index:
-      return static_cast<double>(f.idx[static_cast<std::size_t>(n.ref)]);
+      return {static_cast<double>(f.idx[static_cast<std::size_t>(n.ref)])};
     case NodeKind::access:
       return read(n, f);
     case NodeKind::apply: {
-      double a[3] = {0.0, 0.0, 0.0};
+      Term a[3];
       for (std::size_t k = 0; k < n.args.size(); ++k) a[k] = eval(n.args[k], f);
-      return ref::apply(n.op, a[0], a[1], a[2]);
+      const double v = ref::apply(n.op, a[0].v, a[1].v, a[2].v);
+      return {v, bounds_ ? apply_bound(n.op, a, v) : 0.0};
     }
     case NodeKind::reduce:
       return reduce(n, f);
     case NodeKind::scan:
       return scan_at(n, f);
   }
-  return std::numeric_limits<double>::quiet_NaN();
+  return {std::numeric_limits<double>::quiet_NaN()};
 }
 
 // Index arithmetic in integers, so that offsets beyond 2^53 stay exact.
@@ -103,7 +106,7 @@ std::int64_t Machine::subscript(int node, Frame& f) {
     case NodeKind::number:
       return static_cast<std::int64_t>(n.value);
     case NodeKind::access: {
-      const double v = read(n, f);
+      const double v = read(n, f).v;
       if (!representable(DType::i64, v))
         throw EvalError(where(f) + ": gather through '" +
                         p_.decls.tensors[static_cast<std::size_t>(n.ref)].name + "' read " +
@@ -130,7 +133,8 @@ std::int64_t Machine::subscript(int node, Frame& f) {
   throw EvalError(where(f) + ": a subscript is not an index expression");
 }
 
-double Machine::read(const Node& n, Frame& f) {
+// Inputs are exact (bound 0); a computed tensor's element brings its bound.
+Term Machine::read(const Node& n, Frame& f) {
   const auto t = static_cast<std::size_t>(n.ref);
   const std::vector<std::int64_t>& shape = in_.shapes[t];
   std::int64_t linear = 0;
@@ -149,12 +153,14 @@ double Machine::read(const Node& n, Frame& f) {
     }
     linear += i * in_.strides[t][d];
   }
-  if (const Buffer* b = in_.inputs[t]) return b->get(linear);
+  if (const Buffer* b = in_.inputs[t]) return {b->get(linear)};
   return store_.computed(n.ref, linear);
 }
 
-// Runs over the reduced indices in row-major order, the first listed outermost.
-double Machine::reduce(const Node& n, Frame& f) {
+// Runs over the reduced indices in row-major order, the first listed outermost. The bound: the
+// sum and product rules (bound.hpp); a max or min's is the chosen term's (the largest of equal
+// ones); an argmax's is 0, its output an integer.
+Term Machine::reduce(const Node& n, Frame& f) {
   std::int64_t count = 1;
   for (int v : n.over) count *= in_.extents[static_cast<std::size_t>(v)];
   const bool arg = n.reduction == Reduction::argmax || n.reduction == Reduction::argmin;
@@ -162,6 +168,9 @@ double Machine::reduce(const Node& n, Frame& f) {
     throw EvalError(where(f) + ": " + std::string(reduction_name(n.reduction)) +
                     " over an empty range");
   Accumulator acc(accumulation_of(n.reduction));
+  SumBound sum_bound;
+  ProdBound prod_bound;
+  double extreme_bound = 0.0;
   double best = 0.0;
   std::int64_t best_at = 0;
   for (std::int64_t k = 0; k < count; ++k) {
@@ -171,9 +180,28 @@ double Machine::reduce(const Node& n, Frame& f) {
       f.idx[v] = rest % in_.extents[v];
       rest /= in_.extents[v];
     }
-    const double x = eval(n.args[0], f);
-    if (!arg) {
+    const Term t = eval(n.args[0], f);
+    const double x = t.v;
+    if (!arg && !bounds_) {
       acc.add(x);
+      continue;
+    }
+    if (!arg) {
+      const double before = acc.value();
+      acc.add(x);
+      switch (n.reduction) {
+        case Reduction::sum:
+          sum_bound.add(t);
+          break;
+        case Reduction::prod:
+          prod_bound.add(t);
+          break;
+        default:  // max, min: did this term come out, or tie with the one that had?
+          if (const double after = acc.value(); after != before)
+            extreme_bound = t.e;
+          else if (x == after)
+            extreme_bound = std::max(extreme_bound, t.e);
+      }
       continue;
     }
     // The first extreme wins: only a strictly better value moves it; the first NaN ends it.
@@ -185,36 +213,53 @@ double Machine::reduce(const Node& n, Frame& f) {
     }
     if (std::isnan(x)) break;
   }
-  return arg ? static_cast<double>(best_at) : acc.value();
+  if (arg) return {static_cast<double>(best_at)};
+  double e = 0.0;
+  if (bounds_)
+    e = n.reduction == Reduction::sum    ? sum_bound.value()
+        : n.reduction == Reduction::prod ? prod_bound.value()
+                                         : extreme_bound;
+  return {acc.value(), e};
 }
 
 // Visits (position, value) along the scan index in the order of the scan, until visit returns
-// false; the scan index's slot is restored afterwards.
+// false; the scan index's slot is restored afterwards. Each position's bound is the sum's or the
+// product's over the terms its value holds (none before the first of an exclusive scan).
 template <typename Visit>
 void Machine::walk_scan(const Node& n, Frame& f, Visit&& visit) {
   const auto var = static_cast<std::size_t>(n.over[0]);
   const std::int64_t extent = in_.extents[var];
   const std::int64_t saved = f.idx[var];
-  Accumulator acc(n.scan == ScanKind::cumsum ? Accumulation::sum : Accumulation::prod);
+  const bool sum = n.scan == ScanKind::cumsum;
+  Accumulator acc(sum ? Accumulation::sum : Accumulation::prod);
+  SumBound sum_bound;
+  ProdBound prod_bound;
+  const auto bound = [&] {
+    if (!bounds_) return 0.0;
+    return sum ? sum_bound.value() : prod_bound.value();
+  };
   for (std::int64_t step = 0; step < extent; ++step) {
     const std::int64_t pos = n.reverse ? extent - 1 - step : step;
-    const double before = acc.value();
+    const Term before{acc.value(), bound()};
     f.idx[var] = pos;
-    acc.add(eval(n.args[0], f));
-    if (!visit(pos, n.exclusive ? before : acc.value())) break;
+    const Term t = eval(n.args[0], f);
+    acc.add(t.v);
+    if (bounds_ && sum) sum_bound.add(t);
+    if (bounds_ && !sum) prod_bound.add(t);
+    if (!visit(pos, n.exclusive ? before : Term{acc.value(), bound()})) break;
   }
   f.idx[var] = saved;
 }
 
-double Machine::scan_at(const Node& n, Frame& f) {
+Term Machine::scan_at(const Node& n, Frame& f) {
   const int self = static_cast<int>(&n - p_.nodes.data());
   const auto var = static_cast<std::size_t>(n.over[0]);
   if (f.lines != nullptr)
     for (const auto& [node, values] : *f.lines)
       if (node == self) return values[static_cast<std::size_t>(f.idx[var])];
   const std::int64_t target = f.idx[var];
-  double result = 0.0;
-  walk_scan(n, f, [&](std::int64_t pos, double v) {
+  Term result;
+  walk_scan(n, f, [&](std::int64_t pos, const Term& v) {
     result = v;
     return pos != target;
   });

@@ -1,25 +1,28 @@
 // One element of one statement at a time: the recursive evaluation of a statement's tree for the
 // index values in a Frame. evaluate() and evaluate_at() both compute every element through here,
-// which is why they agree bit for bit.
+// which is why they agree bit for bit; evaluate_with_bounds() too, with each node's accumulation
+// bound (bound.hpp) computed beside its value, so that the bound is of the very values compared.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "indexed/bound.hpp"
 #include "indexed/instance.hpp"
 
 namespace kq::ix {
 
-// Where the values of assigned tensors (temporaries and outputs, unrounded) come from.
+// Where the values of assigned tensors (temporaries and outputs, unrounded) come from, with their
+// bounds where the machine computes them.
 class Store {
  public:
   virtual ~Store() = default;
-  virtual double computed(int tensor, std::int64_t linear) = 0;
+  virtual Term computed(int tensor, std::int64_t linear) = 0;
 };
 
 // The precomputed values of a statement's scans along the current line, by scan node.
-using ScanLines = std::vector<std::pair<int, std::vector<double>>>;
+using ScanLines = std::vector<std::pair<int, std::vector<Term>>>;
 
 struct Frame {
   explicit Frame(const Instance& in, int statement)
@@ -31,29 +34,32 @@ struct Frame {
 
 class Machine {
  public:
-  Machine(const Instance& in, Store& store) : in_(in), p_(*in.program), store_(store) {}
+  // `bounds`: compute every node's accumulation bound too (else each Term's e is 0).
+  Machine(const Instance& in, Store& store, bool bounds = false)
+      : in_(in), p_(*in.program), store_(store), bounds_(bounds) {}
 
   // The statement's value at the left-hand side's indices in `f`.
-  double element(Frame& f);
+  Term element(Frame& f);
   // A scan statement's values along its scan index for the other indices in `f`: out has the
   // scan index's extent.
-  void line(Frame& f, std::vector<double>& out);
+  void line(Frame& f, std::vector<Term>& out);
 
   // "statement 2 `y[m] = ...` at m = 3"
   std::string where(const Frame& f) const;
 
  private:
-  double eval(int node, Frame& f);
+  Term eval(int node, Frame& f);
   std::int64_t subscript(int node, Frame& f);
-  double read(const Node& n, Frame& f);
-  double reduce(const Node& n, Frame& f);
-  double scan_at(const Node& n, Frame& f);
+  Term read(const Node& n, Frame& f);
+  Term reduce(const Node& n, Frame& f);
+  Term scan_at(const Node& n, Frame& f);
   template <typename Visit>
   void walk_scan(const Node& n, Frame& f, Visit&& visit);
 
   const Instance& in_;
   const Program& p_;
   Store& store_;
+  bool bounds_;
 };
 
 }  // namespace kq::ix

@@ -25,7 +25,7 @@ namespace {
 // allocations (huge pages, not zero-filled), filled on every core.
 class HostChecks final : public CaseChecks {
  public:
-  HostChecks(const CaseTensors& t, const std::vector<CompareRule>& rules)
+  HostChecks(const CaseTensors& t, const std::vector<OutputRule>& rules)
       : t_(t), rules_(rules), first_(t.outputs()), later_(t.outputs()), latest_(t.outputs()) {}
 
   void take(bool first) override {
@@ -44,9 +44,12 @@ class HostChecks final : public CaseChecks {
     return {};
   }
   CaseTensors::Mismatch values(std::span<const unsigned char* const> want,
-                               int /*generation*/) override {
-    for (std::size_t o = 0; o < t_.outputs(); ++o)
-      if (auto m = host_mismatch(t_, latest_[o], want[o], rules_[o], o); m.count > 0) return m;
+                               std::span<const double* const> bounds, int /*generation*/) override {
+    for (std::size_t o = 0; o < t_.outputs(); ++o) {
+      const double* bound = o < bounds.size() ? bounds[o] : nullptr;
+      if (auto m = host_mismatch(t_, latest_[o], want[o], rules_[o], bound, o); m.count > 0)
+        return m;
+    }
     return {};
   }
   CaseTensors::Difference differs_from_first() override {
@@ -63,7 +66,7 @@ class HostChecks final : public CaseChecks {
   }
 
   const CaseTensors& t_;
-  std::vector<CompareRule> rules_;
+  std::vector<OutputRule> rules_;
   std::vector<DeviceMemory> first_, later_;  // by output
   std::vector<const unsigned char*> latest_;
 };
@@ -111,7 +114,7 @@ class DeviceChecks final : public CaseChecks {
   }
   CaseTensors::Finding surroundings(int /*poison*/) override { return device_guard_finding(t_); }
   CaseTensors::Mismatch values(std::span<const unsigned char* const> want,
-                               int generation) override {
+                               std::span<const double* const> /*bounds*/, int generation) override {
     if (generation != want_generation_) {
       want_.upload(want[0], 0, data_bytes());
       want_generation_ = generation;
@@ -155,7 +158,26 @@ CaseTensors::Mismatch host_mismatch(const CaseTensors& t, const unsigned char* g
                                     std::size_t o) {
   const DType dt = t.dtype(o);
   return t.compare_output(
-      got, want, [&](std::uint64_t w, std::uint64_t g) { return element_matches(rule, dt, w, g); },
+      got, want,
+      [&](std::int64_t, std::uint64_t w, std::uint64_t g) {
+        return element_matches(rule, dt, w, g);
+      },
+      o);
+}
+
+CaseTensors::Mismatch host_mismatch(const CaseTensors& t, const unsigned char* got,
+                                    const unsigned char* want, const OutputRule& rule,
+                                    const double* bound, std::size_t o) {
+  if (!rule.by_bound()) return host_mismatch(t, got, want, rule.rule, o);
+  if (!bound)
+    throw std::logic_error("output " + t.output_name(o) +
+                           " is compared by the accumulation bound, and its bounds are missing");
+  const DType dt = t.dtype(o);
+  return t.compare_output(
+      got, want,
+      [&](std::int64_t i, std::uint64_t w, std::uint64_t g) {
+        return element_matches(rule, dt, bound[i], w, g);
+      },
       o);
 }
 
@@ -215,21 +237,22 @@ CaseTensors::Mismatch device_mismatch(const CaseTensors& t, const void* got,
 #endif
 
 std::unique_ptr<CaseChecks> host_case_checks(const CaseTensors& t,
-                                             const std::vector<CompareRule>& rules) {
+                                             const std::vector<OutputRule>& rules) {
   return std::make_unique<HostChecks>(t, rules);
 }
 
 std::unique_ptr<CaseChecks> case_checks(const Case& c, const CaseTensors& t, Device device,
-                                        const std::vector<CompareRule>& rules, void* stream,
+                                        const std::vector<OutputRule>& rules, void* stream,
                                         std::int64_t min_elements) {
 #if KQ_HAVE_CUDA
+  // Format 1's cases alone are checked on the device: its kernels know no accumulation bound.
   if (checked_on_device(c, device, min_elements)) {
     if (!device_checkable(t))  // the plan's dense output of its own on the device must be so
       throw std::logic_error("case " + c.name +
                              ": planned for the device's checks, but its output tensor is not "
                              "a dense CUDA allocation of its own");
     try {
-      return std::make_unique<DeviceChecks>(t, rules.at(0), stream);
+      return std::make_unique<DeviceChecks>(t, rules.at(0).rule, stream);
     } catch (const CudaError& e) {
       if (e.sticky()) throw;  // else no device memory for the copies: the host's need none
     }

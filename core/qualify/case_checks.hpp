@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "qualify/case_tensors.hpp"
+#include "qualify/compare.hpp"
 #include "spec/spec.hpp"
 
 namespace kq {
@@ -28,9 +29,14 @@ class CaseChecks {
   // CaseTensors::check_output_surroundings of the outputs taken last: the first finding.
   virtual CaseTensors::Finding surroundings(int poison) = 0;
   // The outputs taken last against want[o] (output o's host reference of the inputs of
-  // `generation`): the first output that has a mismatch, or none.
+  // `generation`) and, for an output compared by the accumulation bound, bounds[o] (its
+  // reference's bounds, qualify/case_data.hpp): the first output that has a mismatch, or none.
   virtual CaseTensors::Mismatch values(std::span<const unsigned char* const> want,
-                                       int generation) = 0;
+                                       std::span<const double* const> bounds, int generation) = 0;
+  // values() where no output is compared by the bound.
+  CaseTensors::Mismatch values(std::span<const unsigned char* const> want, int generation) {
+    return values(want, {}, generation);
+  }
   // The first element at which an output taken last differs from the first run's (index -1:
   // none).
   virtual CaseTensors::Difference differs_from_first() = 0;
@@ -39,14 +45,14 @@ class CaseChecks {
 
 // The host's checks: every output downloaded whole, output o compared by rules[o].
 std::unique_ptr<CaseChecks> host_case_checks(const CaseTensors& t,
-                                             const std::vector<CompareRule>& rules);
+                                             const std::vector<OutputRule>& rules);
 
 // The device's checks where checked_on_device(c, device, min_elements) says they apply and
 // there is device memory for the copies, else the host's. `t` holds case c's tensors. One
 // predicate decides, so that the host memory planned for a case (case_host_bytes) is the
 // memory its checks take.
 std::unique_ptr<CaseChecks> case_checks(const Case& c, const CaseTensors& t, Device device,
-                                        const std::vector<CompareRule>& rules, void* stream,
+                                        const std::vector<OutputRule>& rules, void* stream,
                                         std::int64_t min_elements);
 
 // The smallest output checked on the device: KQ_DEVICE_CHECK_MIN_ELEMENTS, else 2^20.
@@ -63,6 +69,11 @@ bool checked_on_device(const Case& c, Device device, std::int64_t min_elements);
 CaseTensors::Mismatch host_mismatch(const CaseTensors& t, const unsigned char* got,
                                     const unsigned char* want, const CompareRule& rule,
                                     std::size_t o = 0);
+// The same under an output's rule: `bound` (the reference's bounds, dense) where it is compared
+// by the accumulation bound (std::logic_error without them), else unread.
+CaseTensors::Mismatch host_mismatch(const CaseTensors& t, const unsigned char* got,
+                                    const unsigned char* want, const OutputRule& rule,
+                                    const double* bound, std::size_t o = 0);
 // The device's checks of a dense output, for the timing loop too (device_checkable outputs
 // only): the guard zones, downloaded alone; the elements of `got` (t's output or a copy of it,
 // dense, on its device) against `want_on_device` (the reference, dense, on the same device;

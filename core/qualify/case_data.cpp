@@ -6,6 +6,7 @@
 #include "expr/reference.hpp"
 #include "plan/case_shapes.hpp"
 #include "qualify/case_values.hpp"
+#include "qualify/compare.hpp"
 #include "qualify/shaped_reference.hpp"
 
 namespace kq {
@@ -32,9 +33,9 @@ TensorView view_of(void* data, DType dtype, Device device, const std::vector<std
 }
 
 void case_reference(const Spec& spec, const Case& c, std::span<const TensorView> inputs,
-                    std::span<unsigned char* const> dst) {
+                    std::span<unsigned char* const> dst, std::span<double* const> bounds) {
   if (spec.op.program) {
-    shaped_reference(*spec.op.program, c.dims, inputs, dst);
+    shaped_reference(*spec.op.program, c.dims, inputs, dst, bounds);
     return;
   }
   eval_reference(spec.op.semantics, inputs,
@@ -59,8 +60,11 @@ CaseDataLayout::CaseDataLayout(const Spec& spec, const Case& c) {
   for (const CaseTensorShape& t : shapes.inputs)
     input_bytes_.push_back(static_cast<std::size_t>(span_of(t.shape, t.place).elems) *
                            dtype_size(t.dtype));
-  for (const CaseTensorShape& t : shapes.outputs)
-    reference_bytes_.push_back(static_cast<std::size_t>(t.numel()) * dtype_size(t.dtype));
+  for (std::size_t o = 0; o < shapes.outputs.size(); ++o) {
+    const auto n = static_cast<std::size_t>(shapes.outputs[o].numel());
+    reference_bytes_.push_back(n * dtype_size(shapes.outputs[o].dtype));
+    bound_bytes_.push_back(output_by_bound(spec, o) ? n * sizeof(double) : 0);
+  }
   for (int g = 0; g < kGenerations; ++g)
     for (std::size_t b : input_bytes_) {
       offsets_.push_back(total_);
@@ -68,6 +72,11 @@ CaseDataLayout::CaseDataLayout(const Spec& spec, const Case& c) {
     }
   for (int g = 0; g < kGenerations; ++g)
     for (std::size_t b : reference_bytes_) {
+      offsets_.push_back(total_);
+      total_ += aligned(b);
+    }
+  for (int g = 0; g < kGenerations; ++g)
+    for (std::size_t b : bound_bytes_) {
       offsets_.push_back(total_);
       total_ += aligned(b);
     }
@@ -80,6 +89,11 @@ std::size_t CaseDataLayout::input_offset(std::size_t input, int generation) cons
 std::size_t CaseDataLayout::reference_offset(int generation, std::size_t output) const {
   return offsets_[kGenerations * input_bytes_.size() +
                   static_cast<std::size_t>(generation) * reference_bytes_.size() + output];
+}
+
+std::size_t CaseDataLayout::bound_offset(int generation, std::size_t output) const {
+  return offsets_[kGenerations * (input_bytes_.size() + reference_bytes_.size()) +
+                  static_cast<std::size_t>(generation) * bound_bytes_.size() + output];
 }
 
 void compute_case_data(const Spec& spec, const Case& c, const CaseDataLayout& layout,
@@ -97,9 +111,14 @@ void compute_case_data(const Spec& spec, const Case& c, const CaseDataLayout& la
           t.shape, t.place.strides.empty() ? row_major_strides(t.shape) : t.place.strides));
     }
     std::vector<unsigned char*> refs;
-    for (std::size_t o = 0; o < layout.outputs(); ++o)
+    std::vector<double*> bounds;
+    for (std::size_t o = 0; o < layout.outputs(); ++o) {
       refs.push_back(dst + layout.reference_offset(g, o));
-    case_reference(spec, c, inputs, refs);
+      bounds.push_back(layout.bound_bytes(o)
+                           ? reinterpret_cast<double*>(dst + layout.bound_offset(g, o))
+                           : nullptr);
+    }
+    case_reference(spec, c, inputs, refs, bounds);
   }
 }
 

@@ -109,7 +109,7 @@ class CaseTensors {
     std::uint64_t want_bits = 0, got_bits = 0;
   };
   // Output o's elements in a downloaded allocation against `want` (dense, logical order, the
-  // output's dtype) by `matches(want_bits, got_bits)`.
+  // output's dtype) by `matches(i, want_bits, got_bits)`, i the element's logical index.
   template <typename Match>
   Mismatch compare_output(const unsigned char* out_alloc, const void* want, Match&& matches,
                           std::size_t o = 0) const;
@@ -182,7 +182,7 @@ CaseTensors::Mismatch CaseTensors::compare_output(const unsigned char* out_alloc
       std::uint64_t w = 0, g = 0;
       std::memcpy(&w, static_cast<const unsigned char*>(want) + i * es, es);
       std::memcpy(&g, out_alloc + output_byte(i, o), es);
-      if (!matches(w, g)) {
+      if (!matches(i, w, g)) {
         if (first < 0) first = i, wb = w, gb = g;
         ++count;
       }

@@ -73,17 +73,44 @@ bool element_matches(const CompareRule& rule, DType dtype, std::uint64_t want_bi
   return false;
 }
 
+double ulp_at(DType dtype, std::uint64_t bits) {
+  const std::uint64_t sign = std::uint64_t{1} << (8 * dtype_size(dtype) - 1);
+  const std::uint64_t mag = bits & (sign - 1);
+  const double a = bits_to_double(dtype, mag);
+  const double up = bits_to_double(dtype, mag + 1);
+  return std::isfinite(up) ? up - a : a - bits_to_double(dtype, mag - 1);
+}
+
+bool element_matches(const OutputRule& rule, DType dtype, double bound, std::uint64_t want_bits,
+                     std::uint64_t got_bits) {
+  if (!rule.by_bound()) return element_matches(rule.rule, dtype, want_bits, got_bits);
+  if (want_bits == got_bits) return true;
+  if (is_integer(dtype)) return false;
+  const double want = bits_to_double(dtype, want_bits);
+  const double got = bits_to_double(dtype, got_bits);
+  if (std::isnan(want) || std::isnan(got)) return std::isnan(want) && std::isnan(got);
+  if (std::isinf(want) || std::isinf(got)) return want == got;
+  if (std::isnan(bound)) return true;
+  return std::fabs(got - want) <= rule.bound_scale * bound + ulp_at(dtype, want_bits);
+}
+
 }  // namespace kq
 
 namespace kq {
 
-std::vector<CompareRule> compare_rules(const Spec& spec, const Case& c) {
+bool output_by_bound(const Spec& spec, std::size_t k) {
+  return spec.shaped && k < spec.shaped->compare.size() &&
+         spec.shaped->compare[k].kind == ShapedCompare::Kind::accumulation_bound;
+}
+
+std::vector<OutputRule> output_rules(const Spec& spec, const Case& c) {
   if (!spec.shaped) return {spec.op.compare};
   const ShapedContract& sc = *spec.shaped;
   const Point at{c.dims};
-  std::vector<CompareRule> rules;
+  std::vector<OutputRule> rules;
   for (const ShapedCompare& sh : sc.compare) {
-    CompareRule r;
+    OutputRule o;
+    CompareRule& r = o.rule;
     switch (sh.kind) {
       case ShapedCompare::Kind::bitwise:
         r.kind = CompareRule::Kind::bitwise;
@@ -98,10 +125,22 @@ std::vector<CompareRule> compare_rules(const Spec& spec, const Case& c) {
         r.rtol = sh.rtol ? evaluate(*sh.rtol, sc, at) : 0.0;
         break;
       case ShapedCompare::Kind::accumulation_bound:
-        throw std::runtime_error(
-            "compare: bound: accumulation is not applied yet; state an rtol/atol formula");
+        o.bound_scale = kAccumulationBoundFactor * unit_roundoff(sc.compute);
+        break;
     }
-    rules.push_back(r);
+    rules.push_back(o);
+  }
+  return rules;
+}
+
+std::vector<CompareRule> compare_rules(const Spec& spec, const Case& c) {
+  std::vector<CompareRule> rules;
+  for (const OutputRule& o : output_rules(spec, c)) {
+    if (o.by_bound())
+      throw std::runtime_error(
+          "compare: bound: accumulation needs the reference's bounds; this check takes none "
+          "(it must take output_rules and case_reference's bounds)");
+    rules.push_back(o.rule);
   }
   return rules;
 }

@@ -5,6 +5,10 @@
 //              last place apart (-0 and +0 are 0 apart)
 //   tolerance: |got - want| <= atol + rtol |want|; a NaN passes only where NaN is expected,
 //              an infinity only where the same infinity is expected
+//   bound:     format 2's {bound: accumulation}: |got - want| <= c u E + ulp(want), E the
+//              reference's accumulation bound of the element (core/indexed/bound.hpp), u the
+//              unit roundoff of the spec's compute type, ulp(want) one rounding into the output's
+//              dtype at want; NaN and infinities as for a tolerance
 #pragma once
 #include <cstdint>
 #include <string>
@@ -16,9 +20,32 @@
 
 namespace kq {
 
+// c of the accumulation bound: E is a first-order bound that takes a sum's rounding errors to
+// grow like sqrt(K) (their typical growth, not the worst), so c = 2 leaves room for second-order
+// terms and for a kernel's functions (exp, log) being off by an ulp, while a sum whose partial
+// sums round to bfloat16 instead of float32 still fails (tests/unit/test_indexed_bound.cpp).
+inline constexpr double kAccumulationBoundFactor = 2.0;
+
+// How one output of a case is compared: by `rule`, or, where bound_scale > 0, by the bound
+// (above) with bound_scale = c u, which needs the reference's bound of every element.
+struct OutputRule {
+  OutputRule() = default;
+  OutputRule(const CompareRule& r) : rule(r) {}  // NOLINT: format 1's one rule as it is
+  CompareRule rule;
+  double bound_scale = 0.0;
+  bool by_bound() const { return bound_scale > 0.0; }
+};
+
 // Whether `got` is acceptable for `want`; values are the dtype's bit patterns widened to u64.
 bool element_matches(const CompareRule& rule, DType dtype, std::uint64_t want_bits,
                      std::uint64_t got_bits);
+// The same under an output's rule; `bound` (the element's E) is read only by a bound rule. A NaN
+// bound (a first-order analysis that broke down, 0 times an infinite error) bounds nothing.
+bool element_matches(const OutputRule& rule, DType dtype, double bound, std::uint64_t want_bits,
+                     std::uint64_t got_bits);
+// One rounding into `dtype` at a value: the distance from its magnitude to the next value of the
+// dtype away from zero (to the one below, at the largest finite). Value dtypes only.
+double ulp_at(DType dtype, std::uint64_t bits);
 
 // The value of a bit pattern of `dtype`, as a double.
 double bits_to_double(DType dtype, std::uint64_t bits);
@@ -26,8 +53,13 @@ double bits_to_double(DType dtype, std::uint64_t bits);
 std::string describe_bits(DType dtype, std::uint64_t bits);
 
 // The rule for each output of case `c`: format 1's one rule; format 2's per output, its
-// formulas evaluated at the case's dims (integer outputs bitwise). Throws std::runtime_error for
-// a rule kq cannot apply yet (bound: accumulation).
+// formulas evaluated at the case's dims (integer outputs bitwise), a bound's scale c u.
+std::vector<OutputRule> output_rules(const Spec& spec, const Case& c);
+// Whether output k (in the order of the outputs) is compared by the accumulation bound, so that
+// its reference comes with bounds (qualify/case_data.hpp).
+bool output_by_bound(const Spec& spec, std::size_t k);
+// output_rules' CompareRules, for checks that take no bounds. Throws std::runtime_error where an
+// output is compared by the bound (those checks must take output_rules and the bounds).
 std::vector<CompareRule> compare_rules(const Spec& spec, const Case& c);
 
 }  // namespace kq

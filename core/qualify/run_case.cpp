@@ -69,7 +69,7 @@ class CaseRunner {
         shared_(shared),
         layout_(spec, c),
         stream_(device),
-        rules_(compare_rules(spec, c)),
+        rules_(output_rules(spec, c)),
         tensors_(spec, c, device),
         checks_(case_checks(c, tensors_, device, rules_, stream_.handle(),
                             device_check_min_elements())) {}
@@ -175,8 +175,12 @@ class CaseRunner {
 
   // One call under CUPTI: every kernel, copy and set must run on the stream kq gave (or on a
   // stream forked from it and joined back), and the call must still be right.
-  // Each output's reference, dense in logical order.
-  using Want = std::vector<const unsigned char*>;
+  // Each output's reference, dense in logical order, and its bounds where it is compared by the
+  // accumulation bound (else null).
+  struct Want {
+    std::vector<const unsigned char*> values;
+    std::vector<const double*> bounds;
+  };
 
   // " in output mean" where the spec has several outputs.
   std::string in_output(std::size_t o) const {
@@ -275,30 +279,42 @@ class CaseRunner {
     return checks_->differs_from_first();
   }
 
-  // The references for the inputs loaded last, one per output, dense in logical order: in the
-  // shared data, or computed into `local` (resized, its memory reused).
+  // The references for the inputs loaded last, one per output, dense in logical order, with
+  // their bounds: in the shared data, or computed into `local` (resized, its memory reused: the
+  // outputs' references, then their bounds).
   Want reference(std::vector<HostBytes>& local) {
     StageTimer t(stages_.reference);
+    const std::size_t outputs = layout_.outputs();
     Want want;
     if (shared_) {
-      for (std::size_t o = 0; o < layout_.outputs(); ++o)
-        want.push_back(shared_ + layout_.reference_offset(generation_, o));
+      for (std::size_t o = 0; o < outputs; ++o) {
+        want.values.push_back(shared_ + layout_.reference_offset(generation_, o));
+        want.bounds.push_back(
+            layout_.bound_bytes(o) == 0
+                ? nullptr
+                : reinterpret_cast<const double*>(shared_ + layout_.bound_offset(generation_, o)));
+      }
       return want;
     }
-    local.resize(layout_.outputs());
+    local.resize(2 * outputs);
     std::vector<unsigned char*> dst;
-    for (std::size_t o = 0; o < layout_.outputs(); ++o) {
+    std::vector<double*> bounds;
+    for (std::size_t o = 0; o < outputs; ++o) {
       local[o].resize(layout_.reference_bytes(o));
       dst.push_back(local[o].data());
-      want.push_back(local[o].data());
+      want.values.push_back(local[o].data());
+      HostBytes& b = local[outputs + o];
+      b.resize(layout_.bound_bytes(o));
+      bounds.push_back(b.empty() ? nullptr : reinterpret_cast<double*>(b.data()));
+      want.bounds.push_back(bounds.back());
     }
-    case_reference(spec_, case_, tensors_.pristine_input_views(), dst);
+    case_reference(spec_, case_, tensors_.pristine_input_views(), dst, bounds);
     return want;
   }
 
   std::optional<CaseOutcome> check_values(const Want& want, const char* check) {
     StageTimer t(stages_.compare);
-    const CaseTensors::Mismatch m = checks_->values(want, generation_);
+    const CaseTensors::Mismatch m = checks_->values(want.values, want.bounds, generation_);
     if (m.count == 0) return std::nullopt;
     const DType dt = tensors_.dtype(m.output);
     const std::string of =
@@ -324,7 +340,7 @@ class CaseRunner {
   CaseDataLayout layout_;
   int generation_ = 0;  // of the inputs loaded last
   Stream stream_;
-  std::vector<CompareRule> rules_;  // by output
+  std::vector<OutputRule> rules_;  // by output
   CaseTensors tensors_;
   std::unique_ptr<CaseChecks> checks_;
   rec::CaseStages stages_;
@@ -346,8 +362,12 @@ std::uint64_t case_host_bytes(const Case& c, std::size_t elem_size, Device devic
 CaseOutcome run_case(IKernelArm& arm, Device device, const Spec& spec, const Case& c,
                      const std::function<void(double)>& prepared, const unsigned char* shared) {
   auto t0 = std::chrono::steady_clock::now();
-  const std::uint64_t need =
-      case_host_bytes(c, dtype_size(spec.op.dtype), device, shared != nullptr);
+  std::uint64_t need = case_host_bytes(c, dtype_size(spec.op.dtype), device, shared != nullptr);
+  // The accumulation bounds of the outputs compared by them, computed here unless shared.
+  if (!shared && spec.shaped) {
+    const CaseDataLayout layout(spec, c);
+    for (std::size_t o = 0; o < layout.outputs(); ++o) need += layout.bound_bytes(o);
+  }
   if (const std::uint64_t have = available_host_bytes(); have != 0 && need > have) {
     CaseOutcome o;
     o.result = CaseOutcome::Result::skipped;

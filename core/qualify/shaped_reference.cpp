@@ -37,19 +37,31 @@ ix::Buffer dense_copy(const TensorView& v) {
 }  // namespace
 
 void shaped_reference(const ix::Program& p, const std::vector<std::int64_t>& dims,
-                      std::span<const TensorView> inputs, std::span<unsigned char* const> dst) {
+                      std::span<const TensorView> inputs, std::span<unsigned char* const> dst,
+                      std::span<double* const> bounds) {
   ix::DimValues dim_values;
   for (std::size_t d = 0; d < p.decls.dims.size(); ++d) dim_values[p.decls.dims[d].name] = dims[d];
   ix::Tensors in;
   std::size_t next_input = 0;
   for (const ix::TensorDecl& t : p.decls.tensors)
     if (t.role == ix::Role::input) in[t.name] = dense_copy(inputs[next_input++]);
-  const ix::Tensors out = ix::evaluate(p, dim_values, in);
+  std::vector<int> bounded;  // by tensor position
   std::size_t k = 0;
+  for (std::size_t t = 0; t < p.decls.tensors.size(); ++t) {
+    if (p.decls.tensors[t].role != ix::Role::output) continue;
+    if (k < bounds.size() && bounds[k]) bounded.push_back(static_cast<int>(t));
+    ++k;
+  }
+  const ix::Evaluation e = ix::evaluate_with_bounds(p, dim_values, in, bounded);
+  k = 0;
   for (const ix::TensorDecl& t : p.decls.tensors) {
     if (t.role != ix::Role::output) continue;
-    const ix::Buffer& b = out.at(t.name);
+    const ix::Buffer& b = e.outputs.at(t.name);
     if (!b.bytes.empty()) std::memcpy(dst[k], b.bytes.data(), b.bytes.size());
+    if (k < bounds.size() && bounds[k]) {
+      const ix::Buffer& eb = e.bounds.at(t.name);
+      if (!eb.bytes.empty()) std::memcpy(bounds[k], eb.bytes.data(), eb.bytes.size());
+    }
     ++k;
   }
 }

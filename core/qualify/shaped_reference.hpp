@@ -11,9 +11,12 @@
 
 namespace kq {
 
-// `inputs` in the program's input order, dst[k] the k-th output's destination. Throws
-// ix::EvalError (a gather out of range, say) and std::exception.
+// `inputs` in the program's input order, dst[k] the k-th output's destination; where bounds[k]
+// is set (bounds may be empty), the k-th output's accumulation bounds too (doubles, dense in
+// logical order; ix::evaluate_with_bounds). Throws ix::EvalError (a gather out of range, say)
+// and std::exception.
 void shaped_reference(const ix::Program& p, const std::vector<std::int64_t>& dims,
-                      std::span<const TensorView> inputs, std::span<unsigned char* const> dst);
+                      std::span<const TensorView> inputs, std::span<unsigned char* const> dst,
+                      std::span<double* const> bounds = {});
 
 }  // namespace kq

@@ -1,0 +1,120 @@
+// The accumulation bound's rules (docs/indexed-statements.md, "The accumulation bound"): beside
+// each float64 value v the reference computes, E, a first-order bound on the error an arm makes
+// computing it in a floating-point type of unit roundoff u, in units of u. Inputs are exact; each
+// operation adds the error its operands carry, scaled by how much it amplifies them, and its own
+// rounding, |v|. A sum of K terms rounds like sqrt(K) roundings of its magnitudes: the typical,
+// not the worst-case growth, since a kernel's partial sums are free to be added in any order.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numbers>
+
+#include "kq/expr.hpp"
+
+namespace kq::ix {
+
+// A value and its error bound in units of u (0 where the bound is not computed).
+struct Term {
+  double v = 0.0;
+  double e = 0.0;
+};
+
+// factor * e, where an exact operand (e == 0) stays exact even under an infinite factor: log(a)
+// at a = 0, say, or a product with an infinite term.
+inline double scaled(double factor, double e) { return e == 0.0 ? 0.0 : factor * e; }
+
+// E of `op` applied to `a` (its operands, with their bounds) giving v.
+inline double apply_bound(Op op, const Term* a, double v) {
+  const double r = std::fabs(v);  // the operation's own rounding
+  switch (op) {
+    case Op::neg:
+    case Op::abs:
+    case Op::relu:  // exact, and 1-Lipschitz
+      return a[0].e;
+    case Op::add:
+    case Op::sub:
+      return a[0].e + a[1].e + r;
+    case Op::mul:
+      return scaled(std::fabs(a[1].v), a[0].e) + scaled(std::fabs(a[0].v), a[1].e) + r;
+    case Op::div:
+      if (a[1].v == 0.0) return std::numeric_limits<double>::infinity();
+      return (a[0].e + scaled(r, a[1].e)) / std::fabs(a[1].v) + r;
+    case Op::max:
+    case Op::min:
+      return std::max(a[0].e, a[1].e);
+    case Op::lt:
+    case Op::le:
+    case Op::gt:
+    case Op::ge:
+    case Op::eq:
+    case Op::ne:
+      return 0.0;  // an integer answer: a comparison that a rounding flips is not bounded here
+    case Op::select:
+      return a[0].v != 0.0 ? a[1].e : a[2].e;  // the branch chosen (a NaN condition picks b)
+    case Op::clamp: {
+      // The operand whose value came out (the largest bound of those that did, at ties).
+      double e = -1.0;
+      for (int k = 0; k < 3; ++k)
+        if (a[k].v == v) e = std::max(e, a[k].e);
+      return e >= 0.0 ? e : std::max({a[0].e, a[1].e, a[2].e});
+    }
+    case Op::sqrt:
+      return scaled(0.5 / std::sqrt(std::fabs(a[0].v)), a[0].e) + r;
+    case Op::exp:
+      return scaled(r, a[0].e) + r;
+    case Op::log:
+      return scaled(1.0 / std::fabs(a[0].v), a[0].e) + r;
+    // The others: L * Ea + |v| with L a bound on |f'| over the whole line.
+    case Op::tanh:
+      return a[0].e + r;
+    case Op::sigmoid:
+      return 0.25 * a[0].e + r;
+    case Op::erf:
+      return std::numbers::inv_sqrtpi * 2.0 * a[0].e + r;
+    case Op::gelu:
+      return 1.13 * a[0].e + r;
+    case Op::silu:
+      return 1.1 * a[0].e + r;
+    case Op::constant:
+    case Op::input:
+      break;
+  }
+  return 0.0;
+}
+
+// The bound of a sum of K terms t_i: sum E_i + sqrt(K) sum |t_i|. Plain float64 sums: a bound
+// needs no last digit.
+class SumBound {
+ public:
+  void add(const Term& t) {
+    errors_ += t.e;
+    magnitudes_ += std::fabs(t.v);
+    ++terms_;
+  }
+  double value() const { return errors_ + std::sqrt(static_cast<double>(terms_)) * magnitudes_; }
+
+ private:
+  double errors_ = 0.0, magnitudes_ = 0.0;
+  std::int64_t terms_ = 0;
+};
+
+// The bound of a product of K terms: |v| sum E_i / |t_i| + K |v|, the first part kept as the
+// running product rule so that a zero term needs no division.
+class ProdBound {
+ public:
+  void add(const Term& t) {
+    const double m = std::fabs(t.v);
+    errors_ = scaled(m, errors_) + scaled(magnitude_, t.e);
+    magnitude_ *= m;
+    ++terms_;
+  }
+  double value() const { return errors_ + scaled(magnitude_, static_cast<double>(terms_)); }
+
+ private:
+  double errors_ = 0.0, magnitude_ = 1.0;
+  std::int64_t terms_ = 0;
+};
+
+}  // namespace kq::ix
