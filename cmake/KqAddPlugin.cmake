@@ -1,5 +1,5 @@
 # kq_add_plugin(<target> SOURCES <files...> [LIBS <libs...>] [HASH_EXTRA <files...>]
-#               [SOURCE_ROOT <dir>])
+#               [SOURCE_ROOT <dir>] [OUTPUT_DIRECTORY <dir>] [NO_INSTALL])
 # Builds a plugin shared object into the plugin directory: in this tree bin/plugins/ beside the
 # kq binary (KQ_PLUGIN_OUTPUT_DIR), in a project that found the installed SDK (find_package(kq),
 # kqConfig.cmake) the build's plugins/ folder. The plugin sees kq::plugin_api only (plus LIBS);
@@ -8,6 +8,8 @@
 # relative to SOURCE_ROOT: by default KQ_SOURCE_ROOT (this tree's root, set by its top
 # CMakeLists.txt), else the top source folder of the project being built. install() puts the
 # plugin into bin/plugins of the install prefix, which the SDK defaults to the kq install's own.
+# OUTPUT_DIRECTORY builds it elsewhere and NO_INSTALL leaves it out of the install: a plugin of
+# test fixtures that kq must not find by default (plugins/broken's test-spec candidates).
 #
 # A source may be a .cu file where the project enables CUDA (project(... LANGUAGES CXX CUDA)): it
 # is compiled as C++20, as the plugin API needs, and linked with the static CUDA runtime, as kq's
@@ -26,7 +28,8 @@ if(NOT DEFINED CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
 endif()
 
 function(kq_add_plugin target)
-  cmake_parse_arguments(P "" "SOURCE_ROOT" "SOURCES;LIBS;HASH_EXTRA" ${ARGN})
+  cmake_parse_arguments(P "NO_INSTALL" "SOURCE_ROOT;OUTPUT_DIRECTORY" "SOURCES;LIBS;HASH_EXTRA"
+                        ${ARGN})
   set(hash_script "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/KqHashSources.cmake")
   set(hash_helpers "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/KqWriteIfChanged.cmake")
   if(P_SOURCE_ROOT)
@@ -36,7 +39,9 @@ function(kq_add_plugin target)
   else()
     set(root "${CMAKE_SOURCE_DIR}")
   endif()
-  if(DEFINED KQ_PLUGIN_OUTPUT_DIR)
+  if(P_OUTPUT_DIRECTORY)
+    set(out_dir "${P_OUTPUT_DIRECTORY}")
+  elseif(DEFINED KQ_PLUGIN_OUTPUT_DIR)
     set(out_dir "${KQ_PLUGIN_OUTPUT_DIR}")
   else()
     set(out_dir "${CMAKE_BINARY_DIR}/plugins")
@@ -85,7 +90,9 @@ function(kq_add_plugin target)
   if("CUDA" IN_LIST langs)
     _kq_plugin_cuda_properties(${target})
   endif()
-  install(TARGETS ${target} LIBRARY DESTINATION bin/plugins)
+  if(NOT P_NO_INSTALL)
+    install(TARGETS ${target} LIBRARY DESTINATION bin/plugins)
+  endif()
   if(NOT TARGET kq_all_plugins)
     add_custom_target(kq_all_plugins)
   endif()

@@ -1,0 +1,91 @@
+// The base of the CPU candidates for format-2 (shaped) specs. Each recognises the computation it
+// implements by the program's canonical text (kq/indexed_text.hpp: its structure, never the op's
+// name) and the dtypes of its inputs and outputs, and breaks one step of it. GuardedArm checks
+// every view against the shaped contract before compute() sees it. The steps a candidate does
+// not break are computed in float64 and rounded once, as the reference does, so that its flaw is
+// the only error in what it writes.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cpu_common.hpp"
+#include "kq/half.hpp"
+#include "kq/indexed_text.hpp"
+
+namespace kq::broken::cpu {
+
+// The dtypes of a spec's inputs, then its outputs, in declaration order.
+using Signature = std::vector<DType>;
+
+class ShapedArm : public CpuArm {
+ public:
+  // `what`: the computation in words, for the reason a spec is declined; `canonical`: the
+  // program's canonical text, as `kq check-spec SPEC` prints it.
+  ShapedArm(const char* flaw, const char* expected, const char* what, const char* canonical,
+            std::vector<Signature> signatures)
+      : CpuArm(flaw, expected),
+        what_(what),
+        canonical_(canonical),
+        signatures_(std::move(signatures)) {}
+
+ protected:
+  bool computes_shaped() const override { return true; }
+
+  Status on_supports(const OpSpec& spec) const override {
+    if (!spec.program) return Status::unsupported("format-2 (shaped) specs only");
+    if (!ix::computes(*spec.program, canonical_))
+      return Status::unsupported(std::string("computes ") + what_ + " only");
+    if (spec.compute != DType::f32) return Status::unsupported("compute f32 only");
+    Signature s;
+    for (const ix::Role role : {ix::Role::input, ix::Role::output})
+      for (const ix::TensorDecl& t : spec.program->decls.tensors)
+        if (t.role == role) s.push_back(t.dtype);
+    for (const Signature& taken : signatures_)
+      if (s == taken) return Status::ok();
+    return Status::unsupported(std::string(what_) + " in other dtypes only");
+  }
+
+ private:
+  const char* what_;
+  const char* canonical_;
+  std::vector<Signature> signatures_;
+};
+
+// The element of `v` at `index` (one subscript per dimension; none for a scalar), through its
+// strides.
+inline void* element(const TensorView& v, std::initializer_list<std::int64_t> index) {
+  std::int64_t offset = 0;
+  int d = 0;
+  for (std::int64_t i : index) offset += i * v.strides[d++];
+  return static_cast<char*>(v.data) + offset * static_cast<std::int64_t>(dtype_size(v.dtype));
+}
+
+// That element, exactly, as a double.
+inline double get(const TensorView& v, std::initializer_list<std::int64_t> index) {
+  return load_as_double(v.dtype, element(v, index));
+}
+
+// `x` rounded once into that element.
+inline void put(const TensorView& v, std::initializer_list<std::int64_t> index, double x) {
+  store_rounded(v.dtype, x, element(v, index));
+}
+
+// The canonical text of softmax over the last dim: four candidates break one step each.
+inline constexpr const char* kSoftmax = R"(
+  tmp0[i0] = max(i1, in0[i0, i1])
+  tmp1[i0, i1] = exp(sub(in0[i0, i1], tmp0[i0]))
+  tmp2[i0] = sum(i1, tmp1[i0, i1])
+  out0[i0, i1] = div(tmp1[i0, i1], tmp2[i0])
+  shapes: in0[d0, d1] out0[d0, d1] tmp0[d0] tmp1[d0, d1] tmp2[d0]
+)";
+
+// Softmax in f32 or bf16 (computed in f32).
+inline std::vector<Signature> softmax_dtypes() {
+  return {{DType::f32, DType::f32}, {DType::bf16, DType::bf16}};
+}
+
+}  // namespace kq::broken::cpu
