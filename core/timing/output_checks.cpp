@@ -55,16 +55,20 @@ OutputFinding mismatch_finding(const CaseTensors& t, const CaseTensors::Mismatch
   return f;
 }
 
-OutputFinding check_timed_output(const CaseTensors& t, const std::vector<CompareRule>& rules,
-                                 const std::vector<HostBytes>& want, HostBytes& scratch,
+OutputFinding check_timed_output(const CaseTensors& t, const std::vector<OutputRule>& rules,
+                                 const std::vector<HostBytes>& want,
+                                 const std::vector<std::vector<double>>& bounds, HostBytes& scratch,
                                  const void* want_on_device, void* stream) {
-  if (want_on_device) return on_device(t, rules[0], want[0], want_on_device, stream);
+  // Device checks take format 1's one output, never a bound.
+  if (want_on_device) return on_device(t, rules[0].rule, want[0], want_on_device, stream);
   for (std::size_t o = 0; o < t.outputs(); ++o) {
     t.download_output(scratch, o);
     // Timed outputs are contiguous: the surroundings are the guard zones alone.
     if (auto s = t.check_output_surroundings(scratch.data(), 0, o); !s.check.empty())
       return {false, s.message, -1, {}, {}};
-    const CaseTensors::Mismatch m = host_mismatch(t, scratch.data(), want[o].data(), rules[o], o);
+    const double* bound = o < bounds.size() && !bounds[o].empty() ? bounds[o].data() : nullptr;
+    const CaseTensors::Mismatch m =
+        host_mismatch(t, scratch.data(), want[o].data(), rules[o], bound, o);
     if (m.count > 0) return mismatch_finding(t, m);
   }
   return {};

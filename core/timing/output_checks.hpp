@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "qualify/case_tensors.hpp"
+#include "qualify/compare.hpp"
 #include "spec/spec.hpp"
 
 namespace kq {
@@ -38,12 +39,14 @@ struct OutputFinding {
 OutputFinding mismatch_finding(const CaseTensors& t, const CaseTensors::Mismatch& m);
 
 // The outputs of `t` (each downloaded into `scratch`, whose memory is reused) against want[o]
-// (output o's reference, dense): guard zones, then every element by rules[o]. With
+// (output o's reference, dense): guard zones, then every element by rules[o] (bounds[o]: the
+// reference's bounds where output o is compared by the accumulation bound). With
 // `want_on_device` (the one output's reference on t's CUDA device; t's output
 // device_checkable), the output is checked where it lies instead (qualify/case_checks.hpp), on
 // `stream`: the same findings.
-OutputFinding check_timed_output(const CaseTensors& t, const std::vector<CompareRule>& rules,
-                                 const std::vector<HostBytes>& want, HostBytes& scratch,
+OutputFinding check_timed_output(const CaseTensors& t, const std::vector<OutputRule>& rules,
+                                 const std::vector<HostBytes>& want,
+                                 const std::vector<std::vector<double>>& bounds, HostBytes& scratch,
                                  const void* want_on_device = nullptr, void* stream = nullptr);
 
 }  // namespace kq

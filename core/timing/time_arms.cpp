@@ -50,7 +50,7 @@ class SizeRun {
         point_(point),
         size_(point.size),
         case_(point.c),
-        rules_(compare_rules(spec, point.c)),
+        rules_(output_rules(spec, point.c)),
         rejected_(rejected),
         emit_(emit),
         rng_(spec.qualification.seed + static_cast<std::uint64_t>(point.size)) {
@@ -128,12 +128,17 @@ class SizeRun {
   void reference() {
     const CaseTensors& t = *slots_.front().sets.front();
     want_.resize(t.outputs());
+    bounds_.resize(t.outputs());
     std::vector<unsigned char*> dst;
+    std::vector<double*> bounds;
     for (std::size_t o = 0; o < t.outputs(); ++o) {
-      want_[o].resize(static_cast<std::size_t>(t.output_view(o).numel()) * dtype_size(t.dtype(o)));
+      const auto n = static_cast<std::size_t>(t.output_view(o).numel());
+      want_[o].resize(n * dtype_size(t.dtype(o)));
       dst.push_back(want_[o].data());
+      bounds_[o].assign(rules_[o].by_bound() ? n : 0, 0.0);  // the accumulation bound's E
+      bounds.push_back(rules_[o].by_bound() ? bounds_[o].data() : nullptr);
     }
-    case_reference(spec_, case_, t.pristine_input_views(), dst);
+    case_reference(spec_, case_, t.pristine_input_views(), dst, bounds);
 #if KQ_HAVE_CUDA
     if (!cuda_stream_ || t.outputs() != 1 ||
         case_.numel() < std::max<std::int64_t>(device_check_min_elements(), 1))
@@ -161,9 +166,9 @@ class SizeRun {
   void check(Slot& s, CaseTensors& t, const char* mode, int round, const char* check_name) {
     ++s.checked;
     const bool on_device = want_on_device_.data() != nullptr && device_checkable(t);
-    OutputFinding f =
-        check_timed_output(t, rules_, want_, scratch_, on_device ? want_on_device_.data() : nullptr,
-                           on_device ? cuda_stream_->handle() : nullptr);
+    OutputFinding f = check_timed_output(t, rules_, want_, bounds_, scratch_,
+                                         on_device ? want_on_device_.data() : nullptr,
+                                         on_device ? cuda_stream_->handle() : nullptr);
     if (f.ok || !s.rejected.empty()) return;
     const std::string where =
         std::string(mode) + " mode" +
@@ -303,7 +308,7 @@ class SizeRun {
   const TimedPoint& point_;
   std::int64_t size_;
   Case case_;
-  std::vector<CompareRule> rules_;  // by output
+  std::vector<OutputRule> rules_;  // by output
   std::map<std::string, std::string>& rejected_;
   const Emit& emit_;
   std::mt19937_64 rng_;
@@ -314,6 +319,7 @@ class SizeRun {
   std::unique_ptr<ClockProbe> probe_;
   std::vector<std::unique_ptr<Light>> lights_;  // the controls: copies, the launch floor
   std::vector<HostBytes> want_;                 // by output
+  std::vector<std::vector<double>> bounds_;     // by output: E where compared by the bound
   HostBytes scratch_;
   DeviceMemory want_on_device_;  // want_ on the CUDA device, or empty
 };

@@ -331,10 +331,11 @@ TEST_CASE("the timing loop's output check: the same findings on the device as on
   auto both = [&](const char* what) {
     INFO(what);
     kq::HostBytes scratch;
-    const std::vector<kq::CompareRule> rules{spec.op.compare};
+    const std::vector<kq::OutputRule> rules{spec.op.compare};
     const std::vector<kq::HostBytes> wants{k.want};
-    const auto h = kq::check_timed_output(k.t, rules, wants, scratch);
-    const auto d = kq::check_timed_output(k.t, rules, wants, scratch, want_on_device.data(), k.s.s);
+    const auto h = kq::check_timed_output(k.t, rules, wants, {}, scratch);
+    const auto d =
+        kq::check_timed_output(k.t, rules, wants, {}, scratch, want_on_device.data(), k.s.s);
     CHECK(h.ok == d.ok);
     CHECK(h.message == d.message);
     CHECK(h.index == d.index);

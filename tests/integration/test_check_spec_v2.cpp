@@ -1,5 +1,5 @@
 // kq and format-2 (shaped) specs: check-spec prints what it read, with each point's bytes and
-// FLOPs; run, qualify and selftest refuse them with one message until the pipeline runs them.
+// FLOPs, and its canonical form.
 #include <doctest/doctest.h>
 
 #include <filesystem>

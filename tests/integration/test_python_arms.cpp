@@ -137,6 +137,9 @@ TEST_CASE("torch_eager_cpu qualifies every shipped spec; torch_compile_cpu decli
   int specs = 0;
   for (const auto& e : fs::directory_iterator(kq::test::source_dir() / "specs")) {
     if (e.path().extension() != ".yaml") continue;
+    // Format-2 specs are timed (so qualified) at transformer shapes, too large for a CPU test:
+    // unit/test_torch_shaped holds the torch arms of format 2 to a float64 reference.
+    if (kq::test::read_file(e.path()).find("kq_spec: 2") != std::string::npos) continue;
     ++specs;
     const auto summary = qualify(e.path().string(), "torch_eager_cpu", dir / e.path().stem());
     INFO(e.path().filename().string());

@@ -237,3 +237,20 @@ TEST_CASE("a decision written as JSON and read back is the same decision") {
   // The choices are written beside the decision, not in it.
   CHECK(back == d);
 }
+
+TEST_CASE("format 2: the sentence names the timing points a win covers, not their numbers") {
+  kq::TimedSamples s;  // points 1, 2, 3 in the spec's order
+  s[1]["base"] = noisy(100e-6, 0.02, 40, 1);
+  s[1]["fast"] = noisy(100e-6, 0.02, 40, 2);  // a tie
+  s[2]["base"] = noisy(300e-6, 0.02, 40, 3);
+  s[2]["fast"] = noisy(200e-6, 0.02, 40, 4);
+  s[3]["base"] = noisy(600e-6, 0.02, 40, 5);
+  s[3]["fast"] = noisy(400e-6, 0.02, 40, 6);
+  kq::Decision d = kq::decide(s, "base", 1.03);
+  kq::SentenceFacts facts{"cuda", std::nullopt, {}};
+  facts.points = {{1, "M=4096,N=4096"}, {2, "M=32768,N=4096"}, {3, "M=4096,N=50257"}};
+  const std::string sentence = kq::decision_sentence(d, facts);
+  CHECK(sentence.find("Adopt fast at M=32768,N=4096 and M=4096,N=50257: ") != std::string::npos);
+  CHECK(sentence.find("elements") == std::string::npos);
+  CHECK(sentence.find("keep base") != std::string::npos);
+}
