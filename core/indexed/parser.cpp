@@ -4,6 +4,7 @@
 // the offending token's column is at hand.
 #include "indexed/parser.hpp"
 
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <vector>
@@ -522,7 +523,8 @@ class StatementParser {
       case NodeKind::dim:
         return;
       case NodeKind::number:
-        if (n.value != static_cast<double>(static_cast<std::int64_t>(n.value)))
+        // Checked before any cast: NaN, infinities and values beyond 2^53 are no subscript.
+        if (!(std::fabs(n.value) <= 9007199254740992.0) || std::trunc(n.value) != n.value)
           fail_at(at, "a subscript's constants are integers, found " + std::to_string(n.value));
         return;
       case NodeKind::access: {

@@ -193,3 +193,12 @@ TEST_CASE("declarations: unknown dims and reserved or repeated names") {
   d.params.push_back({"x", 1.0});
   CHECK(parse_error("r[m] = 0", d).find("declared twice") != std::string::npos);
 }
+
+TEST_CASE("a subscript's constant must be an integer: NaN, infinities and 1e30 are refused") {
+  // Found by the fuzzer: a NaN subscript was converted to an integer before it was checked.
+  for (const char* c : {"nan", "inf", "1e30", "0.5"}) {
+    CAPTURE(c);
+    check_error(std::string("r[m] = x[m, m - m + ") + c + "]", "1",
+                "a subscript's constants are integers");
+  }
+}
