@@ -29,23 +29,7 @@ std::int64_t Buffer::numel() const {
 }
 
 double Buffer::get(std::int64_t i) const {
-  const unsigned char* p = bytes.data() + static_cast<std::size_t>(i) * dtype_size(dtype);
-  switch (dtype) {
-    case DType::i32: {
-      std::int32_t v;
-      std::memcpy(&v, p, 4);
-      return v;
-    }
-    case DType::i64: {
-      std::int64_t v;
-      std::memcpy(&v, p, 8);
-      return static_cast<double>(v);
-    }
-    case DType::boolean:
-      return *p != 0 ? 1.0 : 0.0;
-    default:
-      return load_as_double(dtype, p);
-  }
+  return load_as_double(dtype, bytes.data() + static_cast<std::size_t>(i) * dtype_size(dtype));
 }
 
 void Buffer::set(std::int64_t i, double v) {

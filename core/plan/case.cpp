@@ -50,6 +50,14 @@ std::vector<std::int64_t> row_major_strides(const std::vector<std::int64_t>& sha
   return st;
 }
 
+std::uint64_t fnv1a(const std::string& s, std::uint64_t h) {
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
 std::int64_t Case::numel() const {
   std::int64_t n = 1;
   for (auto d : shape) n *= d;

@@ -43,6 +43,9 @@ enum class ValueClass {
 
 const char* to_string(ValueClass v);
 
+// FNV-1a of `s` from `h`: a case's seed from its name, so that it is drawn alike in every plan.
+std::uint64_t fnv1a(const std::string& s, std::uint64_t h);
+
 // Row-major strides (in elements) of a dense tensor of `shape`.
 std::vector<std::int64_t> row_major_strides(const std::vector<std::int64_t>& shape);
 

@@ -16,14 +16,6 @@ constexpr std::int64_t kQuickMax = (std::int64_t{1} << 20) + 3;
 // Above 2^31 elements: 32-bit index arithmetic wraps there.
 constexpr std::int64_t kHugeSize = (std::int64_t{1} << 31) + 5;
 
-std::uint64_t fnv1a(const std::string& s, std::uint64_t h) {
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 bool has_rank(const Spec& s, int r) {
   const auto& rs = s.op.layouts.ranks;
   return std::find(rs.begin(), rs.end(), r) != rs.end();

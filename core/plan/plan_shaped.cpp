@@ -9,14 +9,6 @@
 namespace kq {
 namespace {
 
-std::uint64_t fnv1a(const std::string& s, std::uint64_t h) {
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 class ShapedPlanner {
  public:
   explicit ShapedPlanner(const Spec& s) : spec_(s), c_(*s.shaped) {}

@@ -13,18 +13,12 @@
 namespace kq {
 namespace {
 
-std::uint64_t mix(std::uint64_t x) {  // splitmix64 finaliser
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 // A counter-based stream per (case, input, generation): position j's hash.
 struct Stream {
   std::uint64_t seed;
   std::uint64_t bits(std::int64_t j, std::uint64_t salt = 0) const {
-    return mix(seed ^ mix(salt) ^ (static_cast<std::uint64_t>(j) * 0x9e3779b97f4a7c15ull));
+    return splitmix64(seed ^ splitmix64(salt) ^
+                      (static_cast<std::uint64_t>(j) * 0x9e3779b97f4a7c15ull));
   }
   double uniform(std::int64_t j, std::uint64_t salt = 0) const {  // [0, 1)
     return static_cast<double>(bits(j, salt) >> 11) * (1.0 / 9007199254740992.0);
@@ -114,8 +108,8 @@ void fill_shaped(const Spec& spec, const Case& c, int input, void* dst, std::int
   const ix::Program& p = *spec.op.program;
   const int tensor = input_tensor(p, input);
   const ix::TensorDecl& d = p.decls.tensors[static_cast<std::size_t>(tensor)];
-  const Stream s{
-      mix(c.seed ^ mix(static_cast<std::uint64_t>(input) + 1) ^ (generation * 0x51ed27ull))};
+  const Stream s{splitmix64(c.seed ^ splitmix64(static_cast<std::uint64_t>(input) + 1) ^
+                            (generation * 0x51ed27ull))};
   auto* bytes = static_cast<unsigned char*>(dst);
   if (is_integer(d.dtype)) return fill_integers(spec, c, tensor, d.dtype, bytes, count, s);
   if (!shaped_class(c.values)) return fill_input_values(c, input, d.dtype, dst, count, generation);

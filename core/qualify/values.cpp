@@ -12,13 +12,6 @@
 namespace kq {
 namespace {
 
-std::uint64_t mix(std::uint64_t x) {  // splitmix64 finaliser
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 // Streams of hashes per position, apart from the inputs' (0, 1, ...) and the classes' own.
 constexpr int kSprinkleAt = 1 << 20;     // shared by every input: special or not, which kind
 constexpr int kSprinkleInput = 2 << 20;  // + input: does this input take the position's kind
@@ -36,10 +29,10 @@ struct Gen {
   // start's mix depending on t alone, which the compiler takes out of the fill loop. A case's
   // 2^31 positions of its several streams lie, almost surely, far apart on the 2^64 cycle.
   static std::uint64_t stream(std::uint64_t seed, int t) {
-    return mix(seed ^ (static_cast<std::uint64_t>(t) * 0x100000001b3ull));
+    return splitmix64(seed ^ (static_cast<std::uint64_t>(t) * 0x100000001b3ull));
   }
   std::uint64_t bits(std::int64_t j, int t) const {
-    return mix(stream(seed, t) + static_cast<std::uint64_t>(j) * 0x9e3779b97f4a7c15ull);
+    return splitmix64(stream(seed, t) + static_cast<std::uint64_t>(j) * 0x9e3779b97f4a7c15ull);
   }
   double uniform(std::int64_t j, int t) const {  // in [0, 1)
     return static_cast<double>(bits(j, t) >> 11) * (1.0 / 9007199254740992.0);
@@ -156,7 +149,7 @@ void fill_class(const Gen<T>& g, T* dst, std::int64_t count) {
 
 template <typename T>
 void fill(const Case& c, int input, T* dst, std::int64_t count, std::uint64_t generation) {
-  const Gen<T> g{c, input, mix(c.seed + generation * 0x51ed27ull)};
+  const Gen<T> g{c, input, splitmix64(c.seed + generation * 0x51ed27ull)};
   using V = ValueClass;
   switch (c.values) {
     case V::mixed:
