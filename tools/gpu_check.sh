@@ -43,6 +43,13 @@
 #                                           32768x4096), with the arms of KQ_SHAPED_ARMS (default:
 #                                           the GPU arms that take them); then kq qualify --quick
 #                                           of the KernelBench specs in KQ_SHAPED_KB (default none)
+#   tools/gpu_check.sh KQ_DIR OUT kb        kq qualify --quick of the KernelBench specs named in
+#                                           KQ_KB_SPECS (default: all of specs/kernelbench), each
+#                                           timed, so qualified, at its first point (the smaller
+#                                           get_inputs shape) beside the planner's cases, with
+#                                           KQ_KB_ARMS (default: every good arm but torch.compile's,
+#                                           which recompiles per shape), KQ_KB_JOBS arms at once;
+#                                           one line per spec: the arms that qualified, wall time
 #
 # kq needs NVRTC and CUPTI from the CUDA toolkit: /usr/local/cuda/lib64 goes on its library path
 # only (PyTorch, used by crosscheck.py, keeps its own).
@@ -129,6 +136,42 @@ PY
       step "kq qualify kernelbench/$s"
       "${kq_env[@]}" timeout "${KQ_REFERENCE_TIMEOUT:-300}" "$kq" qualify "$specs/kernelbench/$s.yaml" \
         --quick --arms "$arms" --out "$out/kb_$s" 2>&1 | tail -n 12
+    done
+    ;;
+  kb)
+    arms=${KQ_KB_ARMS:-cpu_tbb,torch_eager,torch_eager_cpu,nvrtc_jit,cuda_fused,cudnn_graph,cuda_softmax,cuda_log_softmax,cuda_layer_norm,cuda_rms_norm,triton_softmax,triton_log_softmax,triton_layer_norm,triton_rms_norm}
+    chosen=$(mktemp -d)
+    mkdir -p "$out/kb"
+    for f in "$specs"/kernelbench/*.yaml; do
+      s=$(basename "$f" .yaml)
+      [ -z "${KQ_KB_SPECS:-}" ] || [[ " $KQ_KB_SPECS " == *" $s "* ]] || continue
+      # The spec as shipped, timed (and so qualified) at its first point only.
+      python3 - "$f" "$chosen/$s.yaml" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+first = re.search(r"(?m)^  points: \[(\{[^}]*\})", text)
+if first:
+    text = re.sub(r"(?m)^  points:.*", "  points: [" + first.group(1) + "]", text, count=1)
+open(sys.argv[2], "w").write(text)
+PY
+      start=$(date +%s%N)
+      "${kq_env[@]}" timeout "${KQ_REFERENCE_TIMEOUT:-300}" "$kq" qualify "$chosen/$s.yaml" --quick \
+        --arms "$arms" -j "${KQ_KB_JOBS:-4}" --out "$out/kb/$s" >"$out/kb/$s.log" 2>&1
+      wall=$(( ($(date +%s%N) - start) / 1000 ))
+      python3 - "$out/kb/$s/summary.json" "$s" "$wall" <<'PY' | tee -a "$out/kb.txt"
+import json, sys
+try:
+    arms = json.load(open(sys.argv[1]))["arms"]
+except (OSError, ValueError, KeyError) as e:
+    print("%-32s no summary (%s)" % (sys.argv[2], e))
+    sys.exit(0)
+ok = [a["name"] for a in arms if a["verdict"] == "qualified"]
+bad = ["%s %s" % (a["name"], a["verdict"]) for a in arms if a["verdict"] != "qualified"]
+n = max((a["counts"]["total"] for a in arms), default=0)
+print("%-32s %2d qualified (%d cases, %.0f s): %s%s" % (
+    sys.argv[2], len(ok), n, int(sys.argv[3]) / 1e6, ", ".join(ok),
+    ("; not: " + ", ".join(bad)) if bad else ""))
+PY
     done
     ;;
   full)
