@@ -20,6 +20,7 @@
 #include "backend.hpp"
 #include "graph_builder.hpp"
 #include "kq/plugin_api.hpp"
+#include "norm_arm.hpp"
 #include "plan_search.hpp"
 #include "semantics_notes.hpp"
 
@@ -90,7 +91,9 @@ class CudnnPointwiseArm final : public IKernelArm {
   Status supports(const OpSpec& spec) const override {
     try {
       if (spec.program)
-        return Status::unsupported("a format-2 (shaped) spec: no cuDNN graph is built for it yet");
+        return Status::unsupported(
+            "a format-2 (shaped) spec: cudnn_pointwise builds pointwise graphs of format-1 specs "
+            "(cudnn_norm takes layer and RMS norm)");
       std::size_t v = cudnnGetVersion();
       if (v / 10000 != 9)
         return Status::unsupported("cuDNN runtime " + version_text(v) + " is not 9.x");
@@ -384,6 +387,7 @@ void make_arms(ArmList& out) {
   out.push_back(std::make_unique<CudnnPointwiseArm>("cudnn_pointwise", ReluLowering::exact));
   out.push_back(
       std::make_unique<CudnnPointwiseArm>("cudnn_pointwise_relu_fwd", ReluLowering::native));
+  add_norm_arm(out);
 }
 
 }  // namespace

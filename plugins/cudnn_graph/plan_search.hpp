@@ -90,6 +90,7 @@ Status make_variant_pack(const BuiltGraph& g, const std::vector<void*>& inputs, 
                          void* workspace, Desc& out);
 
 // The table of trials as markdown.
-std::string format_trials(const SearchResult& r);
+std::string format_trials(const std::vector<Trial>& trials);
+inline std::string format_trials(const SearchResult& r) { return format_trials(r.trials); }
 
 }  // namespace kq::cudnn_graph

@@ -44,4 +44,27 @@ qualification is the authority; this says what to expect and why the graph looks
 )";
 }
 
+std::string norm_semantics_notes() {
+  return R"(# cuDNN NORM_FORWARD against kq's layer norm and RMS norm statements
+
+Not yet measured on the GPU host; the qualification is the authority. What the graph is:
+
+- One CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR, mode LAYER_NORM or RMS_NORM, recognised by
+  the program's canonical form only (plugins/cudnn_graph/norm_match.cpp): the statistics as
+  outputs (y, mean, rstd; RMS: y, rstd) give phase TRAINING, as temporaries phase INFERENCE.
+- x and y are [rows, cols, 1, 1] with strides [cols, 1, cols, cols]: rows is x's first extent,
+  cols the product of the others (the elements one row is normalised over). The weight and bias
+  are [1, cols, 1, 1]; mean and inv_variance [rows, 1, 1, 1] in FLOAT.
+- inv_variance is cuDNN's name for 1 / sqrt(var + eps), the spec's rstd; the variance is the
+  biased one (divided by cols), as the statements define it.
+- eps is the param the statements add under the root, passed as a by-value FLOAT scalar: rounded
+  to float once (1e-5 moves by about 1e-13).
+- A spec without a weight gets a buffer of ones, without a bias (layer norm) a buffer of zeros,
+  in the dtype of the other or of x: the graph computes (x - mean) * rstd * 1 + 0, which is the
+  same value in float.
+- How cuDNN accumulates the row sums (one or two passes, the order) is its own: the qualification
+  judges it against the spec's compare rules.
+)";
+}
+
 }  // namespace kq::cudnn_graph
