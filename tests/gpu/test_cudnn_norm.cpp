@@ -30,8 +30,6 @@ TEST_CASE("cudnn_norm arm") { MESSAGE("skipped: no CUDA device (kq was built wit
 
 namespace {
 
-namespace fs = std::filesystem;
-
 struct DevBuf {
   explicit DevBuf(std::size_t bytes) {
     REQUIRE(cudaMalloc(&p, std::max<std::size_t>(bytes, 16)) == cudaSuccess);
@@ -298,7 +296,8 @@ kq::IKernelArm* norm_arm() {
   return a;
 }
 
-kq::OpSpec shipped(const char* path) { return kq::load_spec(fs::path(KQ_SOURCE_DIR) / path).op; }
+// The tree's specs, or the bundle's (KQ_TEST_SOURCE_DIR, tools/bundle.sh).
+kq::OpSpec shipped(const char* path) { return kq::load_spec(kq::test::source_dir() / path).op; }
 
 const std::string kTail =
     "compute: f32\ndomain: finite\nlayouts: {contiguous_only: true}\n"
