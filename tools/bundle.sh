@@ -28,6 +28,13 @@ done | sort -u | while read -r lib; do
   cp -L "$lib" "$dest/lib/"
 done
 cp -r specs "$dest/specs"
+# The candidates written for test specs (never loaded by default, not installed) travel too, for
+# the GPU host's check of the broken shaped candidates (tools/gpu_check.sh part broken_shaped).
+if compgen -G "$build/bin/plugins/test_specs/*.so" >/dev/null; then
+  mkdir -p "$dest/bin/plugins/test_specs"
+  cp "$build"/bin/plugins/test_specs/*.so "$dest/bin/plugins/test_specs/"
+  strip "$dest"/bin/plugins/test_specs/*.so
+fi
 
 # The GPU tests, run by ctest from wherever DEST lands: ctest runs each test in the folder of
 # its CTestTestfile.cmake, so every path here is relative to DEST/tests.

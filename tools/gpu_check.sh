@@ -42,7 +42,8 @@
 #                                           bf16), timed at KQ_SHAPED_POINTS only (default
 #                                           32768x4096), with the arms of KQ_SHAPED_ARMS (default:
 #                                           the GPU arms that take them); then kq qualify --quick
-#                                           of the KernelBench specs in KQ_SHAPED_KB (default none)
+#                                           of the KernelBench specs in KQ_SHAPED_KB (default none);
+#                                           KQ_SHAPED_JOBS arms qualified at once (default 1)
 #   tools/gpu_check.sh KQ_DIR OUT kb        kq qualify --quick of the KernelBench specs named in
 #                                           KQ_KB_SPECS (default: all of specs/kernelbench), each
 #                                           timed, so qualified, at its first point (the smaller
@@ -50,6 +51,9 @@
 #                                           KQ_KB_ARMS (default: every good arm but torch.compile's,
 #                                           which recompiles per shape), KQ_KB_JOBS arms at once;
 #                                           one line per spec: the arms that qualified, wall time
+#   tools/gpu_check.sh KQ_DIR OUT broken_shaped  the known-broken candidates of format-2 specs,
+#                                           each on the specs it takes, --quick, beside cpu_tbb
+#                                           (KQ_BROKEN_SHAPED_EXTRA: one more "SPEC ARMS" line)
 #
 # kq needs NVRTC and CUPTI from the CUDA toolkit: /usr/local/cuda/lib64 goes on its library path
 # only (PyTorch, used by crosscheck.py, keeps its own).
@@ -129,7 +133,7 @@ PY
       step "kq run $s at $points"
       start=$(date +%s%N)
       "${kq_env[@]}" timeout "${KQ_REFERENCE_TIMEOUT:-300}" "$kq" run "$chosen/$s.yaml" --quick \
-        --arms "$arms" --out "$out/$s" 2>&1 | tail -n 40
+        --arms "$arms" -j "${KQ_SHAPED_JOBS:-1}" --out "$out/$s" 2>&1 | tail -n 40
       echo "wall: $(( ($(date +%s%N) - start) / 1000000 )) ms"
     done
     for s in ${KQ_SHAPED_KB:-}; do
@@ -173,6 +177,41 @@ print("%-32s %2d qualified (%d cases, %.0f s): %s%s" % (
     ("; not: " + ", ".join(bad)) if bad else ""))
 PY
     done
+    ;;
+  broken_shaped)
+    # Each known-broken candidate of format-2 specs on the specs it takes (tests/data/specs_v2
+    # from the working tree beside KQ_DIR's specs), quick, beside cpu_tbb: the check that
+    # rejected it against the one it declares. KQ_BROKEN_SHAPED_FULL=1 adds the full plan
+    # (the huge cases) for the candidates only caught there.
+    v2="$here/../tests/data/specs_v2"
+    test_plugin="$kq_dir/bin/plugins/test_specs/libkq_broken_cpu_test_specs.so"
+    plugins=()
+    [ -f "$test_plugin" ] && plugins=(--plugin-dir "$kq_dir/bin/plugins" --plugin "$test_plugin")
+    chosen=$(mktemp -d)
+    while read -r spec arms; do
+      [ -n "$spec" ] || continue
+      step "broken candidates on $spec"
+      # Timed, so qualified, at one small point: the flaws show long before the spec's own.
+      python3 - "$spec" "$chosen/$(basename "$spec")" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+text = re.sub(r"(?m)^timing:.*(\n[ ]+.*)*", "timing: {points: [{M: 64, N: 4096}]}", text, count=1)
+open(sys.argv[2], "w").write(text)
+PY
+      spec="$chosen/$(basename "$spec")"
+      "${kq_env[@]}" timeout "${KQ_REFERENCE_TIMEOUT:-300}" "$kq" qualify "$spec" --quick \
+        --include-broken --arms "cpu_tbb,$arms" -j 3 "${plugins[@]}" \
+        --out "$out/broken/$(basename "$spec" .yaml)" 2>&1 | grep -E "^  [a-z_0-9]+: " | tee -a "$out/broken.txt"
+    done <<EOF
+$specs/softmax_bf16.yaml broken_cpu_softmax_tail_skipped,broken_cpu_softmax_bf16_sum,broken_cpu_softmax_no_max
+$v2/softmax.yaml broken_cpu_softmax_no_max,broken_cpu_softmax_tail_skipped,broken_cpu_softmax_bf16_sum
+$specs/layer_norm_bf16.yaml broken_cpu_layer_norm_one_pass
+$specs/rms_norm_bf16.yaml broken_cpu_rms_norm_eps_outside
+$v2/argmax.yaml broken_cpu_argmax_last_tie
+$v2/cumsum_exclusive.yaml broken_cpu_cumsum_inclusive
+$v2/cross_entropy.yaml broken_cpu_cross_entropy_no_lse
+${KQ_BROKEN_SHAPED_EXTRA:-}
+EOF
     ;;
   full)
     step "kq qualify residual_relu, every good arm, full"
@@ -271,7 +310,7 @@ PY
     ;;
   *)
     echo "unknown part $part (python, tests, selftest, reference, half, full, residual, specs," \
-      "deep, guards)" >&2
+      "deep, guards, shaped, kb, broken_shaped, first)" >&2
     exit 2
     ;;
 esac
