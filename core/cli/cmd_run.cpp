@@ -6,6 +6,7 @@
 #include "cli/common.hpp"
 #include "device/device_info.hpp"
 #include "pipeline/run_pipeline.hpp"
+#include "plan/choose_points.hpp"
 #include "qualify/expectation.hpp"
 #include "qualify/qualify_stage.hpp"
 #include "qualify/sanitize_setup.hpp"
@@ -42,6 +43,28 @@ std::vector<StageArm> select_arms(const PluginSet& set, const po::variables_map&
   return arms;
 }
 
+// --sizes (format 1) or --points (any spec): what is timed, and so qualified. Points the spec
+// does not list are added to its timing points here, as the workers add them.
+TimingChoice choose_timed(const po::variables_map& vm, Spec& spec) {
+  const bool sizes = vm.count("sizes") > 0, points = vm.count("points") > 0;
+  if (sizes && points)
+    throw UsageError("give --sizes or --points, not both (--points takes sizes)");
+  if (sizes && spec.shaped)
+    throw UsageError("--sizes times one-dim specs; " + spec.path +
+                     " is a format-2 spec, timed at its timing points: choose them with --points "
+                     "(their numbers, 1,2, or dim values, '" +
+                     example_point(spec) + "')");
+  TimingChoice c;
+  if (sizes) c.keys = parse_sizes(vm["sizes"].as<std::string>());
+  try {
+    if (points) c = choose_points(spec, vm["points"].as<std::vector<std::string>>());
+  } catch (const PointsError& e) {
+    throw UsageError(e.what());
+  }
+  add_timing_points(spec, c.added);
+  return c;
+}
+
 int run_pipeline(const std::vector<std::string>& args, bool timing) {
   const std::string cmd = timing ? "run" : "qualify";
   po::options_description opts(cmd + " options");
@@ -61,7 +84,13 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
       "hang-timeout", po::value<double>(),
       "seconds a case may run silently before its worker is declared hung (default: the spec's)")(
       "jobs,j", po::value<int>()->default_value(default_qualify_jobs()),
-      "arms qualified at once, each in its own worker (timing is always one arm at a time)");
+      "arms qualified at once, each in its own worker (timing is always one arm at a time)")(
+      "points", po::value<std::vector<std::string>>()->composing(),
+      timing ? "time (and qualify) these points instead of the spec's: timing-point numbers "
+               "(1,3), or dim values ('{M: 32768, N: 4096}', repeatable; points the spec lacks "
+               "are added); for a format-1 spec, sizes (4096,2^20 or '{n: 4096}')"
+             : "qualify at these timing points instead of the spec's, as kq run --points times "
+               "them");
   if (timing)
     opts.add_options()("no-timing", po::bool_switch(), "qualify only")(
         "twice", po::value<std::string>(),
@@ -84,15 +113,12 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
   RunPipelineOptions o;
   o.command = cmd;
   o.timing = timing;
-  if (timing && vm.count("sizes")) o.sizes = parse_sizes(vm["sizes"].as<std::string>());
   o.sanitize =
       set_up_sanitize(vm.count("sanitize") ? parse_sanitize_tools(vm["sanitize"].as<std::string>())
                                            : std::vector<std::string>{},
                       std::cout);
   o.spec = load_spec(vm["spec"].as<std::string>());
-  if (o.spec.shaped && !o.sizes.empty())
-    throw UsageError("--sizes times one-dim specs; " + o.spec.path +
-                     " is a format-2 spec, timed at its timing points");
+  o.timed = choose_timed(vm, o.spec);
   PluginSet set = load_plugins_from(vm, true);
   o.arms = select_arms(set, vm);
   if (o.arms.empty()) throw UsageError("no arms to run (kq list shows what was found)");

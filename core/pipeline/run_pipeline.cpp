@@ -23,7 +23,8 @@ Qualified qualify(const RunPipelineOptions& o, Progress& progress) {
   std::cout << "qualifying " << o.arms.size() << " arm(s)\n";
   auto q = QualifyStageOptions::for_run_dir(o.dir);
   q.quick = o.quick;
-  q.timing_sizes = o.sizes;  // the sizes timed are qualified too
+  q.timing_sizes = o.timed.keys;  // what is timed is qualified too
+  q.added_points = o.timed.added;
   q.hang_timeout_s = o.hang_timeout_s.value_or(o.spec.qualification.hang_timeout_s);
   q.jobs = o.jobs;
   q.sanitize_tools = o.sanitize.tools;
@@ -66,7 +67,8 @@ bool time_qualified(const RunPipelineOptions& o, const std::vector<StageArm>& qu
   t.out_jsonl = o.dir / "rounds.jsonl";
   t.log_file = o.dir / "logs" / "time.log";
   t.on_record = [&](const nlohmann::json& j) { progress.record(j); };
-  t.sizes = o.sizes;
+  t.sizes = o.timed.keys;
+  t.added_points = o.timed.added;
   t.blocking_kernel = o.blocking_kernel;
   t.artifacts_dir = o.dir / "artifacts";
   auto res = time_stage(qualified, t);

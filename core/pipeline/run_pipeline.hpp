@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/choose_points.hpp"
 #include "plugins/loader.hpp"
 #include "qualify/qualify_stage.hpp"
 #include "qualify/sanitize_setup.hpp"
@@ -18,7 +19,7 @@ namespace kq {
 struct RunPipelineOptions {
   std::string command;                    // "run" or "qualify", as printed
   std::vector<std::string> command_line;  // recorded in the manifest
-  Spec spec;
+  Spec spec;  // format 2: with timed.added among its timing points (add_timing_points)
   std::vector<StageArm> arms;
   std::vector<LoadError> load_errors;  // the plugins that did not load, for the manifest
   std::vector<PluginEnvironment> plugin_environment;  // what the plugins said they run on
@@ -31,10 +32,12 @@ struct RunPipelineOptions {
   SanitizeSetup sanitize;
   std::filesystem::path junit;  // empty: no copy of junit.xml
 
-  bool timing = false;              // kq run: time what qualified, and decide
-  bool no_timing = false;           // kq run --no-timing: qualify only (the decision says so)
-  std::string twice;                // an arm to time a second time, as ARM#2; empty: none
-  std::vector<std::int64_t> sizes;  // timed (and qualified) instead of the spec's; empty: those
+  bool timing = false;     // kq run: time what qualified, and decide
+  bool no_timing = false;  // kq run --no-timing: qualify only (the decision says so)
+  std::string twice;       // an arm to time a second time, as ARM#2; empty: none
+  // Timed (and qualified) instead of the spec's sizes or points (--sizes, --points); empty:
+  // those. kq qualify qualifies them.
+  TimingChoice timed;
   bool blocking_kernel = true;
 };
 

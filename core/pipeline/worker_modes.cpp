@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "artifacts/artifacts.hpp"
+#include "plan/choose_points.hpp"
 #include "plan/plan_cases.hpp"
 #include "plugins/loader.hpp"
 #include "qualify/qualify_arm.hpp"
@@ -55,6 +56,7 @@ bool worker_qualify(const QualifyWorkerArgs& args) {
   const std::string& name = args.arm;
   try {
     Spec spec = load_spec(args.spec);
+    add_timing_points(spec, args.added_points);
     if (args.hang_timeout) spec.qualification.hang_timeout_s = *args.hang_timeout;
     PluginSet set = load_plugins({{}, {args.plugin}});
     LoadedArm* arm = find_arm(set, name);
@@ -84,6 +86,7 @@ bool worker_qualify(const QualifyWorkerArgs& args) {
 void worker_time(const TimeWorkerArgs& args) {
   auto emit = claim_protocol_stdout();
   Spec spec = load_spec(args.spec);
+  add_timing_points(spec, args.added_points);
   if (!args.sizes.empty()) spec.timing.sizes = args.sizes;
   if (args.no_blocking_kernel) spec.timing.blocking_kernel = false;
   if (args.brief) make_brief(spec.timing);

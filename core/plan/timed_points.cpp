@@ -53,7 +53,8 @@ TimedPoint shaped(const Spec& spec, const Point& p, std::int64_t number) {
   }
   t.c.inputs.resize(spec.op.inputs.size());
   t.c.outputs.resize(spec.op.outputs.size());
-  t.c.seed = key_seed(spec, static_cast<std::uint64_t>(number));
+  // By the point, not its number: a point added with --points has the same data in every run.
+  t.c.seed = key_seed(spec, fnv1a(t.point, 1469598103934665603ull));
   ix::DimValues dims;
   for (std::size_t i = 0; i < d.dims.size(); ++i) dims[d.dims[i].name] = p.dims[i];
   const ix::Cost cost = ix::default_cost(*sc.program, dims);

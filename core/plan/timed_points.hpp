@@ -1,7 +1,8 @@
 // What the timing stage times: one entry per timed size (format 1) or timing point (format 2),
 // each with the case its tensors are made from, the bytes one call moves and its FLOPs. Records
 // key everything timed by `size`: for format 1 the element count, for format 2 the point's
-// number in the spec's order (1, 2, ...), the point itself named beside it.
+// number in the spec's order (1, 2, ...; then the points kq run --points added), the point itself
+// named beside it: runs are compared by that name (report/compare.hpp).
 #pragma once
 #include <cstdint>
 #include <string>

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "device/memory.hpp"
+#include "plan/choose_points.hpp"
 #include "plan/plan_cases.hpp"
 #include "qualify/big_case_lock.hpp"
 #include "qualify/sanitizer_log.hpp"
@@ -65,6 +66,7 @@ WorkerVerdict run_worker(const StageArm& a, const QualifyStageOptions& opt, Shar
   w.arm = name;
   w.quick = quick;
   w.timing_sizes = opt.timing_sizes;
+  w.added_points = opt.added_points;
   w.hang_timeout = opt.hang_timeout_s;
   // The cases computed beside the workers come over a socket of the worker's own.
   int sockets[2] = {-1, -1};
@@ -220,7 +222,8 @@ std::unique_ptr<SharedCaseFeed> share_cases(const std::vector<StageArm>& arms,
               << std::flush;
     return nullptr;
   }
-  const Spec spec = load_spec(opt.spec_file);
+  Spec spec = load_spec(opt.spec_file);
+  add_timing_points(spec, opt.added_points);
   PlanOptions plan;
   plan.quick = opt.quick;
   plan.timing_sizes = opt.timing_sizes;

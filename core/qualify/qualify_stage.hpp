@@ -17,6 +17,7 @@
 
 #include "kq/arm.hpp"
 #include "record/records.hpp"
+#include "spec/shaped.hpp"
 
 namespace kq {
 
@@ -32,8 +33,10 @@ struct QualifyStageOptions {
   std::filesystem::path artifacts_dir;  // when set: artifacts/<arm>/ are written there
   bool quick = false;                   // smaller sizes only
   // The sizes that will be timed (kq run --sizes): each is a qualification case too. Empty:
-  // the spec's timing.sizes.
+  // the spec's timing.sizes. Format 2: timing-point numbers, over the spec's points and then
+  // added_points (kq run --points: points the spec does not list).
   std::vector<std::int64_t> timing_sizes;
+  std::vector<Point> added_points;
   // Workers run at once (qualification is not timed, so arms may share the machine; the
   // verdicts keep the order of the arms given, the records arrive as they come).
   int jobs = 1;

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 #include "decision/decide.hpp"
 #include "record/run_data.hpp"
@@ -16,6 +18,10 @@ namespace kq {
 namespace {
 
 using Key = SampleKey;  // arm, size, mode
+// Format 2: each timed size's point (its number -> "M=32768,N=4096"); empty for format 1.
+using PointNames = std::map<std::int64_t, std::string>;
+// What two runs meet at: (arm, format 1's size or 0, format 2's point or "", mode).
+using MeetKey = std::tuple<std::string, std::int64_t, std::string, std::string>;
 
 RunDescription describe(const RunData& run) {
   const Manifest& m = run.manifest;
@@ -28,7 +34,23 @@ RunDescription describe(const RunData& run) {
           m.spec_sha256};
 }
 
-TimingKey key_of(const Key& k) { return {std::get<0>(k), std::get<1>(k), std::get<2>(k)}; }
+PointNames point_names(const RunData& run) {
+  PointNames out;
+  for (const rec::SizeStart& s : run.size_starts)
+    if (s.point) out[s.size] = *s.point;
+  return out;
+}
+
+TimingKey key_of(const Key& k, const PointNames& points) {
+  const auto it = points.find(std::get<1>(k));
+  return {std::get<0>(k), std::get<1>(k), std::get<2>(k),
+          it == points.end() ? std::string() : it->second};
+}
+
+// Format-2 runs meet at the point, whatever its number in each; format 1 at the size.
+MeetKey meet_key(const TimingKey& k) {
+  return {k.arm, k.point.empty() ? k.size : 0, k.point, k.mode};
+}
 
 // Every reason a round was left out, summed over the run.
 std::map<std::string, int> left_out_counts(const RunData& run) {
@@ -39,10 +61,11 @@ std::map<std::string, int> left_out_counts(const RunData& run) {
 }
 
 // The ratio B / A of one (arm, size, mode), its interval, both runs' noise, and the verdict.
-TimingChange compare_timing(const Key& k, const std::vector<double>& va,
+TimingChange compare_timing(const TimingKey& k, std::int64_t size_b, const std::vector<double>& va,
                             const std::vector<double>& vb, double threshold) {
   TimingChange t;
-  t.key = key_of(k);
+  t.key = k;
+  t.size_b = size_b;
   t.n_a = static_cast<int>(va.size());
   t.n_b = static_cast<int>(vb.size());
   t.median_a = summarize(va).median;
@@ -109,14 +132,15 @@ bool control_moved(const std::vector<double>& a, const std::vector<double>& b) {
   return ma > 0 && std::abs(mb / ma - 1.0) > *na + *nb;
 }
 
-// The launch floor's B - A at `size` beside a CUDA `arm`'s single launches, or nullopt when
+// The launch floor's B - A at t's size beside a CUDA arm's single launches, or nullopt when
 // either run lacks it or it did not move beyond its noise.
-std::optional<double> floor_shift(const RunData& a, const RunData& b, const TimingKey& k) {
+std::optional<double> floor_shift(const RunData& a, const RunData& b, const TimingChange& t) {
+  const TimingKey& k = t.key;
   const ManifestArm *ma = a.manifest.arm(instance_arm(k.arm)),
                     *mb = b.manifest.arm(instance_arm(k.arm));
   if (!ma || !mb || ma->device != "cuda" || mb->device != "cuda" || k.mode != "single")
     return std::nullopt;
-  auto fa = a.floor_samples_s.find(k.size), fb = b.floor_samples_s.find(k.size);
+  auto fa = a.floor_samples_s.find(k.size), fb = b.floor_samples_s.find(t.size_b);
   if (fa == a.floor_samples_s.end() || fb == b.floor_samples_s.end()) return std::nullopt;
   if (!control_moved(fa->second, fb->second)) return 0.0;
   return summarize(fb->second).median - summarize(fa->second).median;
@@ -133,7 +157,6 @@ constexpr double kCopyReach = 10;
 // beyond its reach (kCopyReach), 1 when it did not move beyond its own noise.
 double copy_ratio(const RunData& a, const RunData& b, const TimingChange& t) {
   const std::string& arm = t.key.arm;
-  const std::int64_t size = t.key.size;
   const std::string base = instance_arm(arm);
   const ManifestArm *ma = a.manifest.arm(base), *mb = b.manifest.arm(base);
   if (!ma || !mb || ma->device != mb->device) return 0;
@@ -141,7 +164,7 @@ double copy_ratio(const RunData& a, const RunData& b, const TimingChange& t) {
   if (!cpu && ma->device != "cuda") return 0;
   const auto& light_a = cpu ? a.host_light : a.light;
   const auto& light_b = cpu ? b.host_light : b.light;
-  auto la = light_a.find(size), lb = light_b.find(size);
+  auto la = light_a.find(t.key.size), lb = light_b.find(t.size_b);
   if (la == light_a.end() || lb == light_b.end() || la->second.gbps <= 0 || lb->second.gbps <= 0)
     return 0;
   if (t.median_a > kCopyReach * la->second.seconds || t.median_b > kCopyReach * lb->second.seconds)
@@ -184,10 +207,32 @@ std::string left_out_line(const char* name, const std::map<std::string, int>& le
 }
 
 std::string key_text(const TimingKey& k) {
-  return k.arm + " at " + std::to_string(k.size) + " (" + k.mode + ")";
+  return k.arm + " at " + k.where() + " (" + k.mode + ")";
+}
+
+// The ratio of one key timed in both runs, weighed against the copy and the launch floor.
+TimingChange compare_key(const RunData& a, const RunData& b, const TimingKey& ka,
+                         const TimingKey& kb, double threshold) {
+  const Key sa{ka.arm, ka.size, ka.mode}, sb{kb.arm, kb.size, kb.mode};
+  TimingChange t =
+      compare_timing(ka, kb.size, a.samples.at(sa).seconds, b.samples.at(sb).seconds, threshold);
+  weigh_against_copy(t, copy_ratio(a, b, t), threshold);
+  weigh_against_floor(t, floor_shift(a, b, t), threshold);
+  return t;
+}
+
+void tally(RunComparison& c, const TimingChange& t) {
+  c.machine_moved += t.machine_moved;
+  (t.verdict == "too few samples" ? c.too_few
+   : t.verdict == "same"          ? c.same
+   : t.verdict == "slower"        ? c.slower
+                                  : c.faster)++;
+  if (t.verdict != "too few samples" && t.noise < 0) c.without_noise++;
 }
 
 }  // namespace
+
+std::string TimingKey::where() const { return point.empty() ? std::to_string(size) : point; }
 
 RunComparison compare_runs(const std::filesystem::path& run_a, const std::filesystem::path& run_b,
                            double threshold) {
@@ -198,25 +243,26 @@ RunComparison compare_runs(const std::filesystem::path& run_a, const std::filesy
   c.run_b = describe(b);
   c.left_out_a = left_out_counts(a);
   c.left_out_b = left_out_counts(b);
-  for (const auto& [k, ka] : a.samples) {
-    auto it = b.samples.find(k);
-    if (it == b.samples.end()) {
-      c.only_a.push_back(key_of(k));
+  const PointNames points_a = point_names(a), points_b = point_names(b);
+  std::map<MeetKey, TimingKey> in_b;
+  for (const auto& [k, kept] : b.samples) {
+    const TimingKey kb = key_of(k, points_b);
+    in_b.emplace(meet_key(kb), kb);
+  }
+  std::set<MeetKey> met;
+  for (const auto& [k, kept] : a.samples) {
+    const TimingKey ka = key_of(k, points_a);
+    const auto it = in_b.find(meet_key(ka));
+    if (it == in_b.end()) {
+      c.only_a.push_back(ka);
       continue;
     }
-    TimingChange t = compare_timing(k, ka.seconds, it->second.seconds, threshold);
-    weigh_against_copy(t, copy_ratio(a, b, t), threshold);
-    weigh_against_floor(t, floor_shift(a, b, t.key), threshold);
-    c.machine_moved += t.machine_moved;
-    (t.verdict == "too few samples" ? c.too_few
-     : t.verdict == "same"          ? c.same
-     : t.verdict == "slower"        ? c.slower
-                                    : c.faster)++;
-    if (t.verdict != "too few samples" && t.noise < 0) c.without_noise++;
-    c.timing.push_back(t);
+    met.insert(it->first);
+    c.timing.push_back(compare_key(a, b, ka, it->second, threshold));
+    tally(c, c.timing.back());
   }
-  for (const auto& [k, kb] : b.samples)
-    if (!a.samples.count(k)) c.only_b.push_back(key_of(k));
+  for (const auto& [m, kb] : in_b)
+    if (!met.count(m)) c.only_b.push_back(kb);
 
   const auto qa = final_verdicts(a), qb = final_verdicts(b);
   for (const auto& [arm, v] : qa) {
@@ -247,12 +293,14 @@ std::string render_comparison(const RunComparison& c) {
   o << left_out_line("A", c.left_out_a) << left_out_line("B", c.left_out_b) << "\n";
 
   if (!c.timing.empty()) {
-    std::vector<std::vector<std::string>> rows = {{"arm", "size", "mode", "n A", "n B", "median A",
-                                                   "median B", "B/A", "95% interval", "noise",
-                                                   "copy B/A", "floor B-A", "verdict"}};
+    const bool points = std::any_of(c.timing.begin(), c.timing.end(),
+                                    [](const TimingChange& t) { return !t.key.point.empty(); });
+    std::vector<std::vector<std::string>> rows = {
+        {"arm", points ? "point" : "size", "mode", "n A", "n B", "median A", "median B", "B/A",
+         "95% interval", "noise", "copy B/A", "floor B-A", "verdict"}};
     for (const auto& t : c.timing) {
       const bool est = t.verdict != "too few samples";
-      rows.push_back({t.key.arm, std::to_string(t.key.size), t.key.mode, std::to_string(t.n_a),
+      rows.push_back({t.key.arm, t.key.where(), t.key.mode, std::to_string(t.n_a),
                       std::to_string(t.n_b), format_seconds(t.median_a), format_seconds(t.median_b),
                       fmt("%.3f", t.ratio),
                       est ? fmt("%.3f", t.lo) + " - " + fmt("%.3f", t.hi) : std::string("-"),
@@ -277,7 +325,7 @@ std::string render_comparison(const RunComparison& c) {
       o << line << "\n";
     }
   } else {
-    o << "No (arm, size, mode) was timed in both runs.\n";
+    o << "No (arm, size or point, mode) was timed in both runs.\n";
   }
   if (c.machine_moved)
     o << c.machine_moved

@@ -1,6 +1,8 @@
 // Comparing two runs: for each (arm, size, mode) timed in both, the ratio of medians B / A with a
-// 95% bootstrap interval. Both runs are read by read_run() (record/run_data.hpp), as the summary
-// is: rounds taken while throttled (by the run's usual SM clock) or unheld are left out of both.
+// 95% bootstrap interval. Format-2 runs meet at the point ("M=32768,N=4096"), not at its number:
+// two runs with different point lists compare on the points they share; format 1 at the size. Both
+// runs are read by read_run() (record/run_data.hpp), as the summary is: rounds taken while
+// throttled (by the run's usual SM clock) or unheld are left out of both.
 //
 // A change ("slower", "faster") must pass three tests: the interval excludes 1, the ratio is
 // further than the threshold from 1, and further than the two runs' own run-to-run noise. The
@@ -33,12 +35,17 @@ namespace kq {
 
 struct TimingKey {
   std::string arm;
+  // The run's own key: format 1 the element count; format 2 the point's number in run A (in run
+  // B for a key timed in run B only).
   std::int64_t size = 0;
   std::string mode;
+  std::string point;          // format 2: what the runs meet at; empty for format 1
+  std::string where() const;  // the point, or the size
 };
 
 struct TimingChange {
   TimingKey key;
+  std::int64_t size_b = 0;            // the key's size in run B (format 2: B's number)
   int n_a = 0, n_b = 0;               // samples in each run
   double median_a = 0, median_b = 0;  // seconds
   double ratio = 0, lo = 0, hi = 0;   // median B / median A and its 95% interval

@@ -3,6 +3,7 @@
 // per arm (log-log, median and min), % of the speed of light (GB/s when the light was not
 // measured), every round per arm and size (one panel per device), and the speed-up against the
 // baseline with its 95% bootstrap interval.
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <sstream>
@@ -246,8 +247,13 @@ void plots(std::ostringstream& h, const RunSummary& s, bool any_round) {
       any_speedup |= a.speedup.has_value();
     }
   const std::string baseline = esc(s.decision.baseline);
+  // Format 2: timed at points, placed by the bytes a call moves.
+  const bool points = std::any_of(s.timing.begin(), s.timing.end(),
+                                  [](const TimingRow& row) { return row.point.has_value(); });
 
-  plot_section(h, "time", "Time per call against size (log-log)",
+  plot_section(h, "time",
+               points ? "Time per call against the bytes it moves, at each point (log-log)"
+                      : "Time per call against size (log-log)",
                any_time ? "Median time per call of single launches, per arm (solid line, points); "
                           "the fastest round (min) as a faint dashed line of the same colour. Both "
                           "axes are logarithmic."
@@ -358,7 +364,8 @@ void timing_tables(std::ostringstream& h, const RunSummary& s) {
   if (s.timing_skips.empty()) return;
   h << "<ul>\n";
   for (const auto& k : s.timing_skips)
-    h << "<li>" << esc(k.arm) << " not timed at " << k.size << ": " << esc(k.reason) << "</li>\n";
+    h << "<li>" << esc(k.arm) << " not timed at " << esc(s.where(k.size)) << ": " << esc(k.reason)
+      << "</li>\n";
   h << "</ul>\n";
 }
 

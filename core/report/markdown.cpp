@@ -175,7 +175,8 @@ void timing(std::ostringstream& md, const RunSummary& s) {
        << "), each its median over the arm's, with a 95% bootstrap interval.\n\n";
   for (const TimingRow& row : s.timing) size_section(md, row);
   for (const auto& k : s.timing_skips)
-    md << "- " << cell(k.arm) << " not timed at " << k.size << ": " << cell(k.reason) << "\n";
+    md << "- " << cell(k.arm) << " not timed at " << cell(s.where(k.size)) << ": " << cell(k.reason)
+       << "\n";
 }
 
 class MarkdownPrinter : public Printer {

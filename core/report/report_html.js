@@ -89,6 +89,11 @@
     return out;
   }
   const sizeLabel = (n) => fmtSize(n) + ' elements';
+  // Format 2 (timed at points, `size` their number in the run): each size's point names it, and
+  // the time plot places it by the bytes one call moves.
+  const pointOf = new Map(timing.filter((r) => r.point).map((r) => [r.size, r.point]));
+  const whereLabel = (size) => pointOf.get(size) || sizeLabel(size);
+  const shaped = pointOf.size > 0;
   function median(v) {
     const s = [...v].sort((a, b) => a - b);
     if (!s.length) return NaN;
@@ -146,17 +151,21 @@
     },
   };
 
-  // (a) Time per call against size, log-log: the median per arm, the min as a faint dashed line.
+  // (a) Time per call against size (format 2: the bytes a call moves), log-log: the median per
+  // arm, the min as a faint dashed line.
   function plotTime(host) {
-    const sizes = timing.map((r) => r.size);
+    const xOf = (row) => (shaped ? row.bytes : row.size);
+    const sizes = timing.map(xOf);
+    const tickLabel = new Map(timing.map((r) => [xOf(r), shaped ? r.point : fmtSize(r.size)]));
     const datasets = [];
     timedArms.forEach((arm) => {
       const med = [], min = [];
       timing.forEach((row) => {
         const a = armRow(row, arm);
+        const where = whereLabel(row.size);
         if (a && a.median_s > 0) {
-          med.push({x: row.size, y: a.median_s});
-          min.push({x: row.size, y: a.min_s});
+          med.push({x: xOf(row), y: a.median_s, where});
+          min.push({x: xOf(row), y: a.min_s, where});
         }
       });
       if (!med.length) return;
@@ -176,9 +185,10 @@
       options: {
         scales: {
           x: {type: 'logarithmic', min: Math.min(...sizes) / 2, max: Math.max(...sizes) * 2,
-              title: axisTitle('size (elements, log scale)'),
+              title: axisTitle(shaped ? 'bytes moved per call at each point (log scale)'
+                                      : 'size (elements, log scale)'),
               afterBuildTicks: (axis) => { axis.ticks = sizes.map((v) => ({value: v})); },
-              ticks: {callback: (v) => fmtSize(v)}},
+              ticks: {callback: (v) => tickLabel.get(v) || fmtSize(v)}},
           y: {type: 'logarithmic', min: lowest / 1.5, max: highest * 1.5,
               title: axisTitle('time per call (log scale)'),
               afterBuildTicks: (axis) => { axis.ticks = ticks125(axis.min, axis.max); },
@@ -190,7 +200,7 @@
           legend: {position: 'right',
                    labels: {filter: (item) => !datasets[item.datasetIndex].kqMin}},
           tooltip: {callbacks: {label: (c) => c.dataset.label + ': ' + fmtTime(c.parsed.y) +
-                                               ' at ' + sizeLabel(c.parsed.x)}},
+                                               ' at ' + c.raw.where}},
         },
       },
     });
@@ -214,11 +224,11 @@
     const lines = light ? [{y: 100, label: '100%: the device-to-device copy', dash: [6, 4]}] : [];
     return new Chart(canvas, {
       type: 'bar',
-      data: {labels: timing.map((r) => sizeLabel(r.size)), datasets},
+      data: {labels: timing.map((r) => whereLabel(r.size)), datasets},
       plugins: [referenceLines],
       options: {
         scales: {
-          x: {title: axisTitle('size')},
+          x: {title: axisTitle(shaped ? 'point' : 'size')},
           y: {beginAtZero: true, suggestedMax: light ? 105 : undefined,
               title: axisTitle(light ? '% of the speed of light (copy bandwidth)'
                                      : 'bandwidth (GB/s)'),
@@ -289,7 +299,7 @@
         datasets.push({label: 'throttled or unheld (left out of the statistics)', data: leftOut,
                        pointStyle: 'crossRot', pointRadius: 5, borderWidth: 2,
                        borderColor: '#c00', backgroundColor: '#c00'});
-      const title = sizeLabel(g.size) + ', ' + g.mode + (g.mode === 'single' ? ' launches' : '') +
+      const title = whereLabel(g.size) + ', ' + g.mode + (g.mode === 'single' ? ' launches' : '') +
                     (manyDevices && g.device ? ', ' + g.device + ' arms' : '') + ': ' + n +
                     ' rounds per arm';
       const canvas = newCanvas(host, 90 + 30 * arms.length, title);
@@ -373,11 +383,11 @@
     const canvas = newCanvas(host, 460);
     return new Chart(canvas, {
       type: 'bar',
-      data: {labels: rows.map((r) => sizeLabel(r.size)), datasets},
+      data: {labels: rows.map((r) => whereLabel(r.size)), datasets},
       plugins: [referenceLines, estimateTicks],
       options: {
         scales: {
-          x: {title: axisTitle('size')},
+          x: {title: axisTitle(shaped ? 'point' : 'size')},
           y: {min: lo, max: hi,
               title: axisTitle('speed-up vs ' + baseline + ' (× = baseline median / arm median)'),
               ticks: {callback: (v) => v.toFixed(2) + '×'}},

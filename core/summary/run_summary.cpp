@@ -233,6 +233,12 @@ const ArmRow* RunSummary::arm(const std::string& name) const {
   return nullptr;
 }
 
+std::string RunSummary::where(std::int64_t size) const {
+  for (const TimingRow& row : timing)
+    if (row.size == size && row.point) return *row.point;
+  return std::to_string(size) + " elements";
+}
+
 RunSummary read_summary(const std::filesystem::path& file) {
   std::ifstream in(file);
   if (!in) throw std::runtime_error(file.string() + ": cannot be read");

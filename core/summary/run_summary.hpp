@@ -191,6 +191,9 @@ struct RunSummary {
   Decision decision;
 
   const ArmRow* arm(const std::string& name) const;  // nullptr when not listed
+  // Where a record's `size` was timed: format 2 its point ("M=32768,N=4096"), else "4096
+  // elements".
+  std::string where(std::int64_t size) const;
   bool operator==(const RunSummary&) const = default;
 };
 

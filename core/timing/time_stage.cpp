@@ -24,6 +24,7 @@ TimeStageResult time_stage(const std::vector<StageArm>& arms, const TimeStageOpt
   w.no_blocking_kernel = !opt.blocking_kernel;
   w.brief = opt.brief;
   w.sizes = opt.sizes;
+  w.added_points = opt.added_points;
   std::vector<std::string> argv = {self_executable().string(), kWorkerTimeMode};
   for (auto& arg : w.to_argv()) argv.push_back(std::move(arg));
   bool done = false;

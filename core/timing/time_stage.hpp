@@ -15,6 +15,7 @@ struct TimeStageOptions {
   std::filesystem::path out_jsonl;      // rounds.jsonl
   std::filesystem::path log_file;       // the worker's stderr
   std::vector<std::int64_t> sizes;      // overrides the spec's timing sizes when not empty
+  std::vector<Point> added_points;      // format 2: appended to the spec's timing points
   std::filesystem::path artifacts_dir;  // when set: artifacts/<arm>/timing-* are written there
   bool blocking_kernel = true;          // false: time CUDA samples without holding the stream
   // A few rounds per size (8 to 16, 5 s at most, 10 ms of warm-up): enough for the timing

@@ -78,6 +78,20 @@ std::vector<std::int64_t> decode_sizes(const std::string& list) {
   return sizes;
 }
 
+// One --added-point per point, its dim values comma-separated.
+void encode_points(const std::vector<Point>& points, std::vector<std::string>& argv) {
+  for (const Point& p : points) argv.insert(argv.end(), {"--added-point", encode_sizes(p.dims)});
+}
+
+std::vector<Point> decode_points(const std::vector<std::string>& items) {
+  std::vector<Point> points;
+  for (const auto& item : items) {
+    points.push_back({decode_sizes(item)});
+    if (points.back().dims.empty()) throw WorkerArgsError("an --added-point without dim values");
+  }
+  return points;
+}
+
 double decode_seconds(const std::string& s) {
   std::size_t used = 0;
   double v = 0;
@@ -97,6 +111,7 @@ std::vector<std::string> QualifyWorkerArgs::to_argv() const {
   if (quick) argv.push_back("--quick");
   if (!timing_sizes.empty())
     argv.insert(argv.end(), {"--timing-sizes", encode_sizes(timing_sizes)});
+  encode_points(added_points, argv);
   if (hang_timeout) argv.insert(argv.end(), {"--hang-timeout", std::to_string(*hang_timeout)});
   if (!artifacts_dir.empty()) argv.insert(argv.end(), {"--artifacts-dir", artifacts_dir});
   if (!case_data.empty()) argv.insert(argv.end(), {"--case-data", case_data});
@@ -104,15 +119,17 @@ std::vector<std::string> QualifyWorkerArgs::to_argv() const {
 }
 
 QualifyWorkerArgs QualifyWorkerArgs::parse(const std::vector<std::string>& args) {
-  ArgReader r(
-      args, {"spec", "plugin", "arm", "timing-sizes", "hang-timeout", "artifacts-dir", "case-data"},
-      {"quick"});
+  ArgReader r(args,
+              {"spec", "plugin", "arm", "timing-sizes", "added-point", "hang-timeout",
+               "artifacts-dir", "case-data"},
+              {"quick"});
   QualifyWorkerArgs a;
   a.spec = r.required("spec");
   a.plugin = r.required("plugin");
   a.arm = r.required("arm");
   a.quick = r.has("quick");
   if (r.has("timing-sizes")) a.timing_sizes = decode_sizes(r.one("timing-sizes"));
+  a.added_points = decode_points(r.all("added-point"));
   if (r.has("hang-timeout")) a.hang_timeout = decode_seconds(r.one("hang-timeout"));
   a.artifacts_dir = r.one("artifacts-dir");
   a.case_data = r.one("case-data");
@@ -127,11 +144,12 @@ std::vector<std::string> TimeWorkerArgs::to_argv() const {
   if (no_blocking_kernel) argv.push_back("--no-blocking-kernel");
   if (brief) argv.push_back("--brief");
   if (!sizes.empty()) argv.insert(argv.end(), {"--sizes", encode_sizes(sizes)});
+  encode_points(added_points, argv);
   return argv;
 }
 
 TimeWorkerArgs TimeWorkerArgs::parse(const std::vector<std::string>& args) {
-  ArgReader r(args, {"spec", "plugin", "arm", "artifacts-dir", "sizes"},
+  ArgReader r(args, {"spec", "plugin", "arm", "artifacts-dir", "sizes", "added-point"},
               {"no-blocking-kernel", "brief"});
   TimeWorkerArgs a;
   a.spec = r.required("spec");
@@ -143,6 +161,7 @@ TimeWorkerArgs TimeWorkerArgs::parse(const std::vector<std::string>& args) {
   a.no_blocking_kernel = r.has("no-blocking-kernel");
   a.brief = r.has("brief");
   if (r.has("sizes")) a.sizes = decode_sizes(r.one("sizes"));
+  a.added_points = decode_points(r.all("added-point"));
   return a;
 }
 

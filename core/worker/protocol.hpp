@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "spec/shaped.hpp"
+
 namespace kq {
 
 inline constexpr const char* kWorkerQualifyMode = "__worker-qualify";
@@ -27,6 +29,9 @@ struct QualifyWorkerArgs {
   std::string artifacts_dir;               // empty: no artifacts written
   std::optional<double> hang_timeout;      // seconds; empty: the spec's
   std::vector<std::int64_t> timing_sizes;  // qualified too; empty: the spec's timing sizes
+  // Format 2: points appended to the spec's timing points (kq run --points; add_timing_points in
+  // plan/choose_points.hpp), which timing_sizes may number.
+  std::vector<Point> added_points;
   // The cases' data the stage computes once (SharedCaseFeed::subscribe): those ready, by their
   // inherited sealed descriptors; those still coming, by size, with the inherited socket they
   // come on; empty: the worker computes every case's own.
@@ -42,6 +47,7 @@ struct TimeWorkerArgs {
   std::vector<std::string> plugins;  // the plugin of each arm, in the order of `arms`
   std::vector<std::string> arms;     // "arm#2": a second instance of arm
   std::vector<std::int64_t> sizes;   // empty: the spec's timing sizes
+  std::vector<Point> added_points;   // as QualifyWorkerArgs's
   std::string artifacts_dir;         // empty: no artifacts written
   bool no_blocking_kernel = false;
   bool brief = false;  // a few rounds per size (kq selftest)

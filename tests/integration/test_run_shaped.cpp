@@ -68,5 +68,52 @@ TEST_CASE("--sizes is refused for a format-2 spec: it is timed at its points") {
   auto r = run_kq("run " + small_softmax(dir).string() + " --quick --arms cpu_tbb --sizes 4096");
   INFO(r.out);
   CHECK(r.exit_code == 2);
-  CHECK(r.out.find("is a format-2 spec, timed at its timing points") != std::string::npos);
+  CHECK(r.out.find("is a format-2 spec, timed at its timing points: choose them with --points") !=
+        std::string::npos);
+  CHECK(r.out.find("'{M: 64, N: 1000}'") != std::string::npos);
+}
+
+TEST_CASE("a bad --points is refused before anything runs, naming the wrong dim") {
+  const fs::path dir = kq::test::temp_dir("run-shaped-bad-points");
+  auto r = run_kq("run " + small_softmax(dir).string() + " --arms cpu_tbb --points '{M: 64}'");
+  INFO(r.out);
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("--points '{M: 64}': N is not given") != std::string::npos);
+  r = run_kq("run " + small_softmax(dir).string() + " --arms cpu_tbb --points 3");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("softmax has 2 (1 to 2)") != std::string::npos);
+}
+
+TEST_CASE("--points times a spec point and a new one; compare meets two runs at their points") {
+  const fs::path dir = kq::test::temp_dir("run-shaped-points");
+  const fs::path first = dir / "first", second = dir / "second";
+  auto r = run_kq("run " + small_softmax(dir).string() +
+                  " --quick --arms cpu_tbb --points 2 --points '{M: 16, N: 300}' --out " +
+                  first.string());
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  const auto summary = nlohmann::json::parse(kq::test::read_file(first / "summary.json"));
+  REQUIRE(summary["timing"].size() == 2);
+  CHECK(summary["timing"][0]["size"] == 2);
+  CHECK(summary["timing"][0]["point"] == "M=8,N=4097");
+  CHECK(summary["timing"][1]["size"] == 3);
+  CHECK(summary["timing"][1]["point"] == "M=16,N=300");
+  CHECK(summary["timing"][1]["bytes"] == 2.0 * 2 * 16 * 300);
+  // The new point is qualified as the spec's are.
+  const std::string q = kq::test::read_file(first / "qualification.jsonl");
+  CHECK(q.find("\"case\":\"timing/M=16,N=300\"") != std::string::npos);
+  CHECK(q.find("\"case\":\"timing/M=64,N=1000\"") == std::string::npos);
+
+  // Another new point, then M=16,N=300 by its label: the one point shared with the first run,
+  // numbered 4 here against 3 there.
+  r = run_kq("run " + small_softmax(dir).string() +
+             " --quick --arms cpu_tbb --points '{M: 5, N: 7}' --points M=16,N=300 --out " +
+             second.string());
+  REQUIRE(r.exit_code == 0);
+  const auto c = run_kq("compare " + first.string() + " " + second.string());
+  INFO(c.out);
+  CHECK((c.exit_code == 0 || c.exit_code == 1));
+  CHECK(c.out.find("cpu_tbb  M=16,N=300") != std::string::npos);
+  CHECK(c.out.find("cpu_tbb at M=8,N=4097 (single)") != std::string::npos);  // A only
+  CHECK(c.out.find("cpu_tbb at M=5,N=7 (single)") != std::string::npos);     // B only
 }

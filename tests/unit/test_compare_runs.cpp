@@ -10,8 +10,8 @@
 #include <random>
 
 #include "report/compare.hpp"
-#include "summary/summarize.hpp"
 #include "stats/stats.hpp"
+#include "summary/summarize.hpp"
 #include "test_support.hpp"
 #include "util/json_lines.hpp"
 
@@ -44,6 +44,8 @@ struct RunSpec {
   std::string device = "cuda";  // "cpu": the arms are CPU arms and the copy is the host copy
   double floor_s = 0;           // > 0: every round also times the launch floor at this many seconds
   double arm_add_s = 0;         // added to every arm's samples (a launch path slower by this much)
+  // Format 2: each size's point (a size_start record names it); the size is then its number.
+  std::map<std::int64_t, std::string> points;
 };
 
 constexpr double kClockMhz = 1980;  // every round's SM clock, but a throttled one's
@@ -74,6 +76,8 @@ std::filesystem::path write_run(const std::filesystem::path& dir, const RunSpec&
   std::ofstream out(dir / "rounds.jsonl");
   for (auto size : r.sizes) {
     const double scale = static_cast<double>(size) / 4096.0;
+    if (auto p = r.points.find(size); p != r.points.end())
+      out << json{{"type", "size_start"}, {"size", size}, {"point", p->second}}.dump() << "\n";
     for (int k = 0; k < r.rounds + r.throttled_rounds + r.unheld_rounds; ++k)
       for (const auto& a : r.arms) {
         const bool throttled = k >= r.rounds && k < r.rounds + r.throttled_rounds;
@@ -536,4 +540,56 @@ TEST_CASE("a copy that moved within its own noise excuses nothing") {
   CHECK(c.slower == 2);
   CHECK(c.machine_moved == 0);
   for (const auto& t : c.timing) CHECK(t.copy_ratio == 1.0);
+}
+
+TEST_CASE("format-2 runs meet at the point, whatever its number in each run") {
+  auto dir = kq::test::temp_dir("compare-points");
+  // The same arms; in A point 2 is M=4096,N=16384, in B it is point 1. The synthetic time
+  // scales with the number, so matched by point B is twice as fast there.
+  auto a = write_run(dir / "a", {.arms = kArms,
+                                 .sizes = {1, 2},
+                                 .seed = 1,
+                                 .points = {{1, "M=32768,N=4096"}, {2, "M=4096,N=16384"}}});
+  auto b = write_run(dir / "b", {.arms = kArms,
+                                 .sizes = {1, 2},
+                                 .seed = 2,
+                                 .points = {{1, "M=4096,N=16384"}, {2, "M=8,N=8"}}});
+  const auto c = kq::compare_runs(a, b, 0.02);
+  REQUIRE(c.timing.size() == 3);
+  for (const auto& t : c.timing) {
+    CHECK(t.key.point == "M=4096,N=16384");
+    CHECK(t.key.size == 2);
+    CHECK(t.size_b == 1);
+    CHECK(t.ratio == doctest::Approx(0.5).epsilon(0.02));
+    CHECK(t.verdict == "faster");
+  }
+  REQUIRE(c.only_a.size() == 3);
+  CHECK(c.only_a[0].point == "M=32768,N=4096");
+  REQUIRE(c.only_b.size() == 3);
+  CHECK(c.only_b[0].point == "M=8,N=8");
+  CHECK(c.only_b[0].size == 2);
+  const std::string text = kq::render_comparison(c);
+  INFO(text);
+  CHECK(text.find("point  mode") != std::string::npos);
+  CHECK(text.find("M=4096,N=16384") != std::string::npos);
+  CHECK(text.find("fused at M=32768,N=4096 (single)") != std::string::npos);
+  CHECK(text.find("fused at M=8,N=8 (single)") != std::string::npos);
+}
+
+TEST_CASE("format-1 runs still meet at the size; a run without points (schema 2) reads") {
+  auto dir = kq::test::temp_dir("compare-sizes");
+  auto a = write_run(dir / "a", {.arms = kArms, .seed = 1});
+  auto b = write_run(dir / "b", {.arms = kArms, .sizes = {4096}, .seed = 2});
+  const auto c = kq::compare_runs(a, b, 0.02);
+  REQUIRE(c.timing.size() == 3);
+  for (const auto& t : c.timing) {
+    CHECK(t.key.point.empty());
+    CHECK(t.key.size == 4096);
+    CHECK(t.size_b == 4096);
+    CHECK(t.key.where() == "4096");
+  }
+  CHECK(c.only_a.size() == 3);
+  const std::string text = kq::render_comparison(c);
+  CHECK(text.find(" size  mode") != std::string::npos);
+  CHECK(text.find("fused at 1048576 (single)") != std::string::npos);
 }

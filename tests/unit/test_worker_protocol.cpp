@@ -21,6 +21,7 @@ TEST_CASE("qualify worker arguments survive encoding") {
   a.artifacts_dir = "/run/artifacts";
   a.hang_timeout = 12.5;
   a.timing_sizes = {4096, 12345};
+  a.added_points = {{{3, 50257}}, {{4096, 4096}}};
   const auto b = kq::QualifyWorkerArgs::parse(a.to_argv());
   CHECK(b.spec == a.spec);
   CHECK(b.plugin == a.plugin);
@@ -30,6 +31,7 @@ TEST_CASE("qualify worker arguments survive encoding") {
   REQUIRE(b.hang_timeout.has_value());
   CHECK(*b.hang_timeout == doctest::Approx(12.5));
   CHECK(b.timing_sizes == a.timing_sizes);
+  CHECK(b.added_points == a.added_points);
 
   kq::QualifyWorkerArgs plain{"s.yaml", "p.so", "arm"};
   const auto c = kq::QualifyWorkerArgs::parse(plain.to_argv());
@@ -37,6 +39,7 @@ TEST_CASE("qualify worker arguments survive encoding") {
   CHECK_FALSE(c.hang_timeout.has_value());
   CHECK(c.artifacts_dir.empty());
   CHECK(c.timing_sizes.empty());
+  CHECK(c.added_points.empty());
 }
 
 TEST_CASE("time worker arguments survive encoding") {
@@ -45,6 +48,7 @@ TEST_CASE("time worker arguments survive encoding") {
   a.plugins = {"/p/a.so", "/p/b.so", "/p/a.so"};
   a.arms = {"arm_a", "arm_b", "arm_a#2"};
   a.sizes = {65536};
+  a.added_points = {{{7, 9, 11}}};
   a.artifacts_dir = "/run/artifacts";
   a.no_blocking_kernel = true;
   a.brief = true;
@@ -53,6 +57,7 @@ TEST_CASE("time worker arguments survive encoding") {
   CHECK(b.plugins == a.plugins);
   CHECK(b.arms == a.arms);
   CHECK(b.sizes == a.sizes);
+  CHECK(b.added_points == a.added_points);
   CHECK(b.artifacts_dir == a.artifacts_dir);
   CHECK(b.no_blocking_kernel);
   CHECK(b.brief);
@@ -69,6 +74,9 @@ TEST_CASE("a worker command line the parent never writes is refused") {
       kq::WorkerArgsError);
   CHECK_THROWS_AS(kq::TimeWorkerArgs::parse({"--spec", "s.yaml", "--plugin", "p.so"}),
                   kq::WorkerArgsError);
+  for (const char* bad : {"", "4096,x", "M=4096"})
+    CHECK_THROWS_AS(Q::parse({"--spec", "s", "--plugin", "p", "--arm", "a", "--added-point", bad}),
+                    kq::WorkerArgsError);
 }
 
 TEST_CASE("a worker gets the descriptors named for it, and no other close-on-exec one") {
