@@ -609,6 +609,10 @@ std::string check_dtype(const OpSpec& spec) {
   return {};
 }
 
+std::string device_helper_library() { return helper_library(); }
+
+std::string exact_literal(double v, bool as_float) { return literal(v, as_float); }
+
 Generated generate(const OpSpec& spec, const CodegenOptions& options) {
   if (std::string why = check_dtype(spec); !why.empty()) throw std::invalid_argument(why);
   std::string why = check_expr(spec.semantics, spec.inputs.size());

@@ -85,7 +85,8 @@ struct Generated {
   int num_inputs = 0;
   int block = 256;
   int unroll = 4;
-  std::string plan;  // how each node is computed (float or double), one line per node
+  std::string plan;   // how each node is computed (float or double), one line per node
+  bool rows = false;  // a row module (row_codegen.hpp): one kernel, kq_rows
 };
 
 // Empty when there are 1 to kMaxInputs inputs and `e` is well-formed over them
@@ -100,5 +101,11 @@ std::string check_dtype(const OpSpec& spec);
 // or an option is out of range (block not a multiple of 32 in [32, 1024], unroll not in [1, 16],
 // min_blocks not in [1, 32]).
 Generated generate(const OpSpec& spec, const CodegenOptions& options = {});
+
+// Shared with the row generator (row_codegen.hpp): the device helpers every module starts with
+// (kq_i64, kq_max / kq_min propagating NaN, the _rn arithmetic, the transcendentals), and an
+// exact, locale-independent literal (a hex float, or a bit cast for inf and NaN).
+std::string device_helper_library();
+std::string exact_literal(double v, bool as_float);
 
 }  // namespace kq::nvrtc

@@ -7,14 +7,31 @@
 #include <stdexcept>
 
 #include "cuda_include.hpp"
+#include "kq/shaped_contract.hpp"
+#include "row_codegen.hpp"
+#include "row_launch.hpp"
 
 namespace kq::nvrtc {
 namespace {
 
-constexpr const char* kVersion = "1";
+constexpr const char* kVersion = "2";
 
-const char* const kKernelNames[LoadedModule::count] = {kVecKernel, kVecAliasKernel, kScalarKernel,
-                                                       kScalarAliasKernel, kStridedKernel};
+const char* const kKernelNames[LoadedModule::count] = {
+    kVecKernel, kVecAliasKernel, kScalarKernel, kScalarAliasKernel, kStridedKernel, kRowKernel};
+
+// f16 and bf16 modules include cuda_fp16.h / cuda_bf16.h: empty when the folder is found.
+std::string half_headers_missing() {
+  std::string looked;
+  if (!cuda_include_dir(looked).empty()) return {};
+  return "f16 and bf16 modules include cuda_fp16.h / cuda_bf16.h, found in none of " + looked +
+         " (set CUDA_HOME or KQ_CUDA_INCLUDE)";
+}
+
+bool has_half_tensor(const OpSpec& spec) {
+  for (const ix::TensorDecl& t : spec.program->decls.tensors)
+    if (t.role != ix::Role::temporary && is_half(t.dtype)) return true;
+  return false;
+}
 
 void cuda_check(cudaError_t e, const char* what) {
   if (e != cudaSuccess)
@@ -30,6 +47,30 @@ std::string hex_ptr(const void* p) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%p", p);
   return buf;
+}
+
+// The module's context current on this thread: a thread that has not touched CUDA yet adopts
+// it; another context current is an error.
+Status make_current(const LoadedModule& m) {
+  const DriverApi& d = driver();
+  CUcontext cur = nullptr;
+  CUresult r = d.ctx_get_current(&cur);
+  if (r != CUDA_SUCCESS) return Status::error(cu_error("cuCtxGetCurrent", r));
+  if (cur == m.ctx) return Status::ok();
+  if (cur != nullptr)
+    return Status::error("the current CUDA context is not the one prepare() loaded the module in");
+  r = d.ctx_set_current(m.ctx);
+  if (r != CUDA_SUCCESS) return Status::error(cu_error("cuCtxSetCurrent", r));
+  return Status::ok();
+}
+
+Status launch_error(CUresult r) {
+  if (r != CUDA_SUCCESS) return Status::error(cu_error("cuLaunchKernel", r));
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess)
+    return Status::error(std::string("after launch: ") + cudaGetErrorName(e) + " (" +
+                         cudaGetErrorString(e) + ")");
+  return Status::ok();
 }
 
 }  // namespace
@@ -49,16 +90,17 @@ ArmIdentity NvrtcArm::identity() const {
 
 Status NvrtcArm::supports(const OpSpec& spec) const {
   try {
-    if (spec.program)
-      return Status::unsupported("a format-2 (shaped) spec: no row kernel is generated yet");
-    if (std::string why = check_dtype(spec); !why.empty()) return Status::unsupported(why);
-    if (is_half(spec.dtype)) {
-      std::string looked;
-      if (cuda_include_dir(looked).empty())
-        return Status::unsupported(
-            "f16 and bf16 modules include cuda_fp16.h / cuda_bf16.h, found in none of " + looked +
-            " (set CUDA_HOME or KQ_CUDA_INCLUDE)");
+    if (spec.program) {
+      RowPlan plan;
+      if (std::string why = lower_rows(spec, plan); !why.empty())
+        return Status::unsupported("no row kernel: " + why);
+      if (has_half_tensor(spec))
+        if (std::string why = half_headers_missing(); !why.empty()) return Status::unsupported(why);
+      return Status::ok();
     }
+    if (std::string why = check_dtype(spec); !why.empty()) return Status::unsupported(why);
+    if (is_half(spec.dtype))
+      if (std::string why = half_headers_missing(); !why.empty()) return Status::unsupported(why);
     if (spec.outputs.size() != 1) return Status::unsupported("exactly one output is supported");
     std::string why = check_expr(spec.semantics, spec.inputs.size());
     if (!why.empty()) return Status::unsupported("semantics: " + why);
@@ -81,6 +123,21 @@ Status NvrtcArm::prepare_impl(const Problem& problem) {
   const OpSpec& spec = *problem.spec;
   Status s = supports(spec);
   if (!s.is_ok()) return s;
+  if (spec.program) {
+    s = check_shaped_contract(spec, problem.inputs, problem.outputs, Device::cuda);
+    if (!s.is_ok()) return s;
+    lower_rows(spec, row_plan_);
+    RowLayout L;
+    if (std::string why = plan_rows(spec, row_plan_, problem.inputs, problem.outputs, L);
+        !why.empty())
+      return Status::unsupported(why);
+    LoadedModule& m = load(spec);
+    spec_ = spec;
+    current_ = &m;
+    last_plan_ = "prepared call: " + std::to_string(L.rows) + " rows of " + std::to_string(L.len) +
+                 ", block " + std::to_string(row_block(L.len)) + "\n";
+    return Status::ok();
+  }
   s = check_contract(spec, problem.inputs, problem.outputs, Device::cuda);
   if (!s.is_ok()) return s;
   LaunchArgs a;
@@ -112,7 +169,7 @@ LoadedModule& NvrtcArm::load(const OpSpec& spec) {
   cu_check(d.ctx_get_current(&ctx), "cuCtxGetCurrent");
   if (ctx == nullptr) throw std::runtime_error("no current CUDA context after cudaFree(0)");
 
-  Generated gen = generate(spec, config_.codegen);
+  Generated gen = spec.program ? generate_rows(spec, row_plan_) : generate(spec, config_.codegen);
   std::string include_dir, looked;
   if (gen.cuda_headers) {
     include_dir = cuda_include_dir(looked);
@@ -132,6 +189,7 @@ LoadedModule& NvrtcArm::load(const OpSpec& spec) {
   cu_check(d.module_load_data(&m->module, image), "cuModuleLoadData");
   std::string kernels;
   for (int k = 0; k < LoadedModule::count; ++k) {
+    if ((k == LoadedModule::rows) != gen.rows) continue;  // a row module has kq_rows alone
     CUresult r = d.module_get_function(&m->fn[k], m->module, kKernelNames[k]);
     if (r == CUDA_SUCCESS) r = d.occupancy(&m->blocks_per_sm[k], m->fn[k], gen.block, 0);
     if (r == CUDA_SUCCESS)
@@ -151,7 +209,9 @@ LoadedModule& NvrtcArm::load(const OpSpec& spec) {
   char ms[32];
   std::snprintf(ms, sizeof ms, "%.1f", co.compile_ms);
   m->notes = "arm " + config_.name + ": " +
-             (config_.vector ? "vector and scalar paths" : "scalar paths only") + ", block " +
+             (gen.rows         ? std::string("row kernel, block up to ")
+              : config_.vector ? std::string("vector and scalar paths, block ")
+                               : std::string("scalar paths only, block ")) +
              std::to_string(gen.block) + ", unroll " + std::to_string(gen.unroll) + ", grid cap " +
              (config_.waves > 0 ? std::to_string(config_.waves) + " waves" : std::string("none")) +
              "\ndevice: sm_" + std::to_string(major * 10 + minor) + ", " + std::to_string(sms) +
@@ -180,6 +240,7 @@ Status NvrtcArm::run(std::span<const TensorView> inputs, std::span<const TensorV
 Status NvrtcArm::run_impl(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
                           void* stream) {
   if (!spec_ || current_ == nullptr) return Status::error("run() before a successful prepare()");
+  if (spec_->program) return run_rows(inputs, outputs, stream);
   Status s = check_contract(*spec_, inputs, outputs, Device::cuda);
   if (!s.is_ok()) return s;
   LaunchArgs a;
@@ -189,16 +250,8 @@ Status NvrtcArm::run_impl(std::span<const TensorView> inputs, std::span<const Te
 
   const LoadedModule& m = *current_;
   const DriverApi& d = driver();
-  CUcontext cur = nullptr;
-  CUresult r = d.ctx_get_current(&cur);
-  if (r != CUDA_SUCCESS) return Status::error(cu_error("cuCtxGetCurrent", r));
-  if (cur != m.ctx) {
-    if (cur != nullptr)
-      return Status::error(
-          "the current CUDA context is not the one prepare() loaded the module in");
-    r = d.ctx_set_current(m.ctx);  // a thread that has not touched CUDA yet
-    if (r != CUDA_SUCCESS) return Status::error(cu_error("cuCtxSetCurrent", r));
-  }
+  if (Status c = make_current(m); !c.is_ok()) return c;
+  CUresult r = CUDA_SUCCESS;
 
   const Generated& g = m.gen;
   const std::int64_t unroll = g.unroll, block = g.block;
@@ -237,12 +290,41 @@ Status NvrtcArm::run_impl(std::span<const TensorView> inputs, std::span<const Te
   }
   r = d.launch_kernel(m.fn[k], static_cast<unsigned>(blocks), 1, 1, static_cast<unsigned>(block), 1,
                       1, 0, static_cast<CUstream>(stream), params, nullptr);
-  if (r != CUDA_SUCCESS) return Status::error(cu_error("cuLaunchKernel", r));
-  cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess)
-    return Status::error(std::string("after launch: ") + cudaGetErrorName(e) + " (" +
-                         cudaGetErrorString(e) + ")");
-  return Status::ok();
+  return launch_error(r);
+}
+
+// One block per row, grid-stride: at most 8 waves of resident blocks, the rest loop.
+Status NvrtcArm::run_rows(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
+                          void* stream) {
+  Status s = check_shaped_contract(*spec_, inputs, outputs, Device::cuda);
+  if (!s.is_ok()) return s;
+  RowLayout L;
+  if (std::string why = plan_rows(*spec_, row_plan_, inputs, outputs, L); !why.empty())
+    return Status::unsupported(why);
+  if (L.rows == 0) return Status::ok();
+  const LoadedModule& m = *current_;
+  if (Status c = make_current(m); !c.is_ok()) return c;
+  const std::int64_t block = row_block(L.len);
+  const std::int64_t per_sm =
+      std::int64_t{m.blocks_per_sm[LoadedModule::rows]} * (kRowMaxBlock / block);
+  std::int64_t blocks = std::min<std::int64_t>(L.rows, std::int64_t{m.sms} * per_sm * 8);
+  if (config_.waves > 0)
+    blocks = std::min<std::int64_t>(blocks, std::int64_t{m.sms} * per_sm * config_.waves);
+  blocks = std::clamp<std::int64_t>(blocks, 1, 0x7fffffff);
+
+  const int ni = row_plan_.num_inputs, nt = ni + row_plan_.num_outputs;
+  const void* ptrs[kMaxRowTensors];
+  void* params[kMaxRowTensors + 1];
+  for (int t = 0; t < nt; ++t) {
+    ptrs[t] = t < ni ? inputs[static_cast<std::size_t>(t)].data
+                     : outputs[static_cast<std::size_t>(t - ni)].data;
+    params[t] = &ptrs[t];
+  }
+  params[nt] = &L;
+  const CUresult r = driver().launch_kernel(m.fn[LoadedModule::rows], static_cast<unsigned>(blocks),
+                                            1, 1, static_cast<unsigned>(block), 1, 1, 0,
+                                            static_cast<CUstream>(stream), params, nullptr);
+  return launch_error(r);
 }
 
 std::vector<Artifact> NvrtcArm::artifacts() const {
@@ -259,7 +341,7 @@ std::vector<Artifact> NvrtcArm::artifacts() const {
     out.push_back({"ptxas", "ptxas.txt", c.ptxas});
     out.push_back({"flags", "nvrtc_flags.txt", flags});
     out.push_back({"notes", "notes.txt", m.notes + last_plan_});
-    out.push_back({"plan", "precision_plan.txt", m.gen.plan});
+    out.push_back({"plan", m.gen.rows ? "row_plan.txt" : "precision_plan.txt", m.gen.plan});
   } catch (...) {  // out of memory copying artifacts: return what was gathered
   }
   return out;

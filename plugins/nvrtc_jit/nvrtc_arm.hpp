@@ -1,6 +1,7 @@
-// The nvrtc_jit arms: CUDA C++ generated from any spec's expression (codegen.hpp), compiled by
-// NVRTC for the running device at prepare() (nvrtc_compile.hpp), launched through the driver
-// API on the caller's stream (driver_api.hpp).
+// The nvrtc_jit arms: CUDA C++ generated from any spec's expression (codegen.hpp) or from a
+// format-2 program in row form (row_codegen.hpp), compiled by NVRTC for the running device at
+// prepare() (nvrtc_compile.hpp), launched through the driver API on the caller's stream
+// (driver_api.hpp).
 #pragma once
 #include <map>
 #include <memory>
@@ -12,6 +13,7 @@
 #include "kq/plugin_api.hpp"
 #include "launch_plan.hpp"
 #include "nvrtc_compile.hpp"
+#include "row_lower.hpp"
 
 namespace kq::nvrtc {
 
@@ -24,7 +26,7 @@ struct ArmConfig {
 
 // One module loaded in one context, with what launches need.
 struct LoadedModule {
-  enum { vec, vec_alias, scalar, scalar_alias, strided, count };
+  enum { vec, vec_alias, scalar, scalar_alias, strided, rows, count };
   CUcontext ctx = nullptr;
   CUmodule module = nullptr;
   CUfunction fn[count] = {};
@@ -53,11 +55,14 @@ class NvrtcArm final : public IKernelArm {
   Status prepare_impl(const Problem& problem);
   Status run_impl(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
                   void* stream);
+  Status run_rows(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
+                  void* stream);
   LoadedModule& load(const OpSpec& spec);
 
   // Like every arm, one caller at a time: prepare, run and artifacts are not called concurrently.
   ArmConfig config_;
   std::optional<OpSpec> spec_;  // the spec of the last prepare(); run() checks against it
+  RowPlan row_plan_;            // a format-2 spec's lowering (row_lower.hpp)
   std::map<std::string, std::unique_ptr<LoadedModule>> modules_;  // by compile key + context
   LoadedModule* current_ = nullptr;
   std::string last_plan_;  // the launch prepare() chose, for the notes

@@ -1,0 +1,51 @@
+#include "row_launch.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "kq/shaped_contract.hpp"
+
+namespace kq::nvrtc {
+
+std::string plan_rows(const OpSpec& spec, const RowPlan& plan, std::span<const TensorView> inputs,
+                      std::span<const TensorView> outputs, RowLayout& L) {
+  L = RowLayout{};
+  std::vector<std::int64_t> dims;
+  if (Status s = bind_dims(spec, inputs, outputs, dims); !s.is_ok()) return s.message();
+  const ix::Program& p = *spec.program;
+  auto unbound = [&](int d) {
+    return "dim " + p.decls.dims[static_cast<std::size_t>(d)].name +
+           " is bound by no input or output";
+  };
+  for (const ix::Node& n : p.nodes)
+    if (n.kind == ix::NodeKind::dim && dims[static_cast<std::size_t>(n.ref)] < 0)
+      return unbound(n.ref);
+  for (std::size_t d = 0; d < dims.size(); ++d) L.dim_value[d] = static_cast<float>(dims[d]);
+  L.rows = 1;
+  for (std::size_t f = 0; f < plan.free_dims.size(); ++f) {
+    const std::int64_t e = dims[static_cast<std::size_t>(plan.free_dims[f])];
+    if (e < 0) return unbound(plan.free_dims[f]);
+    L.free_extent[f] = e;
+    L.rows *= e;
+  }
+  L.len = dims[static_cast<std::size_t>(plan.r_dim)];
+  if (L.len < 0) return unbound(plan.r_dim);
+  for (std::size_t t = 0; t < p.decls.tensors.size(); ++t) {
+    const RowTensor& rt = plan.tensors[t];
+    if (rt.slot < 0) continue;
+    const TensorView& v = rt.slot < plan.num_inputs
+                              ? inputs[static_cast<std::size_t>(rt.slot)]
+                              : outputs[static_cast<std::size_t>(rt.slot - plan.num_inputs)];
+    for (std::size_t k = 0; k < rt.free_at.size(); ++k)
+      L.free_stride[rt.slot][rt.free_at[k]] = v.strides[k];
+    if (rt.row) L.row_stride[rt.slot] = v.strides[v.rank - 1];
+  }
+  return {};
+}
+
+int row_block(std::int64_t len) {
+  const std::int64_t threads = ((len + 3) / 4 + 31) / 32 * 32;
+  return static_cast<int>(std::clamp<std::int64_t>(threads, 32, kRowMaxBlock));
+}
+
+}  // namespace kq::nvrtc

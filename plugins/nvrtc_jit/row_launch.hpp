@@ -1,0 +1,25 @@
+// The row kernel's launch from the views alone: host-side, pure, no allocation beyond the dims
+// (run() uses it on every call).
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "kq/op_spec.hpp"
+#include "kq/tensor.hpp"
+#include "row_codegen.hpp"
+#include "row_lower.hpp"
+
+namespace kq::nvrtc {
+
+// Fills `L` for `inputs` -> `outputs` (already checked by check_shaped_contract): the free
+// dims' extents, each pointer slot's strides, the dims' values. Returns an empty string, or
+// why the call is refused (a dim no view binds).
+std::string plan_rows(const OpSpec& spec, const RowPlan& plan, std::span<const TensorView> inputs,
+                      std::span<const TensorView> outputs, RowLayout& L);
+
+// Threads per block for rows of `len` elements: about 4 elements a thread, a multiple of 32 in
+// [32, kRowMaxBlock].
+int row_block(std::int64_t len);
+
+}  // namespace kq::nvrtc

@@ -1,0 +1,220 @@
+// GPU test of nvrtc_jit's row kernels (format-2 specs in row form, plugins/nvrtc_jit/
+// row_codegen.hpp): softmax and layer norm in bf16, log_softmax and relu in f32, at shapes that
+// leave rows partly covered by a block (N = 1, 4099, 50257), contiguous and with padded rows
+// and a reversed weight (a spec copy that admits strided views), against the float64 reference
+// (core/indexed/evaluate.hpp) within a few units of each output's precision, the bytes past
+// each output untouched. Skips without a usable CUDA device (tests/support/gpu_main.cpp).
+#include <doctest/doctest.h>
+
+#ifndef KQ_HAVE_CUDA
+TEST_CASE("nvrtc_jit row kernels") {
+  MESSAGE("skipped: no CUDA device (kq was built without CUDA)");
+}
+#else
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "indexed/evaluate.hpp"
+#include "kq/half.hpp"
+#include "kq/plugin_api.hpp"
+#include "plugin_arms.hpp"
+#include "spec/spec.hpp"
+
+namespace {
+
+#define CUDA_OK(call)                                                                       \
+  do {                                                                                      \
+    const cudaError_t e_ = (call);                                                          \
+    REQUIRE_MESSAGE(e_ == cudaSuccess, #call << ": " << std::string(cudaGetErrorName(e_))); \
+  } while (0)
+
+constexpr std::size_t kPad = 64;  // guard bytes after each tensor's last element
+constexpr unsigned char kGuard = 0xAB;
+
+struct DeviceTensor {
+  kq::TensorView view;
+  void* base = nullptr;
+  std::size_t span_bytes = 0;  // from base to past the last element
+  ~DeviceTensor() { cudaFree(base); }
+};
+
+// `padded`: rows (the innermost dim's neighbour) one element longer than the row; `reversed`:
+// a rank-1 tensor walked backwards (stride -1, data at its last element).
+void make(DeviceTensor& t, kq::DType dtype, const std::vector<std::int64_t>& shape, bool padded,
+          bool reversed) {
+  t.view.dtype = dtype;
+  t.view.device = kq::Device::cuda;
+  t.view.rank = static_cast<int>(shape.size());
+  std::int64_t stride = 1, span = 1;
+  for (int i = t.view.rank - 1; i >= 0; --i) {
+    t.view.shape[i] = shape[static_cast<std::size_t>(i)];
+    t.view.strides[i] = stride;
+    const std::int64_t len = shape[static_cast<std::size_t>(i)] + (padded && i == t.view.rank - 1);
+    stride *= len;
+  }
+  span = stride;
+  const std::size_t es = kq::dtype_size(dtype);
+  t.span_bytes = static_cast<std::size_t>(span) * es;
+  CUDA_OK(cudaMalloc(&t.base, t.span_bytes + kPad));
+  CUDA_OK(cudaMemset(t.base, kGuard, t.span_bytes + kPad));
+  t.view.data = t.base;
+  if (reversed && t.view.rank == 1 && shape[0] > 0) {
+    t.view.strides[0] = -1;
+    t.view.data = static_cast<char*>(t.base) + (shape[0] - 1) * static_cast<std::int64_t>(es);
+  }
+}
+
+// Element i (row-major over the view's shape) -> its byte offset from base.
+std::int64_t byte_offset(const DeviceTensor& t, std::int64_t i) {
+  std::int64_t off = 0;
+  for (int d = t.view.rank - 1; d >= 0; --d) {
+    const std::int64_t c = i % t.view.shape[d];
+    i /= t.view.shape[d];
+    off += c * t.view.strides[d];
+  }
+  return (static_cast<char*>(t.view.data) - static_cast<char*>(t.base)) +
+         off * static_cast<std::int64_t>(kq::dtype_size(t.view.dtype));
+}
+
+void upload(DeviceTensor& t, const kq::ix::Buffer& b) {
+  std::vector<unsigned char> host(t.span_bytes, kGuard);
+  const std::size_t es = kq::dtype_size(b.dtype);
+  for (std::int64_t i = 0; i < b.numel(); ++i)
+    std::memcpy(host.data() + byte_offset(t, i), b.bytes.data() + i * es, es);
+  CUDA_OK(cudaMemcpy(t.base, host.data(), host.size(), cudaMemcpyHostToDevice));
+}
+
+struct Case {
+  const char* spec;
+  std::int64_t M, N;
+  bool strided;
+};
+
+void run_case(kq::IKernelArm* arm, const Case& c) {
+  kq::OpSpec spec = kq::load_spec(std::string(KQ_SOURCE_DIR) + "/" + c.spec).op;
+  if (c.strided) {
+    spec.layouts.contiguous_only = false;
+    spec.layouts.min_alignment_bytes = 2;
+  }
+  const kq::ix::Program& p = *spec.program;
+  const kq::ix::DimValues dims = {{"M", c.M}, {"N", c.N}};
+  auto shape_of = [&](const kq::ix::TensorDecl& d) {
+    std::vector<std::int64_t> s;
+    for (const auto& e : d.shape) s.push_back(dims.at(e.name));
+    return s;
+  };
+  std::mt19937_64 rng(c.M * 1000 + c.N);
+  std::uniform_real_distribution<double> u(-4.0, 4.0);
+  kq::ix::Tensors host_in;
+  std::vector<DeviceTensor> in(spec.inputs.size()), out(spec.outputs.size());
+  std::vector<const kq::ix::TensorDecl*> out_decls;
+  std::size_t ni = 0, no = 0;
+  for (const kq::ix::TensorDecl& d : p.decls.tensors) {
+    if (d.role == kq::ix::Role::temporary) continue;
+    const auto shape = shape_of(d);
+    const bool row = shape.size() > 1;
+    if (d.role == kq::ix::Role::input) {
+      std::vector<double> v(1);
+      std::int64_t n = 1;
+      for (auto e : shape) n *= e;
+      v.resize(static_cast<std::size_t>(n));
+      for (double& x : v) x = u(rng);
+      kq::ix::Buffer b = kq::ix::Buffer::of(d.dtype, shape, v);
+      make(in[ni], d.dtype, shape, c.strided && row, c.strided && shape.size() == 1);
+      upload(in[ni], b);
+      host_in.emplace(d.name, std::move(b));
+      ++ni;
+    } else {
+      make(out[no++], d.dtype, shape, c.strided && row, false);
+      out_decls.push_back(&d);
+    }
+  }
+  const kq::ix::Tensors want = kq::ix::evaluate(p, dims, host_in);
+
+  kq::Problem problem{&spec, {}, {}, nullptr};
+  for (auto& t : in) problem.inputs.push_back(t.view);
+  for (auto& t : out) problem.outputs.push_back(t.view);
+  const kq::Status ps = arm->prepare(problem);
+  REQUIRE_MESSAGE(ps.is_ok(), ps.message());
+  const kq::Status rs = arm->run(problem.inputs, problem.outputs, nullptr);
+  REQUIRE_MESSAGE(rs.is_ok(), rs.message());
+  CUDA_OK(cudaDeviceSynchronize());
+
+  for (std::size_t o = 0; o < out.size(); ++o) {
+    const kq::ix::Buffer& w = want.at(out_decls[o]->name);
+    std::vector<unsigned char> host(out[o].span_bytes + kPad);
+    CUDA_OK(cudaMemcpy(host.data(), out[o].base, host.size(), cudaMemcpyDeviceToHost));
+    const kq::DType t = out[o].view.dtype;
+    const std::size_t es = kq::dtype_size(t);
+    // 2 units of the output's precision relative, and as much absolute at 1 (y = ... + b
+    // cancels in layer norm); relu is exact.
+    const double unit = t == kq::DType::bf16 ? 0x1p-8 : t == kq::DType::f16 ? 0x1p-11 : 0x1p-20;
+    const bool exact = std::string(c.spec).find("relu") != std::string::npos;
+    int bad = 0;
+    std::vector<bool> touched(host.size(), false);
+    for (std::int64_t i = 0; i < w.numel(); ++i) {
+      const std::int64_t at = byte_offset(out[o], i);
+      for (std::size_t k = 0; k < es; ++k) touched[static_cast<std::size_t>(at) + k] = true;
+      const double got = kq::load_as_double(t, host.data() + at), exp = w.get(i);
+      const bool ok =
+          exact ? (got == exp) : std::fabs(got - exp) <= 2 * unit * (std::fabs(exp) + 1);
+      if (!ok && bad++ < 5)
+        FAIL_CHECK(c.spec << " M=" << c.M << " N=" << c.N << (c.strided ? " strided" : "")
+                          << " output " << out_decls[o]->name << "[" << i << "]: got " << got
+                          << ", want " << exp);
+    }
+    CHECK(bad == 0);
+    int overwritten = 0;
+    for (std::size_t b = 0; b < host.size(); ++b)
+      if (!touched[b] && host[b] != kGuard) ++overwritten;
+    CHECK_MESSAGE(overwritten == 0,
+                  c.spec << ": bytes outside output " << out_decls[o]->name << " written");
+  }
+}
+
+}  // namespace
+
+TEST_CASE("nvrtc_jit row kernels against the float64 reference") {
+  kq::IKernelArm* arm = kq::test::plugin_arm("kq_nvrtc_jit", "nvrtc_jit");
+  REQUIRE(arm != nullptr);
+  const Case cases[] = {
+      {"specs/softmax_bf16.yaml", 7, 4099, false},
+      {"specs/softmax_bf16.yaml", 3, 1, false},
+      {"specs/softmax_bf16.yaml", 2, 50257, true},
+      {"specs/layer_norm_bf16.yaml", 7, 4099, false},
+      {"specs/layer_norm_bf16.yaml", 5, 333, true},
+      {"specs/rms_norm_bf16.yaml", 9, 1000, false},
+      {"specs/kernelbench/24_log_softmax.yaml", 6, 2049, false},
+      {"specs/kernelbench/19_relu.yaml", 4, 77, true},
+  };
+  for (const Case& c : cases) {
+    INFO(c.spec, " M=", c.M, " N=", c.N, c.strided ? " strided" : "");
+    run_case(arm, c);
+  }
+  // The artifacts: the generated source and its row plan.
+  bool source = false, plan = false;
+  for (const kq::Artifact& a : arm->artifacts()) {
+    source =
+        source || (a.filename == "kernel.cu" && a.content.find("kq_rows") != std::string::npos);
+    plan = plan || a.filename == "row_plan.txt";
+  }
+  CHECK(source);
+  CHECK(plan);
+}
+
+TEST_CASE("nvrtc_jit declines the format-2 specs it does not lower, saying why") {
+  kq::IKernelArm* arm = kq::test::plugin_arm("kq_nvrtc_jit", "nvrtc_jit");
+  REQUIRE(arm != nullptr);
+  const kq::OpSpec spec =
+      kq::load_spec(std::string(KQ_SOURCE_DIR) + "/specs/kernelbench/89_cumsum.yaml").op;
+  const kq::Status s = arm->supports(spec);
+  CHECK(s.code() == kq::Status::Code::unsupported);
+  CHECK(s.message().find("a scan (cumsum) is not lowered") != std::string::npos);
+}
+#endif

@@ -1,0 +1,363 @@
+// nvrtc_jit's row kernels without a GPU: which shipped format-2 specs lower and why the others
+// do not (lower_rows), the generated source (one kernel, reductions, inlined row temporaries,
+// 64-bit offsets), the layout the host fills from views, and a real NVRTC compile of every
+// lowered spec for sm_90 (NVRTC needs no GPU; it is reached through dlopen so that this test
+// links nothing of CUDA).
+#include <dlfcn.h>
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+// The plugin's pure parts, compiled into this test (plugins are not libraries to link against).
+#include "../../plugins/nvrtc_jit/codegen.cpp"
+#include "../../plugins/nvrtc_jit/cuda_include.cpp"
+#include "../../plugins/nvrtc_jit/row_codegen.cpp"
+#include "../../plugins/nvrtc_jit/row_launch.cpp"
+#include "../../plugins/nvrtc_jit/row_lower.cpp"
+#include "spec/spec.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace nv = kq::nvrtc;
+
+const fs::path kRoot = KQ_SOURCE_DIR;
+
+// Every shipped format-2 spec (specs/, specs/kernelbench/, tests/data/specs_v2/), by path
+// relative to the source tree.
+std::vector<std::string> shipped_shaped_specs() {
+  std::vector<std::string> out;
+  for (const char* dir : {"specs", "specs/kernelbench", "tests/data/specs_v2"})
+    for (const auto& e : fs::directory_iterator(kRoot / dir)) {
+      if (e.path().extension() != ".yaml") continue;
+      const kq::Spec s = kq::load_spec(e.path());
+      if (s.op.program) out.push_back(fs::relative(e.path(), kRoot).string());
+    }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+kq::OpSpec load(const std::string& rel) { return kq::load_spec(kRoot / rel).op; }
+
+// A minimal format-2 spec around `semantics`.
+kq::OpSpec shaped(const std::string& decls, const std::string& semantics,
+                  const std::string& compare = "{y: {rtol: 1e-5}}",
+                  const std::string& point = "{M: 4, N: 8}") {
+  const std::string text = "kq_spec: 2\nop: t\n" + decls + "semantics: |\n  " + semantics +
+                           "\ncompare: " + compare + "\ntiming: {points: [" + point +
+                           "]}\ndecision: {baseline: cpu_tbb}\n";
+  return kq::parse_spec(text, "test.yaml").op;
+}
+
+std::string why_not(const kq::OpSpec& s) {
+  nv::RowPlan plan;
+  return nv::lower_rows(s, plan);
+}
+
+// The NVRTC entry points, by dlopen.
+struct Nvrtc {
+  using Program = void*;
+  int (*create)(Program*, const char*, const char*, int, const char* const*,
+                const char* const*) = nullptr;
+  int (*compile)(Program, int, const char* const*) = nullptr;
+  int (*log_size)(Program, std::size_t*) = nullptr;
+  int (*log)(Program, char*) = nullptr;
+  int (*ptx_size)(Program, std::size_t*) = nullptr;
+  int (*ptx)(Program, char*) = nullptr;
+  int (*destroy)(Program*) = nullptr;
+  void* lib = nullptr;
+  std::string why;
+
+  Nvrtc() {
+    for (const char* name :
+         {"libnvrtc.so.13", "libnvrtc.so", "/usr/local/cuda/lib64/libnvrtc.so.13"}) {
+      lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+      if (lib) break;
+    }
+    if (!lib) {
+      why = dlerror();
+      return;
+    }
+    create = reinterpret_cast<decltype(create)>(dlsym(lib, "nvrtcCreateProgram"));
+    compile = reinterpret_cast<decltype(compile)>(dlsym(lib, "nvrtcCompileProgram"));
+    log_size = reinterpret_cast<decltype(log_size)>(dlsym(lib, "nvrtcGetProgramLogSize"));
+    log = reinterpret_cast<decltype(log)>(dlsym(lib, "nvrtcGetProgramLog"));
+    ptx_size = reinterpret_cast<decltype(ptx_size)>(dlsym(lib, "nvrtcGetPTXSize"));
+    ptx = reinterpret_cast<decltype(ptx)>(dlsym(lib, "nvrtcGetPTX"));
+    destroy = reinterpret_cast<decltype(destroy)>(dlsym(lib, "nvrtcDestroyProgram"));
+    if (!create || !compile || !log_size || !log || !ptx_size || !ptx || !destroy) {
+      why = "libnvrtc lacks an entry point";
+      lib = nullptr;
+    }
+  }
+
+  struct Out {
+    int result = -1;
+    std::string log, ptx;
+  };
+  // The plugin's options (nvrtc_compile.cpp) for an sm_90 device.
+  Out build(const std::string& src, bool cuda_headers) const {
+    Out o;
+    Program p = nullptr;
+    if (create(&p, src.c_str(), "kq_rows_test.cu", 0, nullptr, nullptr) != 0) return o;
+    std::string looked;
+    const std::string include = "--include-path=" + nv::cuda_include_dir(looked);
+    std::vector<const char*> opts{"--gpu-architecture=sm_90",
+                                  "-std=c++17",
+                                  "-default-device",
+                                  "--fmad=false",
+                                  "-ftz=false",
+                                  "-prec-div=true",
+                                  "-prec-sqrt=true",
+                                  "-lineinfo",
+                                  "--ptxas-options=-v"};
+    if (cuda_headers) opts.push_back(include.c_str());
+    o.result = compile(p, static_cast<int>(opts.size()), opts.data());
+    std::size_t n = 0;
+    log_size(p, &n);
+    o.log.assign(n, '\0');
+    if (n) log(p, o.log.data());
+    if (o.result == 0) {
+      ptx_size(p, &n);
+      o.ptx.assign(n, '\0');
+      ptx(p, o.ptx.data());
+    }
+    destroy(&p);
+    return o;
+  }
+};
+
+const Nvrtc& nvrtc() {
+  static Nvrtc n;
+  return n;
+}
+
+}  // namespace
+
+// The table in docs/plugins.md: every shipped format-2 spec, lowered or declined for a reason.
+TEST_CASE("nvrtc rows: the shipped format-2 specs lower or decline with a reason") {
+  const std::map<std::string, std::string> expected = {
+      {"specs/layer_norm_bf16.yaml", ""},
+      {"specs/rms_norm_bf16.yaml", ""},
+      {"specs/softmax_bf16.yaml", ""},
+      {"specs/kernelbench/05_matrix_scalar_multiplication.yaml", ""},
+      {"specs/kernelbench/100_hinge_loss.yaml", "a sum over several indices (m, n)"},
+      {"specs/kernelbench/19_relu.yaml", ""},
+      {"specs/kernelbench/20_leaky_relu.yaml", ""},
+      {"specs/kernelbench/21_sigmoid.yaml", ""},
+      {"specs/kernelbench/22_tanh.yaml", ""},
+      {"specs/kernelbench/23_softmax.yaml", ""},
+      {"specs/kernelbench/24_log_softmax.yaml", ""},
+      {"specs/kernelbench/25_swish.yaml", ""},
+      {"specs/kernelbench/26_gelu.yaml", ""},
+      {"specs/kernelbench/27_selu.yaml", ""},
+      {"specs/kernelbench/28_hard_sigmoid.yaml", ""},
+      {"specs/kernelbench/29_softplus.yaml", ""},
+      {"specs/kernelbench/30_softsign.yaml", ""},
+      {"specs/kernelbench/31_elu.yaml", ""},
+      {"specs/kernelbench/32_hard_tanh.yaml", ""},
+      {"specs/kernelbench/33_batch_norm.yaml", "a sum over several indices (b, h, w)"},
+      {"specs/kernelbench/34_instance_norm.yaml", "a sum over several indices (h, w)"},
+      {"specs/kernelbench/35_group_norm.yaml", "a sum over several indices (j, h, w)"},
+      {"specs/kernelbench/36_rms_norm.yaml",
+       "C, the reduced dim, is not the innermost extent of input x[B, C, H, W]"},
+      {"specs/kernelbench/37_frobenius_norm.yaml", "a sum over several indices (b, c, h, w)"},
+      {"specs/kernelbench/38_l1_norm.yaml", ""},
+      {"specs/kernelbench/39_l2_norm.yaml", ""},
+      {"specs/kernelbench/40_layer_norm.yaml", "a sum over several indices (c, h, w)"},
+      {"specs/kernelbench/47_sum_reduction.yaml",
+       "N, the reduced dim, is not the innermost extent of input x[B, N, K]"},
+      {"specs/kernelbench/48_mean_reduction.yaml",
+       "N, the reduced dim, is not the innermost extent of input x[B, N, K]"},
+      {"specs/kernelbench/49_max_reduction.yaml",
+       "N, the reduced dim, is not the innermost extent of input x[B, N, K]"},
+      {"specs/kernelbench/51_argmax.yaml", "argmax is not lowered"},
+      {"specs/kernelbench/52_argmin.yaml", "argmin is not lowered"},
+      {"specs/kernelbench/53_min_reduction.yaml",
+       "N, the reduced dim, is not the innermost extent of input x[B, N, K]"},
+      {"specs/kernelbench/88_min_gpt_new_gelu.yaml", ""},
+      {"specs/kernelbench/89_cumsum.yaml", "a scan (cumsum) is not lowered"},
+      {"specs/kernelbench/90_cumprod.yaml", "a scan (cumprod) is not lowered"},
+      {"specs/kernelbench/91_cumsum_reverse.yaml", "a scan (cumsum) is not lowered"},
+      {"specs/kernelbench/92_cumsum_exclusive.yaml", "a scan (cumsum) is not lowered"},
+      {"specs/kernelbench/93_masked_cumsum.yaml", "a scan (cumsum) is not lowered"},
+      {"specs/kernelbench/94_mse_loss.yaml", "a sum over several indices (m, n)"},
+      {"specs/kernelbench/95_cross_entropy_loss.yaml",
+       "a sum over M, an earlier one over N: one reduced dim is lowered"},
+      {"specs/kernelbench/96_huber_loss.yaml", "a sum over several indices (m, n)"},
+      {"specs/kernelbench/98_kl_div_loss.yaml", "a sum over several indices (m, n)"},
+      {"specs/kernelbench/99_triplet_margin_loss.yaml",
+       "a sum over M, an earlier one over D: one reduced dim is lowered"},
+      {"tests/data/specs_v2/argmax.yaml", "argmax is not lowered"},
+      {"tests/data/specs_v2/cross_entropy.yaml",
+       "a sum over M, an earlier one over N: one reduced dim is lowered"},
+      {"tests/data/specs_v2/cumsum_exclusive.yaml", "a scan (cumsum) is not lowered"},
+      {"tests/data/specs_v2/cumsum_reverse.yaml", "a scan (cumsum) is not lowered"},
+      {"tests/data/specs_v2/group_sum.yaml",
+       "index arithmetic in subscript 2 of x (column 18) is not lowered"},
+      {"tests/data/specs_v2/layer_norm.yaml", ""},
+      {"tests/data/specs_v2/softmax.yaml", ""},
+      {"tests/data/specs_v2/softmax_f32.yaml", ""},
+  };
+  int lowered = 0;
+  for (const std::string& rel : shipped_shaped_specs()) {
+    const std::string why = why_not(load(rel));
+    MESSAGE(rel, ": ", why.empty() ? "lowered" : why);
+    auto it = expected.find(rel);
+    INFO(rel, ": ", why);
+    REQUIRE_MESSAGE(it != expected.end(), "a new shipped spec: add it to this table and docs");
+    if (it->second.empty())
+      CHECK(why.empty());
+    else
+      CHECK(why.find(it->second) != std::string::npos);
+    lowered += why.empty() ? 1 : 0;
+  }
+  CHECK(lowered == 24);
+}
+
+TEST_CASE("nvrtc rows: decline reasons name the statement and the construct") {
+  const std::string mn = "dims: {M: free, N: reduced}\ninputs: {x: {dtype: f32, shape: [M, N]}}\n";
+  const std::string row_out = "outputs: {y: {dtype: f32, shape: [M, N]}}\n";
+  const std::string scalar_out = "outputs: {y: {dtype: f32, shape: [M]}}\n";
+  // A nested reduction.
+  CHECK(why_not(shaped(mn + row_out, "y[m, n] = x[m, n] - sum(k, x[m, k] - max(j, x[m, j]))")) ==
+        "line 1 `y[m, n] = x[m, n] - sum(k, x[m, k] - max(j, x[m, j]))`: a reduction inside a "
+        "reduction (column 38) is not lowered");
+  // An index's value as a number.
+  CHECK(why_not(shaped(mn + row_out, "y[m, n] = x[m, n] * n"))
+            .find("the value of index 'n' used as a number") != std::string::npos);
+  // Two positions of the row in one term (an outer product).
+  CHECK(why_not(shaped(mn + row_out, "y[m, n] = sum(k, x[m, k] * x[m, n])"))
+            .find("x (column 28) is read at 'n' inside a reduction over 'k'") != std::string::npos);
+  // A constant subscript.
+  CHECK(why_not(shaped(mn + scalar_out, "y[m] = x[m, 0]"))
+            .find("index arithmetic in subscript 2 of x") != std::string::npos);
+  // Integer tensors and float64.
+  CHECK(why_not(shaped(
+            "dims: {M: free, N: reduced}\ninputs: {x: {dtype: i32, shape: [M, N]}}\n" + scalar_out,
+            "y[m] = sum(n, x[m, n])")) ==
+        "input x: dtype i32: integer and bool tensors are not lowered");
+  CHECK(why_not(shaped("dims: {M: free, N: reduced}\ninputs: {x: {dtype: f64, shape: [M, N]}}\n"
+                       "outputs: {y: {dtype: f64, shape: [M]}}\n",
+                       "y[m] = sum(n, x[m, n])")) ==
+        "input x: dtype f64: the row kernel computes in float32");
+  // A per-row scalar missing a free dim (a reduction over a free dim by another route).
+  CHECK(
+      why_not(shaped("dims: {B: free, M: free, N: reduced}\n"
+                     "inputs: {x: {dtype: f32, shape: [B, M, N]}}\n"
+                     "outputs: {y: {dtype: f32, shape: [B, M, N]}, z: {dtype: f32, shape: [M]}}\n",
+                     "y[b, m, n] = x[b, m, n]\n  z[m] = sum(n, x[0, m, n])",
+                     "{y: {rtol: 1e-5}, z: {rtol: 1e-5}}", "{B: 2, M: 4, N: 8}"))
+          .find("index arithmetic in subscript 1 of x") != std::string::npos);
+  // Free dims out of order in an input.
+  CHECK(why_not(shaped("dims: {B: free, M: free, N: reduced}\n"
+                       "inputs: {x: {dtype: f32, shape: [M, B, N]}}\n"
+                       "outputs: {y: {dtype: f32, shape: [B, M, N]}}\n",
+                       "y[b, m, n] = x[m, b, n]", "{y: {rtol: 1e-5}}", "{B: 2, M: 4, N: 8}")) ==
+        "input x[M, B, N]: its free dims are not in the order (B, M)");
+  // Accepted: prod, a reduction inside a row statement, a broadcast row and a per-row input.
+  CHECK(why_not(shaped("dims: {B: free, M: free, N: reduced}\n"
+                       "inputs: {x: {dtype: bf16, shape: [B, M, N]}, w: {dtype: f16, shape: [N]},"
+                       " s: {dtype: f32, shape: [M]}}\n"
+                       "outputs: {y: {dtype: f32, shape: [B, M, N]}}\n",
+                       "y[b, m, n] = x[b, m, n] * w[n] / prod(k, x[b, m, k]) + s[m]",
+                       "{y: {rtol: 1e-5}}", "{B: 2, M: 4, N: 8}")) == "");
+}
+
+TEST_CASE("nvrtc rows: the generated softmax") {
+  const kq::OpSpec s = load("specs/softmax_bf16.yaml");
+  nv::RowPlan plan;
+  REQUIRE(nv::lower_rows(s, plan).empty());
+  CHECK(plan.free_dims.size() == 1);
+  CHECK(plan.num_inputs == 1);
+  CHECK(plan.num_outputs == 1);
+  const nv::Generated g = nv::generate_rows(s, plan);
+  INFO(g.source);
+  CHECK(g.rows);
+  CHECK(g.cuda_headers);
+  CHECK(g.source.find("#include <cuda_bf16.h>") != std::string::npos);
+  CHECK(g.source.find("extern \"C\" __global__ void __launch_bounds__(512) kq_rows(") !=
+        std::string::npos);
+  // A max and a sum over the row, each through the block reduction; e inlined, never stored.
+  CHECK(g.source.find("kq_block_max(acc, kq_sh)") != std::string::npos);
+  CHECK(g.source.find("kq_block_sum(acc, kq_sh)") != std::string::npos);
+  CHECK(g.source.find("kq_exp(") != std::string::npos);
+  // 64-bit row and element offsets.
+  CHECK(g.source.find("for (kq_i64 row = blockIdx.x;") != std::string::npos);
+  CHECK(g.source.find("for (kq_i64 j = threadIdx.x;") != std::string::npos);
+  CHECK(g.source.find("kq_st(out0 + (o1 + j * L.row_stride[1])") != std::string::npos);
+  CHECK(g.plan.find("row temporary, inlined where it is read") != std::string::npos);
+  // The same spec gives the same text (the cache key).
+  CHECK(nv::generate_rows(s, plan).source == g.source);
+}
+
+TEST_CASE("nvrtc rows: the layout from views") {
+  const kq::OpSpec s = load("specs/layer_norm_bf16.yaml");
+  nv::RowPlan plan;
+  REQUIRE(nv::lower_rows(s, plan).empty());
+  // x [M, N] with padded rows (stride 4100), w and b [N], y [M, N], mean and rstd [M].
+  auto view = [](kq::DType t, std::vector<std::int64_t> shape, std::vector<std::int64_t> strides) {
+    kq::TensorView v;
+    v.data = reinterpret_cast<void*>(std::uintptr_t{0x10000});
+    v.dtype = t;
+    v.device = kq::Device::cuda;
+    v.rank = static_cast<int>(shape.size());
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+      v.shape[i] = shape[i];
+      v.strides[i] = strides[i];
+    }
+    return v;
+  };
+  const std::int64_t M = 3'000'000'000 / 4099 + 7, N = 4099;  // > 2^31 elements
+  std::vector<kq::TensorView> in = {view(kq::DType::bf16, {M, N}, {4100, 1}),
+                                    view(kq::DType::bf16, {N}, {1}),
+                                    view(kq::DType::bf16, {N}, {2})};
+  std::vector<kq::TensorView> out = {view(kq::DType::bf16, {M, N}, {N, 1}),
+                                     view(kq::DType::f32, {M}, {1}),
+                                     view(kq::DType::f32, {M}, {1})};
+  nv::RowLayout L;
+  REQUIRE(nv::plan_rows(s, plan, in, out, L).empty());
+  CHECK(L.rows == M);
+  CHECK(L.len == N);
+  CHECK(L.free_extent[0] == M);
+  CHECK(L.free_stride[0][0] == 4100);
+  CHECK(L.row_stride[0] == 1);
+  CHECK(L.free_stride[1][0] == 0);  // w: the same row for every row
+  CHECK(L.row_stride[2] == 2);
+  CHECK(L.free_stride[3][0] == N);
+  CHECK(L.row_stride[4] == 0);  // mean: a per-row scalar
+  CHECK(L.dim_value[1] == static_cast<float>(N));
+  CHECK(nv::row_block(0) == 32);
+  CHECK(nv::row_block(N) == 512);
+  CHECK(nv::row_block(200) == 64);
+}
+
+TEST_CASE("nvrtc rows: every lowered shipped spec compiles clean for sm_90") {
+  if (!nvrtc().lib) {
+    MESSAGE("skipped: libnvrtc not loadable (", nvrtc().why, ")");
+    return;
+  }
+  std::string looked;
+  REQUIRE_MESSAGE(!nv::cuda_include_dir(looked).empty(), "no cuda_bf16.h in ", looked);
+  int compiled = 0;
+  for (const std::string& rel : shipped_shaped_specs()) {
+    const kq::OpSpec s = load(rel);
+    nv::RowPlan plan;
+    if (!nv::lower_rows(s, plan).empty()) continue;
+    const nv::Generated g = nv::generate_rows(s, plan);
+    const auto o = nvrtc().build(g.source, g.cuda_headers);
+    INFO(rel, "\nlog:\n", o.log, "\nsource:\n", g.source);
+    REQUIRE(o.result == 0);
+    CHECK(o.log.find("Compiling entry function 'kq_rows'") != std::string::npos);
+    CHECK(o.log.find("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads") !=
+          std::string::npos);
+    CHECK(o.ptx.find("ld.local") == std::string::npos);
+    ++compiled;
+  }
+  CHECK(compiled == 24);
+}
