@@ -117,7 +117,8 @@ std::vector<std::vector<std::int64_t>> pairwise(const ShapedContract& c,
 }
 
 // One point with a tensor above kHugePointElements: the tensor over the most dims, its last dim
-// kHugeRowsLength (when it has two dims or more), its first dim as large as needed, others 1.
+// kHugeRowsLength (when it has two dims or more), its first dim as large as needed for a whole
+// row to start beyond it, others 1.
 std::optional<std::vector<std::int64_t>> huge_offsets_point(const ShapedContract& c) {
   const auto& decls = c.program->decls;
   const ix::TensorDecl* best = nullptr;
@@ -139,7 +140,9 @@ std::optional<std::vector<std::int64_t>> huge_offsets_point(const ShapedContract
   const auto first = static_cast<std::size_t>(order.front());
   const std::int64_t rest = tensor_elements(c, *best, p);  // with the first dim at 1
   if (rest <= 0) return std::nullopt;
-  p[first] = kHugePointElements / rest + 1;
+  // Rows enough that the last one starts past 2^31: a 32-bit row offset (row * N in int) wraps
+  // there, not only the offsets of the elements inside the row that crosses.
+  p[first] = kHugePointElements / rest + 2;
   if (tensor_elements(c, *best, p) <= kHugePointElements) return std::nullopt;
   if (largest_tensor_elements(c, p) > kMaxPointElements) return std::nullopt;
   return p;
