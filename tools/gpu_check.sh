@@ -54,6 +54,9 @@
 #   tools/gpu_check.sh KQ_DIR OUT broken_shaped  the known-broken candidates of format-2 specs,
 #                                           each on the specs it takes, --quick, beside cpu_tbb
 #                                           (KQ_BROKEN_SHAPED_EXTRA: one more "SPEC ARMS" line)
+#   tools/gpu_check.sh KQ_DIR OUT huge_shaped  full qualification of softmax_bf16 (huge points
+#                                           included) with KQ_HUGE_ARMS and the candidate with
+#                                           32-bit offsets (bin/plugins/full_only)
 #
 # kq needs NVRTC and CUPTI from the CUDA toolkit: /usr/local/cuda/lib64 goes on its library path
 # only (PyTorch, used by crosscheck.py, keeps its own).
@@ -118,7 +121,7 @@ case $part in
     done
     ;;
   shaped)
-    arms=${KQ_SHAPED_ARMS:-torch_eager,torch_compile,triton_softmax,triton_log_softmax,triton_layer_norm,triton_rms_norm}
+    arms=${KQ_SHAPED_ARMS:-torch_eager,torch_compile,nvrtc_jit,cudnn_norm,cuda_softmax,cuda_log_softmax,cuda_layer_norm,cuda_rms_norm,triton_softmax,triton_log_softmax,triton_layer_norm,triton_rms_norm}
     points=${KQ_SHAPED_POINTS:-}
     [ -n "$points" ] || points='[{M: 32768, N: 4096}]'  # (a default with braces breaks ${:-})
     chosen=$(mktemp -d)
@@ -143,7 +146,7 @@ PY
     done
     ;;
   kb)
-    arms=${KQ_KB_ARMS:-cpu_tbb,torch_eager,torch_eager_cpu,nvrtc_jit,cuda_fused,cudnn_graph,cuda_softmax,cuda_log_softmax,cuda_layer_norm,cuda_rms_norm,triton_softmax,triton_log_softmax,triton_layer_norm,triton_rms_norm}
+    arms=${KQ_KB_ARMS:-cpu_tbb,torch_eager,torch_eager_cpu,nvrtc_jit,cuda_fused,cudnn_graph,cudnn_norm,cuda_softmax,cuda_log_softmax,cuda_layer_norm,cuda_rms_norm,triton_softmax,triton_log_softmax,triton_layer_norm,triton_rms_norm}
     chosen=$(mktemp -d)
     mkdir -p "$out/kb"
     for f in "$specs"/kernelbench/*.yaml; do
@@ -212,6 +215,20 @@ $v2/cumsum_exclusive.yaml broken_cpu_cumsum_inclusive
 $v2/cross_entropy.yaml broken_cpu_cross_entropy_no_lse
 ${KQ_BROKEN_SHAPED_EXTRA:-}
 EOF
+    ;;
+  huge_shaped)
+    # Full qualification (the huge points: a tensor above 2^31 elements whose last row starts
+    # past 2^31, and a row of 2^24 + 1) of softmax_bf16, timed at one small point, with the
+    # arms of KQ_HUGE_ARMS and the candidate with 32-bit offsets, caught only there.
+    spec="$(mktemp -d)/softmax_bf16.yaml"
+    sed -E 's/^  (grid|points):.*/  points: [{M: 64, N: 4096}]/' "$specs/softmax_bf16.yaml" >"$spec"
+    step "full qualification of softmax_bf16"
+    start=$(date +%s%N)
+    "${kq_env[@]}" timeout "${KQ_FULL_TIMEOUT:-540}" "$kq" qualify "$spec" --include-broken \
+      --plugin-dir "$kq_dir/bin/plugins" --plugin "$kq_dir/bin/plugins/full_only/libkq_broken_cuda_shaped.so" \
+      --arms "${KQ_HUGE_ARMS:-cuda_softmax,triton_softmax},broken_cuda_softmax_offsets32" -j 3 \
+      --out "$out/huge" 2>&1 | tail -n 12
+    echo "wall: $(( ($(date +%s%N) - start) / 1000000 )) ms"
     ;;
   full)
     step "kq qualify residual_relu, every good arm, full"
