@@ -91,6 +91,11 @@ ArmIdentity NvrtcArm::identity() const {
 Status NvrtcArm::supports(const OpSpec& spec) const {
   try {
     if (spec.program) {
+      // One row kernel per spec: a second arm running the same module would only repeat it.
+      if (!config_.vector)
+        return Status::unsupported(
+            "a format-2 spec: its row kernel runs under nvrtc_jit (this arm differs only in "
+            "format 1's vector kernels)");
       RowPlan plan;
       if (std::string why = lower_rows(spec, plan); !why.empty())
         return Status::unsupported("no row kernel: " + why);

@@ -216,5 +216,12 @@ TEST_CASE("nvrtc_jit declines the format-2 specs it does not lower, saying why")
   const kq::Status s = arm->supports(spec);
   CHECK(s.code() == kq::Status::Code::unsupported);
   CHECK(s.message().find("a scan (cumsum) is not lowered") != std::string::npos);
+  // The scalar twin leaves format-2 specs to nvrtc_jit.
+  kq::IKernelArm* scalar = kq::test::plugin_arm("kq_nvrtc_jit", "nvrtc_jit_scalar");
+  REQUIRE(scalar != nullptr);
+  const kq::OpSpec softmax =
+      kq::load_spec(std::string(KQ_SOURCE_DIR) + "/specs/softmax_bf16.yaml").op;
+  CHECK(arm->supports(softmax).is_ok());
+  CHECK(scalar->supports(softmax).code() == kq::Status::Code::unsupported);
 }
 #endif
