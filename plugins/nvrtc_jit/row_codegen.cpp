@@ -85,6 +85,22 @@ std::string block_reduce(Reduction r) {
          "  return v;\n}\n\n";
 }
 
+// Neumaier's compensated step, as the reference sums (core/indexed/accumulate.hpp): each
+// addition's rounding error goes into c, whichever operand is larger; once s is not finite, c
+// is dropped, so inf and NaN propagate as in a plain sum.
+const char* const kSumStep =
+    R"(__device__ __forceinline__ void kq_sum_step(float& s, float& c, float x) {
+  const float t = __fadd_rn(s, x);
+  c = __fadd_rn(c, fabsf(s) >= fabsf(x) ? __fadd_rn(__fsub_rn(s, t), x)
+                                        : __fadd_rn(__fsub_rn(x, t), s));
+  s = t;
+}
+__device__ __forceinline__ float kq_sum_value(float s, float c) {
+  return isfinite(s) ? __fadd_rn(s, c) : s;
+}
+
+)";
+
 std::string one_line(const std::string& text) {
   std::string r;
   for (char c : text) r += (c == '\n' || c == '\r') ? ' ' : c;
@@ -144,6 +160,7 @@ class RowWriter {
       s += "__device__ __forceinline__ void kq_st(" + T + "* p, float v) { *p = " + st + "; }\n";
     }
     s += "\n" + layout_struct() + "\n";
+    if (reductions.count(Reduction::sum)) s += kSumStep;
     for (Reduction r : reductions) s += block_reduce(r);
     s += kernel(g.plan);
     return g;
@@ -346,10 +363,16 @@ class RowWriter {
         Ctx c{true, "        ", {}, {}};
         const std::string term = emit(n.args[0], c);
         const std::string R = "r" + std::to_string(r);
+        // A sum's partial is compensated: a thread may add 2^15 terms (a row of 2^24).
+        const bool sum = n.reduction == Reduction::sum;
         s += "    float " + R + ";\n    {\n      float acc = " + identity(n.reduction) +
+             (sum ? ", comp = 0.0f" : "") +
              ";\n      for (kq_i64 j = threadIdx.x; j < L.len; j += blockDim.x) {\n" + c.out +
-             "        acc = " + combine(n.reduction) + "(acc, " + term + ");\n      }\n      " + R +
-             " = kq_block_" + reduction_word(n.reduction) + "(acc, kq_sh);\n    }\n";
+             (sum ? "        kq_sum_step(acc, comp, " + term + ");\n"
+                  : "        acc = " + std::string(combine(n.reduction)) + "(acc, " + term +
+                        ");\n") +
+             "      }\n      " + R + " = kq_block_" + reduction_word(n.reduction) + "(" +
+             (sum ? "kq_sum_value(acc, comp)" : "acc") + ", kq_sh);\n    }\n";
         how += std::string(how.empty() ? "" : ", ") + reduction_word(n.reduction) + " over " +
                dim(plan_.r_dim);
       }
@@ -369,7 +392,10 @@ class RowWriter {
                : d.role == Role::temporary ? "row temporary, inlined where it is read"
                                            : "row output, written in the final loop") +
               (d.role == Role::output && !rt.row ? ", stored by thread 0" : "") +
-              (how.empty() ? "" : "; " + how + ": per-thread partials, then warp shuffles") + "\n";
+              (how.empty()
+                   ? ""
+                   : "; " + how + ": per-thread partials (sums compensated), then warp shuffles") +
+              "\n";
     }
     if (!row_outputs.empty()) {
       Ctx c{true, "      ", {}, {}};

@@ -285,7 +285,8 @@ TEST_CASE("nvrtc rows: the generated softmax") {
         std::string::npos);
   // A max and a sum over the row, each through the block reduction; e inlined, never stored.
   CHECK(g.source.find("kq_block_max(acc, kq_sh)") != std::string::npos);
-  CHECK(g.source.find("kq_block_sum(acc, kq_sh)") != std::string::npos);
+  CHECK(g.source.find("kq_block_sum(kq_sum_value(acc, comp), kq_sh)") != std::string::npos);
+  CHECK(g.source.find("kq_sum_step(acc, comp, ") != std::string::npos);  // compensated
   CHECK(g.source.find("kq_exp(") != std::string::npos);
   // 64-bit row and element offsets.
   CHECK(g.source.find("for (kq_i64 row = blockIdx.x;") != std::string::npos);
