@@ -131,6 +131,9 @@ Status NvrtcArm::prepare_impl(const Problem& problem) {
   if (spec.program) {
     s = check_shaped_contract(spec, problem.inputs, problem.outputs, Device::cuda);
     if (!s.is_ok()) return s;
+    // row_plan_ changes below: until this prepare succeeds, run() has nothing to run.
+    spec_.reset();
+    current_ = nullptr;
     lower_rows(spec, row_plan_);
     RowLayout L;
     if (std::string why = plan_rows(spec, row_plan_, problem.inputs, problem.outputs, L);
