@@ -122,8 +122,40 @@ void add_values(const ShapedPlanner& p, std::vector<Case>& cases) {
   }
 }
 
+// Padded row strides: the stride of the second-to-last dim longer than the row, as a pitched
+// allocation lays rows out. `_rowpad`: at least 16 elements of padding, the row stride a
+// multiple of 64 bytes (every row as aligned as the first); `_rowpad_odd`: one element more, so
+// that the second row is not 16-byte aligned (a kernel that loads rows in 16-byte vectors
+// faults or reads the wrong elements). The dims above keep the padded rows dense between them.
+// Outside a contiguous-only contract.
+template <typename Place>
+void add_padded_rows(const ShapedPlanner& p, const CaseTensorShape& ts,
+                     const std::vector<std::int64_t>& dims, Place&& place,
+                     std::vector<Case>& cases) {
+  const std::size_t r = ts.shape.size();
+  if (r < 2 || ts.shape[r - 2] < 2) return;  // a single row has no row stride to pad
+  const auto es = static_cast<std::int64_t>(dtype_size(ts.dtype));
+  const std::int64_t row = ts.shape[r - 1];
+  const std::int64_t per_64 = std::max<std::int64_t>(1, 64 / es);
+  const std::int64_t aligned = (row + 16 + per_64 - 1) / per_64 * per_64;
+  for (auto [suffix, pitch] :
+       {std::pair{"_rowpad", aligned}, std::pair{"_rowpad_odd", aligned + 1}}) {
+    Case c = p.make("layout", ts.name + suffix, dims);
+    std::vector<std::int64_t> strides(r, 1);
+    strides[r - 2] = pitch;
+    for (std::size_t d = r - 2; d-- > 0;) strides[d] = strides[d + 1] * ts.shape[d + 1];
+    place(c).strides = std::move(strides);
+    if (p.spec_.op.layouts.contiguous_only)
+      ShapedPlanner::outside(c, ts.name + " has padded rows (a row stride of " +
+                                    std::to_string(pitch) + " elements for rows of " +
+                                    std::to_string(row) + ")");
+    cases.push_back(std::move(c));
+  }
+}
+
 // The layouts, one tensor at a time, at a point with rows of 1025: offsets from alignment,
 // strided views (every other element along the last dim), fences after and before the data.
+// Padded row strides (add_padded_rows) for each tensor of two dims or more.
 void add_layouts(const ShapedPlanner& p, std::vector<Case>& cases) {
   const auto dims = p.by_kind(3, 1025);
   const auto& layouts = p.spec_.op.layouts;
@@ -154,6 +186,7 @@ void add_layouts(const ShapedPlanner& p, std::vector<Case>& cases) {
         ShapedPlanner::outside(c, ts.name + " is strided (every other element)");
       cases.push_back(std::move(c));
     }
+    add_padded_rows(p, ts, dims, place, cases);
     for (auto [suffix, fence] :
          {std::pair{"_end", Fence::after}, std::pair{"_start", Fence::before}}) {
       Case c = p.make("fence", ts.name + suffix, dims);
