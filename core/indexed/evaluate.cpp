@@ -6,6 +6,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
@@ -152,26 +153,84 @@ Buffer round_output(const Instance& in, int tensor, const std::vector<double>& v
   return b;
 }
 
-// Elements computed on demand and remembered: what the samples read of the temporaries.
+// Whether the subtree at `node` names one of the index variables `vars`.
+bool mentions(const Program& p, int node, const std::vector<int>& vars) {
+  const Node& n = p.nodes[static_cast<std::size_t>(node)];
+  if (n.kind == NodeKind::index && std::find(vars.begin(), vars.end(), n.ref) != vars.end())
+    return true;
+  for (int a : n.args)
+    if (mentions(p, a, vars)) return true;
+  return false;
+}
+
+// By tensor: whether its statement is computed whole before the samples. A tensor is read whole
+// where a statement reads it through subscripts free of the statement's own indices (inside a
+// reduction over all of them: a loss's sum over rows, a weight read by every element), or where
+// a tensor read whole reads it. Such a tensor is computed whole when it has at most `limit`
+// elements and reads no assigned tensor that is not: in parallel, where the samples' walk would
+// be serial. Others (a row's sum that sampled rows need) are computed for the samples alone.
+std::vector<bool> eager_tensors(const Instance& in, std::int64_t limit) {
+  const Program& p = *in.program;
+  std::vector<bool> whole(in.shapes.size(), false);
+  for (std::size_t k = p.statements.size(); k-- > 0;) {
+    const Statement& s = p.statements[k];
+    for (int i = in.first_node[k]; i <= s.root; ++i) {
+      const Node& n = p.nodes[static_cast<std::size_t>(i)];
+      if (n.kind != NodeKind::access || in.inputs[static_cast<std::size_t>(n.ref)]) continue;
+      bool all = whole[static_cast<std::size_t>(s.tensor)];
+      if (!all)
+        all = std::none_of(n.args.begin(), n.args.end(),
+                           [&](int a) { return mentions(p, a, s.lhs); });
+      if (all) whole[static_cast<std::size_t>(n.ref)] = true;
+    }
+  }
+  std::vector<bool> eager(in.shapes.size(), false);
+  for (std::size_t k = 0; k < p.statements.size(); ++k) {
+    const Statement& s = p.statements[k];
+    bool ok = whole[static_cast<std::size_t>(s.tensor)] && in.numel(s.tensor) <= limit;
+    for (int i = in.first_node[k]; ok && i <= s.root; ++i) {
+      const Node& n = p.nodes[static_cast<std::size_t>(i)];
+      if (n.kind == NodeKind::access && !in.inputs[static_cast<std::size_t>(n.ref)])
+        ok = eager[static_cast<std::size_t>(n.ref)];
+    }
+    eager[static_cast<std::size_t>(s.tensor)] = ok;
+  }
+  return eager;
+}
+
+// Elements computed on demand: what the samples read of the temporaries, with their bounds when
+// `bounds`; the eager tensors' elements from `whole`, computed already. Those of tensors of at
+// most `remembered` elements (a row's sum that reads a large temporary) are remembered; a large
+// one's are computed again where read again: a sampled row reads them once or twice, and
+// remembering every element of every sampled row would hold millions.
 class LazyStore final : public Store {
  public:
-  explicit LazyStore(const Instance& in)
-      : in_(in), memo_(in.shapes.size()), statement_of_(in.shapes.size(), -1) {
+  LazyStore(const Instance& in, bool bounds, FullStore& whole, std::vector<bool> eager,
+            std::int64_t remembered)
+      : in_(in),
+        bounds_(bounds),
+        whole_(whole),
+        eager_(std::move(eager)),
+        remembered_(remembered),
+        memo_(in.shapes.size()),
+        statement_of_(in.shapes.size(), -1) {
     for (std::size_t k = 0; k < in.program->statements.size(); ++k)
       statement_of_[static_cast<std::size_t>(in.program->statements[k].tensor)] =
           static_cast<int>(k);
   }
 
   Term computed(int tensor, std::int64_t linear) override {
+    if (eager_[static_cast<std::size_t>(tensor)]) return whole_.computed(tensor, linear);
+    if (in_.numel(tensor) > remembered_) return compute(tensor, linear);
     auto& memo = memo_[static_cast<std::size_t>(tensor)];
-    if (auto it = memo.find(linear); it != memo.end()) return {it->second};
-    const double v = compute(tensor, linear);
-    memo.emplace(linear, v);
-    return {v};
+    if (auto it = memo.find(linear); it != memo.end()) return it->second;
+    const Term t = compute(tensor, linear);
+    memo.emplace(linear, t);
+    return t;
   }
 
  private:
-  double compute(int tensor, std::int64_t linear) {
+  Term compute(int tensor, std::int64_t linear) {
     const int statement = statement_of_[static_cast<std::size_t>(tensor)];
     const Statement& s = in_.program->statements[static_cast<std::size_t>(statement)];
     Frame f(in_, statement);
@@ -180,14 +239,63 @@ class LazyStore final : public Store {
       f.idx[static_cast<std::size_t>(s.lhs[d])] = linear % shape[d];
       linear /= shape[d];
     }
-    Machine machine(in_, *this);
-    return machine.element(f).v;
+    Machine machine(in_, *this, bounds_);
+    return machine.element(f);
   }
 
   const Instance& in_;
-  std::vector<std::unordered_map<std::int64_t, double>> memo_;
+  bool bounds_;
+  FullStore& whole_;
+  std::vector<bool> eager_;
+  std::int64_t remembered_;
+  std::vector<std::unordered_map<std::int64_t, Term>> memo_;
   std::vector<int> statement_of_;
 };
+
+// evaluate_at's walk, with each sample's bound where `bounds`.
+SampledEvaluation sampled(const Program& p, const DimValues& dims, const Tensors& inputs,
+                          std::span<const Sample> samples, bool bounds, std::int64_t eager_limit) {
+  const Instance in = make_instance(p, dims, inputs);
+  std::vector<bool> eager = eager_tensors(in, eager_limit);
+  FullStore whole(in, bounds);
+  for (std::size_t k = 0; k < p.statements.size(); ++k)
+    if (eager[static_cast<std::size_t>(p.statements[k].tensor)])
+      run_statement(in, whole, static_cast<int>(k));
+  LazyStore store(in, bounds, whole, std::move(eager), kEagerElements);
+  SampledEvaluation e;
+  e.values.reserve(samples.size());
+  if (bounds) e.bounds.reserve(samples.size());
+  for (const Sample& sample : samples) {
+    int tensor = -1;
+    for (std::size_t t = 0; t < p.decls.tensors.size(); ++t)
+      if (p.decls.tensors[t].name == sample.output && p.decls.tensors[t].role == Role::output)
+        tensor = static_cast<int>(t);
+    if (tensor < 0) throw EvalError("no output named '" + sample.output + "'");
+    const std::vector<std::int64_t>& shape = in.shapes[static_cast<std::size_t>(tensor)];
+    if (sample.coord.size() != shape.size())
+      throw EvalError("a sample of '" + sample.output + "' has " +
+                      std::to_string(sample.coord.size()) + " coordinates for a shape " +
+                      shape_text(shape));
+    std::int64_t linear = 0;
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+      if (sample.coord[d] < 0 || sample.coord[d] >= shape[d])
+        throw EvalError("sample " + shape_text(sample.coord) + " is outside '" + sample.output +
+                        "' of shape " + shape_text(shape));
+      linear = linear * shape[d] + sample.coord[d];
+    }
+    const TensorDecl& t = p.decls.tensors[static_cast<std::size_t>(tensor)];
+    const Term v = store.computed(tensor, linear);
+    Buffer one = Buffer::zeros(t.dtype, {});
+    if (!representable(t.dtype, v.v))
+      throw EvalError("output '" + t.name + "' at " + shape_text(sample.coord) + " is " +
+                      std::to_string(v.v) + ", which a " + std::string(to_string(t.dtype)) +
+                      " cannot hold");
+    one.set(0, v.v);
+    e.values.push_back(one.get(0));
+    if (bounds) e.bounds.push_back(v.e);
+  }
+  return e;
+}
 
 }  // namespace
 
@@ -223,39 +331,14 @@ Tensors evaluate_bounds(const Program& p, const DimValues& dims, const Tensors& 
 }
 
 std::vector<double> evaluate_at(const Program& p, const DimValues& dims, const Tensors& inputs,
-                                std::span<const Sample> samples) {
-  const Instance in = make_instance(p, dims, inputs);
-  LazyStore store(in);
-  std::vector<double> values;
-  for (const Sample& sample : samples) {
-    int tensor = -1;
-    for (std::size_t t = 0; t < p.decls.tensors.size(); ++t)
-      if (p.decls.tensors[t].name == sample.output && p.decls.tensors[t].role == Role::output)
-        tensor = static_cast<int>(t);
-    if (tensor < 0) throw EvalError("no output named '" + sample.output + "'");
-    const std::vector<std::int64_t>& shape = in.shapes[static_cast<std::size_t>(tensor)];
-    if (sample.coord.size() != shape.size())
-      throw EvalError("a sample of '" + sample.output + "' has " +
-                      std::to_string(sample.coord.size()) + " coordinates for a shape " +
-                      shape_text(shape));
-    std::int64_t linear = 0;
-    for (std::size_t d = 0; d < shape.size(); ++d) {
-      if (sample.coord[d] < 0 || sample.coord[d] >= shape[d])
-        throw EvalError("sample " + shape_text(sample.coord) + " is outside '" + sample.output +
-                        "' of shape " + shape_text(shape));
-      linear = linear * shape[d] + sample.coord[d];
-    }
-    const TensorDecl& t = p.decls.tensors[static_cast<std::size_t>(tensor)];
-    const double v = store.computed(tensor, linear).v;
-    Buffer one = Buffer::zeros(t.dtype, {});
-    if (!representable(t.dtype, v))
-      throw EvalError("output '" + t.name + "' at " + shape_text(sample.coord) + " is " +
-                      std::to_string(v) + ", which a " + std::string(to_string(t.dtype)) +
-                      " cannot hold");
-    one.set(0, v);
-    values.push_back(one.get(0));
-  }
-  return values;
+                                std::span<const Sample> samples, std::int64_t eager_elements) {
+  return sampled(p, dims, inputs, samples, false, eager_elements).values;
+}
+
+SampledEvaluation evaluate_at_with_bounds(const Program& p, const DimValues& dims,
+                                          const Tensors& inputs, std::span<const Sample> samples,
+                                          std::int64_t eager_elements) {
+  return sampled(p, dims, inputs, samples, true, eager_elements);
 }
 
 }  // namespace kq::ix

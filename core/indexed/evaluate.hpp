@@ -58,10 +58,30 @@ struct Sample {
   std::vector<std::int64_t> coord;
 };
 
+// Assigned tensors that some element reads whole (a loss's sum over every row's log-sum-exp, a
+// weight every element reads) are computed whole by evaluate_at, in parallel, before the
+// samples, where they have at most this many elements: their float64 values take at most 128 MiB
+// each (twice that with bounds), and the samples that read them then cost what the sampled rows
+// do, not a serial walk over the whole input.
+inline constexpr std::int64_t kEagerElements = std::int64_t{1} << 24;
+
 // The value each sample has in evaluate()'s outputs (rounded to the output's dtype, returned as
 // a double), computing only what those elements need: the elements of temporaries they read,
-// and for a scan the run up to the element. Agrees exactly with evaluate() at those coordinates.
+// and for a scan the run up to the element. Tensors read whole of at most `eager_elements`
+// elements are computed whole first, as evaluate() does (0: none, every element on demand).
+// Agrees exactly with evaluate() at those coordinates.
 std::vector<double> evaluate_at(const Program& p, const DimValues& dims, const Tensors& inputs,
-                                std::span<const Sample> samples);
+                                std::span<const Sample> samples,
+                                std::int64_t eager_elements = kEagerElements);
+// evaluate_at's values and each sample's accumulation bound, exactly as evaluate_with_bounds
+// gives them at those coordinates (the same walk, on the same values): what a sampled check of an
+// output compared by the bound reads (qualify/reference_samples.hpp).
+struct SampledEvaluation {
+  std::vector<double> values;  // as evaluate_at
+  std::vector<double> bounds;  // by sample
+};
+SampledEvaluation evaluate_at_with_bounds(const Program& p, const DimValues& dims,
+                                          const Tensors& inputs, std::span<const Sample> samples,
+                                          std::int64_t eager_elements = kEagerElements);
 
 }  // namespace kq::ix

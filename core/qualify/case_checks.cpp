@@ -165,13 +165,40 @@ CaseTensors::Mismatch host_mismatch(const CaseTensors& t, const unsigned char* g
       o);
 }
 
+namespace {
+
+// An output sampled above the reference's budget: want and bound hold one element per sample.
+CaseTensors::Mismatch sampled_mismatch(const CaseTensors& t, const unsigned char* got,
+                                       const unsigned char* want, const OutputRule& rule,
+                                       const double* bound, std::size_t o) {
+  const DType dt = t.dtype(o);
+  const std::size_t es = dtype_size(dt);
+  const std::vector<std::int64_t>& samples = *rule.samples;
+  CaseTensors::Mismatch m;
+  m.output = o;
+  m.sampled = static_cast<std::int64_t>(samples.size());
+  for (std::size_t k = 0; k < samples.size(); ++k) {
+    std::uint64_t w = 0, g = 0;
+    std::memcpy(&w, want + k * es, es);
+    std::memcpy(&g, got + t.output_byte(samples[k], o), es);
+    if (rule.by_bound() ? element_matches(rule, dt, bound[k], w, g)
+                        : element_matches(rule.rule, dt, w, g))
+      continue;
+    if (m.count++ == 0) m.index = samples[k], m.want_bits = w, m.got_bits = g;
+  }
+  return m;
+}
+
+}  // namespace
+
 CaseTensors::Mismatch host_mismatch(const CaseTensors& t, const unsigned char* got,
                                     const unsigned char* want, const OutputRule& rule,
                                     const double* bound, std::size_t o) {
-  if (!rule.by_bound()) return host_mismatch(t, got, want, rule.rule, o);
-  if (!bound)
+  if (rule.by_bound() && !bound)
     throw std::logic_error("output " + t.output_name(o) +
                            " is compared by the accumulation bound, and its bounds are missing");
+  if (rule.sampled()) return sampled_mismatch(t, got, want, rule, bound, o);
+  if (!rule.by_bound()) return host_mismatch(t, got, want, rule.rule, o);
   const DType dt = t.dtype(o);
   return t.compare_output(
       got, want,
@@ -261,6 +288,18 @@ std::unique_ptr<CaseChecks> case_checks(const Case& c, const CaseTensors& t, Dev
   (void)c, (void)device, (void)stream, (void)min_elements;
 #endif
   return host_case_checks(t, rules);
+}
+
+std::string mismatch_text(const CaseTensors& t, const CaseTensors::Mismatch& m) {
+  const std::string of = t.outputs() > 1 ? "output " + t.output_name(m.output) + ": " : "";
+  const std::int64_t numel = t.output_view(m.output).numel();
+  const std::string n = std::to_string(numel);
+  // An output no larger than the sample count is taken whole: no need to say it was sampled.
+  const bool sampled = m.sampled > 0 && m.sampled < numel;
+  return of + std::to_string(m.count) + " of " +
+         (sampled ? std::to_string(m.sampled) + " sampled elements (of " + n + ")"
+                  : n + " elements") +
+         " wrong; first at index " + std::to_string(m.index);
 }
 
 std::int64_t device_check_min_elements() {

@@ -70,10 +70,14 @@ CaseTensors::Mismatch host_mismatch(const CaseTensors& t, const unsigned char* g
                                     const unsigned char* want, const CompareRule& rule,
                                     std::size_t o = 0);
 // The same under an output's rule: `bound` (the reference's bounds, dense) where it is compared
-// by the accumulation bound (std::logic_error without them), else unread.
+// by the accumulation bound (std::logic_error without them), else unread. Where the rule has
+// samples, `want` and `bound` hold one element per sample and only those elements are compared.
 CaseTensors::Mismatch host_mismatch(const CaseTensors& t, const unsigned char* got,
                                     const unsigned char* want, const OutputRule& rule,
                                     const double* bound, std::size_t o = 0);
+// "output y: 3 of 8194 elements wrong; first at index 17" (sampled: "3 of 4096 sampled
+// elements (of 2147487744) wrong; ..."), the output named where the case has several.
+std::string mismatch_text(const CaseTensors& t, const CaseTensors::Mismatch& m);
 // The device's checks of a dense output, for the timing loop too (device_checkable outputs
 // only): the guard zones, downloaded alone; the elements of `got` (t's output or a copy of it,
 // dense, on its device) against `want_on_device` (the reference, dense, on the same device;

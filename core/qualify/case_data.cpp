@@ -7,6 +7,7 @@
 #include "plan/case_shapes.hpp"
 #include "qualify/case_values.hpp"
 #include "qualify/compare.hpp"
+#include "qualify/reference_samples.hpp"
 #include "qualify/shaped_reference.hpp"
 
 namespace kq {
@@ -35,7 +36,10 @@ TensorView view_of(void* data, DType dtype, Device device, const std::vector<std
 void case_reference(const Spec& spec, const Case& c, std::span<const TensorView> inputs,
                     std::span<unsigned char* const> dst, std::span<double* const> bounds) {
   if (spec.op.program) {
-    shaped_reference(*spec.op.program, c.dims, inputs, dst, bounds);
+    if (!reference_sampled(spec, c))
+      return shaped_reference(*spec.op.program, c.dims, inputs, dst, bounds);
+    const std::vector<std::vector<std::int64_t>> samples = reference_samples(spec, c);
+    shaped_reference(*spec.op.program, c.dims, inputs, dst, bounds, &samples);
     return;
   }
   eval_reference(spec.op.semantics, inputs,
@@ -60,10 +64,11 @@ CaseDataLayout::CaseDataLayout(const Spec& spec, const Case& c) {
   for (const CaseTensorShape& t : shapes.inputs)
     input_bytes_.push_back(static_cast<std::size_t>(span_of(t.shape, t.place).elems) *
                            dtype_size(t.dtype));
+  const std::vector<OutputRule> rules = output_rules(spec, c);
   for (std::size_t o = 0; o < shapes.outputs.size(); ++o) {
-    const auto n = static_cast<std::size_t>(shapes.outputs[o].numel());
+    const auto n = static_cast<std::size_t>(rules[o].compared(shapes.outputs[o].numel()));
     reference_bytes_.push_back(n * dtype_size(shapes.outputs[o].dtype));
-    bound_bytes_.push_back(output_by_bound(spec, o) ? n * sizeof(double) : 0);
+    bound_bytes_.push_back(rules[o].by_bound() ? n * sizeof(double) : 0);
   }
   for (int g = 0; g < kGenerations; ++g)
     for (std::size_t b : input_bytes_) {

@@ -2,9 +2,9 @@
 // the two generations of values (the first run's, and the new values under the same pointers),
 // each input's data span as fill_input_values draws it, the float64 reference rounded to the
 // dtype, and for an output compared by the accumulation bound (qualify/compare.hpp) each
-// element's bound, in float64. Computed once (compute_case_data) and then only read: by the worker
-// that computed it, or by every worker of a stage from one sealed shared copy
-// (qualify/shared_cases.hpp).
+// element's bound, in float64; for a case checked at samples, those of the sampled elements.
+// Computed once (compute_case_data) and then only read: by the worker that computed it, or by every
+// worker of a stage from one sealed shared copy (qualify/shared_cases.hpp).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -33,7 +33,10 @@ TensorView view_of(void* data, DType dtype, Device device, const std::vector<std
 // The float64 reference of case `c` on `inputs` (host views), each output rounded to its dtype,
 // dense in logical order into dst[k] (output k's elements); and where bounds[k] is set (bounds
 // may be empty), output k's accumulation bounds (doubles, dense in logical order): what an
-// output compared by the bound (output_by_bound) is checked with.
+// output compared by the bound (output_rules' by_bound) is checked with. A case above the
+// reference's cost budget (qualify/reference_samples.hpp) gets its outputs at their samples
+// only: dst[k] and bounds[k] then hold one element per sample of output k (output_rules'
+// samples), in order.
 void case_reference(const Spec& spec, const Case& c, std::span<const TensorView> inputs,
                     std::span<unsigned char* const> dst, std::span<double* const> bounds = {});
 
@@ -45,7 +48,8 @@ class CaseDataLayout {
   std::size_t input_bytes(std::size_t input) const { return input_bytes_[input]; }
   std::size_t reference_offset(int generation, std::size_t output = 0) const;
   std::size_t reference_bytes(std::size_t output = 0) const { return reference_bytes_[output]; }
-  // An output's bounds (8 bytes an element where output_by_bound, else 0 bytes).
+  // An output's bounds (8 bytes an element where it is compared by the bound, else 0 bytes).
+  // A sampled case's reference and bounds hold its samples alone.
   std::size_t bound_offset(int generation, std::size_t output) const;
   std::size_t bound_bytes(std::size_t output) const { return bound_bytes_[output]; }
   std::size_t outputs() const { return reference_bytes_.size(); }

@@ -107,6 +107,7 @@ class CaseTensors {
     std::int64_t index = -1;  // logical (row-major) index of the first bad element
     std::int64_t count = 0;   // how many elements are bad
     std::uint64_t want_bits = 0, got_bits = 0;
+    std::int64_t sampled = 0;  // elements compared where the output is sampled, else 0 (all)
   };
   // Output o's elements in a downloaded allocation against `want` (dense, logical order, the
   // output's dtype) by `matches(i, want_bits, got_bits)`, i the element's logical index.

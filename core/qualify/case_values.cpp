@@ -51,7 +51,8 @@ double shaped_value(const Case& c, const Stream& s, std::int64_t j, std::int64_t
       if (spike_at(k, row)) return (s.uniform(j, 2) < 0.5 ? -1.0 : 1.0) * (40.0 + s.uniform(j, 3));
       return s.mixed(j, 1.0);
     case ValueClass::integers:
-      return static_cast<double>(static_cast<std::int64_t>(s.bits(j) % 7) - 3);
+      return static_cast<double>(static_cast<std::int64_t>(s.bits(j) % (2 * kIntegerClassMax + 1)) -
+                                 kIntegerClassMax);
     case ValueClass::masked_rows:
       if (r == 1 || s.uniform(j, 4) < 0.25) return -std::numeric_limits<double>::infinity();
       return s.mixed(j, 1.0);
@@ -90,7 +91,7 @@ void fill_integers(const Spec& spec, const Case& c, int tensor, DType t, unsigne
         v = *extent > 0 ? static_cast<std::int64_t>(s.bits(j) % static_cast<std::uint64_t>(*extent))
                         : 0;
       else
-        v = static_cast<std::int64_t>(s.bits(j) % 17) - 8;
+        v = static_cast<std::int64_t>(s.bits(j) % (2 * kSmallIntegerMax + 1)) - kSmallIntegerMax;
       store_integer(t, v, dst + static_cast<std::size_t>(j) * es);
     }
   });

@@ -11,6 +11,12 @@
 
 namespace kq {
 
+// The integers class draws value inputs in [-kIntegerClassMax, kIntegerClassMax]; integer inputs
+// not read as a gather's subscript are drawn in [-kSmallIntegerMax, kSmallIntegerMax]
+// (qualify/exact_integers.hpp reads both).
+inline constexpr std::int64_t kIntegerClassMax = 3;
+inline constexpr std::int64_t kSmallIntegerMax = 8;
+
 // Fills `count` storage positions at `dst` with input `input` of case `c`, in the input's dtype.
 void fill_case_input(const Spec& spec, const Case& c, int input, void* dst, std::int64_t count,
                      std::uint64_t generation);

@@ -1,6 +1,8 @@
 #include "qualify/compare.hpp"
 
 #include "kq/half.hpp"
+#include "qualify/exact_integers.hpp"
+#include "qualify/reference_samples.hpp"
 
 #include <bit>
 #include <cmath>
@@ -128,7 +130,22 @@ std::vector<OutputRule> output_rules(const Spec& spec, const Case& c) {
         o.bound_scale = kAccumulationBoundFactor * unit_roundoff(sc.compute);
         break;
     }
+    const DType dtype = sc.program->decls.tensors[static_cast<std::size_t>(sh.output)].dtype;
+    // Bitwise stays bitwise: {ulp: 0} would admit a zero of the other sign.
+    if (c.values == ValueClass::integers && !is_integer(dtype) &&
+        sh.kind != ShapedCompare::Kind::bitwise &&
+        exact_integer_output(*sc.program, sh.output, c.dims, sc.compute)) {
+      o = OutputRule{};
+      o.rule.kind = CompareRule::Kind::ulp;
+      o.rule.max_ulp = 0;
+      o.exact = true;
+    }
     rules.push_back(o);
+  }
+  if (reference_sampled(spec, c)) {
+    std::vector<std::vector<std::int64_t>> samples = reference_samples(spec, c);
+    for (std::size_t k = 0; k < rules.size() && k < samples.size(); ++k)
+      rules[k].samples = std::make_shared<const std::vector<std::int64_t>>(std::move(samples[k]));
   }
   return rules;
 }

@@ -11,6 +11,7 @@
 //              dtype at want; NaN and infinities as for a tolerance
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,13 +28,27 @@ namespace kq {
 inline constexpr double kAccumulationBoundFactor = 2.0;
 
 // How one output of a case is compared: by `rule`, or, where bound_scale > 0, by the bound
-// (above) with bound_scale = c u, which needs the reference's bound of every element.
+// (above) with bound_scale = c u, which needs the reference's bound of every element; at every
+// element, or where `samples` is set at those alone.
 struct OutputRule {
   OutputRule() = default;
   OutputRule(const CompareRule& r) : rule(r) {}  // NOLINT: format 1's one rule as it is
   CompareRule rule;
   double bound_scale = 0.0;
+  // A case of small integers whose output is exact (qualify/exact_integers.hpp): `rule` is then
+  // {ulp: 0}, the same value exactly (a zero of either sign: which sign a product or a max of
+  // zeros gives may depend on the order).
+  bool exact = false;
+  // A case above the reference's cost budget (qualify/reference_samples.hpp): the logical
+  // indices compared, ascending. The output's reference (and its bounds) then hold one element
+  // per sample, in this order, instead of every element.
+  std::shared_ptr<const std::vector<std::int64_t>> samples;
   bool by_bound() const { return bound_scale > 0.0; }
+  bool sampled() const { return samples != nullptr; }
+  // The elements the reference holds: the samples, or all `numel` of the output.
+  std::int64_t compared(std::int64_t numel) const {
+    return samples ? static_cast<std::int64_t>(samples->size()) : numel;
+  }
 };
 
 // Whether `got` is acceptable for `want`; values are the dtype's bit patterns widened to u64.
@@ -53,7 +68,9 @@ double bits_to_double(DType dtype, std::uint64_t bits);
 std::string describe_bits(DType dtype, std::uint64_t bits);
 
 // The rule for each output of case `c`: format 1's one rule; format 2's per output, its
-// formulas evaluated at the case's dims (integer outputs bitwise), a bound's scale c u.
+// formulas evaluated at the case's dims (integer outputs bitwise), a bound's scale c u; {ulp: 0}
+// where the case's small integers make the output exact; with the samples where the case is
+// above the reference's cost budget.
 std::vector<OutputRule> output_rules(const Spec& spec, const Case& c);
 // Whether output k (in the order of the outputs) is compared by the accumulation bound, so that
 // its reference comes with bounds (qualify/case_data.hpp).

@@ -63,6 +63,7 @@ rec::CaseResult case_record(const std::string& arm, const Case& c, const CaseOut
   r.seconds = o.seconds;
   r.stages = o.stages;
   if (!o.checked_on.empty()) r.checked_on = o.checked_on;
+  if (o.sampled_elements > 0) r.sampled_elements = o.sampled_elements;
   if (!c.in_contract) r.outside_because = c.outside_because;
   if (!o.check.empty()) r.check = o.check;
   if (!o.message.empty()) r.message = o.message;

@@ -79,6 +79,9 @@ class CaseRunner {
     CaseOutcome o = run_checks();
     o.stages = stages_;
     o.checked_on = checks_->where();
+    for (const OutputRule& r : rules_)  // a case outside the contract is never compared
+      if (r.sampled() && case_.in_contract)
+        o.sampled_elements += static_cast<std::int64_t>(r.samples->size());
     return o;
   }
 
@@ -317,17 +320,12 @@ class CaseRunner {
     const CaseTensors::Mismatch m = checks_->values(want.values, want.bounds, generation_);
     if (m.count == 0) return std::nullopt;
     const DType dt = tensors_.dtype(m.output);
-    const std::string of =
-        tensors_.outputs() > 1 ? "output " + tensors_.output_name(m.output) + ": " : "";
-    CaseOutcome o =
-        fail(check, of + std::to_string(m.count) + " of " +
-                        std::to_string(tensors_.output_view(m.output).numel()) + " elements wrong");
+    CaseOutcome o = fail(check, mismatch_text(tensors_, m));
     o.index = m.index;
     o.bad_count = m.count;
     o.expected = describe_bits(dt, m.want_bits);
     o.got = describe_bits(dt, m.got_bits);
-    o.message += "; first at index " + std::to_string(m.index) + ": expected " + o.expected +
-                 ", got " + o.got;
+    o.message += ": expected " + o.expected + ", got " + o.got;
     return o;
   }
 

@@ -25,6 +25,9 @@ struct CaseOutcome {
   double seconds = 0.0;
   rec::CaseStages stages;  // where those seconds went
   std::string checked_on;  // "host" or "device" (qualify/case_checks.hpp); empty if not run
+  // Elements compared with the reference where the case was checked at samples (all outputs
+  // together; qualify/reference_samples.hpp), else 0.
+  std::int64_t sampled_elements = 0;
 };
 
 const char* to_string(CaseOutcome::Result r);

@@ -34,17 +34,59 @@ ix::Buffer dense_copy(const TensorView& v) {
   return b;
 }
 
+// The outputs at their samples: one evaluate_at walk for all of them, so that the temporaries
+// they share are computed once.
+void sampled_reference(const ix::Program& p, const ix::DimValues& dims, const ix::Tensors& in,
+                       std::span<unsigned char* const> dst, std::span<double* const> bounds,
+                       const std::vector<std::vector<std::int64_t>>& samples) {
+  std::vector<ix::Sample> all;
+  std::vector<const ix::TensorDecl*> outputs;
+  bool any_bound = false;
+  for (const ix::TensorDecl& t : p.decls.tensors) {
+    if (t.role != ix::Role::output) continue;
+    const std::size_t k = outputs.size();
+    outputs.push_back(&t);
+    any_bound = any_bound || (k < bounds.size() && bounds[k]);
+    std::vector<std::int64_t> shape;
+    for (const ix::Extent& e : t.shape) shape.push_back(e.is_dim() ? dims.at(e.name) : e.constant);
+    for (std::int64_t linear : samples.at(k)) {
+      ix::Sample s{t.name, std::vector<std::int64_t>(shape.size())};
+      for (std::size_t d = shape.size(); d-- > 0;) {
+        s.coord[d] = linear % shape[d];
+        linear /= shape[d];
+      }
+      all.push_back(std::move(s));
+    }
+  }
+  const ix::SampledEvaluation e =
+      any_bound ? ix::evaluate_at_with_bounds(p, dims, in, all)
+                : ix::SampledEvaluation{ix::evaluate_at(p, dims, in, all), {}};
+  std::size_t next = 0;
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    const std::size_t es = dtype_size(outputs[k]->dtype);
+    const bool bounded = k < bounds.size() && bounds[k];
+    for (std::size_t j = 0; j < samples[k].size(); ++j, ++next) {
+      ix::Buffer one = ix::Buffer::zeros(outputs[k]->dtype, {});
+      one.set(0, e.values[next]);  // exact: the value is the dtype's already
+      std::memcpy(dst[k] + j * es, one.bytes.data(), es);
+      if (bounded) bounds[k][j] = e.bounds[next];
+    }
+  }
+}
+
 }  // namespace
 
 void shaped_reference(const ix::Program& p, const std::vector<std::int64_t>& dims,
                       std::span<const TensorView> inputs, std::span<unsigned char* const> dst,
-                      std::span<double* const> bounds) {
+                      std::span<double* const> bounds,
+                      const std::vector<std::vector<std::int64_t>>* samples) {
   ix::DimValues dim_values;
   for (std::size_t d = 0; d < p.decls.dims.size(); ++d) dim_values[p.decls.dims[d].name] = dims[d];
   ix::Tensors in;
   std::size_t next_input = 0;
   for (const ix::TensorDecl& t : p.decls.tensors)
     if (t.role == ix::Role::input) in[t.name] = dense_copy(inputs[next_input++]);
+  if (samples) return sampled_reference(p, dim_values, in, dst, bounds, *samples);
   std::vector<int> bounded;  // by tensor position
   std::size_t k = 0;
   for (std::size_t t = 0; t < p.decls.tensors.size(); ++t) {

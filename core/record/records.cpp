@@ -66,6 +66,7 @@ KQ_JSON_FIELDS(CaseResult) {
   f("pass", r.pass);
   f("stages", r.stages);
   f("checked_on", r.checked_on);
+  f("sampled_elements", r.sampled_elements);
 }
 KQ_JSON_FIELDS(CaseStages) {
   f("generate", r.generate);

@@ -93,6 +93,10 @@ struct CaseResult {
   // Where its outputs were checked: "host" (downloaded) or "device" (kq's kernels, for large
   // outputs of CUDA arms). Absent in runs before the device checks.
   std::optional<std::string> checked_on;
+  // Format 2, a case above the reference's cost budget (qualify/reference_samples.hpp): its
+  // outputs were compared with the reference at this many sampled elements, all outputs
+  // together. Absent where every element was compared (and in runs before sampling).
+  std::optional<std::int64_t> sampled_elements;
 };
 
 struct CaseCounts {

@@ -48,10 +48,7 @@ OutputFinding mismatch_finding(const CaseTensors& t, const CaseTensors::Mismatch
   f.index = m.index;
   f.expected = describe_bits(dt, m.want_bits);
   f.got = describe_bits(dt, m.got_bits);
-  f.message = (t.outputs() > 1 ? "output " + t.output_name(m.output) + ": " : std::string()) +
-              std::to_string(m.count) + " of " + std::to_string(t.output_view(m.output).numel()) +
-              " elements wrong; first at index " + std::to_string(m.index) + ": expected " +
-              f.expected + ", got " + f.got;
+  f.message = mismatch_text(t, m) + ": expected " + f.expected + ", got " + f.got;
   return f;
 }
 

@@ -132,7 +132,8 @@ class SizeRun {
     std::vector<unsigned char*> dst;
     std::vector<double*> bounds;
     for (std::size_t o = 0; o < t.outputs(); ++o) {
-      const auto n = static_cast<std::size_t>(t.output_view(o).numel());
+      // A point above the reference's budget: its samples alone (qualify/reference_samples.hpp).
+      const auto n = static_cast<std::size_t>(rules_[o].compared(t.output_view(o).numel()));
       want_[o].resize(n * dtype_size(t.dtype(o)));
       dst.push_back(want_[o].data());
       bounds_[o].assign(rules_[o].by_bound() ? n : 0, 0.0);  // the accumulation bound's E
@@ -140,7 +141,9 @@ class SizeRun {
     }
     case_reference(spec_, case_, t.pristine_input_views(), dst, bounds);
 #if KQ_HAVE_CUDA
-    if (!cuda_stream_ || t.outputs() != 1 ||
+    // The device's kernels compare every element by a plain rule: not a sampled reference, nor
+    // the accumulation bound.
+    if (!cuda_stream_ || t.outputs() != 1 || rules_[0].sampled() || rules_[0].by_bound() ||
         case_.numel() < std::max<std::int64_t>(device_check_min_elements(), 1))
       return;
     try {
