@@ -25,6 +25,7 @@ TEST_CASE("nvrtc_jit row kernels") {
 #include "kq/plugin_api.hpp"
 #include "plugin_arms.hpp"
 #include "spec/spec.hpp"
+#include "test_support.hpp"
 
 namespace {
 
@@ -97,7 +98,7 @@ struct Case {
 };
 
 void run_case(kq::IKernelArm* arm, const Case& c) {
-  kq::OpSpec spec = kq::load_spec(std::string(KQ_SOURCE_DIR) + "/" + c.spec).op;
+  kq::OpSpec spec = kq::load_spec(kq::test::source_dir() / c.spec).op;
   if (c.strided) {
     spec.layouts.contiguous_only = false;
     spec.layouts.min_alignment_bytes = 2;
@@ -212,7 +213,7 @@ TEST_CASE("nvrtc_jit declines the format-2 specs it does not lower, saying why")
   kq::IKernelArm* arm = kq::test::plugin_arm("kq_nvrtc_jit", "nvrtc_jit");
   REQUIRE(arm != nullptr);
   const kq::OpSpec spec =
-      kq::load_spec(std::string(KQ_SOURCE_DIR) + "/specs/kernelbench/89_cumsum.yaml").op;
+      kq::load_spec(kq::test::source_dir() / "specs/kernelbench/89_cumsum.yaml").op;
   const kq::Status s = arm->supports(spec);
   CHECK(s.code() == kq::Status::Code::unsupported);
   CHECK(s.message().find("a scan (cumsum) is not lowered") != std::string::npos);
@@ -220,7 +221,7 @@ TEST_CASE("nvrtc_jit declines the format-2 specs it does not lower, saying why")
   kq::IKernelArm* scalar = kq::test::plugin_arm("kq_nvrtc_jit", "nvrtc_jit_scalar");
   REQUIRE(scalar != nullptr);
   const kq::OpSpec softmax =
-      kq::load_spec(std::string(KQ_SOURCE_DIR) + "/specs/softmax_bf16.yaml").op;
+      kq::load_spec(kq::test::source_dir() / "specs/softmax_bf16.yaml").op;
   CHECK(arm->supports(softmax).is_ok());
   CHECK(scalar->supports(softmax).code() == kq::Status::Code::unsupported);
 }
