@@ -193,16 +193,11 @@ __device__ __forceinline__ void store_row_stats(const RowArgs& a, std::int64_t r
 }
 
 // The row stays in registers as loaded (16-byte vectors: 8 halves in 4 registers) and is
-// widened at each use; softmax computes exp(x - max) twice (for the sum, then for y: the same
-// bits) rather than keep 32 floats a thread. kResidentThreadsPerSm threads fit an SM: twelve
-// 128-thread blocks (42 registers a thread at most) keep 96 KiB of bf16 rows' loads in flight
-// per SM; layer norm, which holds w and b too, keeps eight (64 registers).
-template <RowOp OP>
-constexpr int kResidentThreadsPerSm = OP == RowOp::layer_norm ? 1024 : 1536;
-
+// widened at each use; softmax keeps exp(x - max) as floats instead, computed once. At least
+// 1024 / THREADS blocks of it fit an SM (64 registers a thread at most): eight 128-thread blocks
+// keep 64 KiB of a bf16 row's loads in flight per SM.
 template <RowOp OP, class T, int THREADS, int VPT, class Ix = Index64>
-__global__ void __launch_bounds__(THREADS, kResidentThreadsPerSm<OP> / THREADS)
-    resident_kernel(RowArgs a) {
+__global__ void __launch_bounds__(THREADS, 1024 / THREADS) resident_kernel(RowArgs a) {
   using V = typename Vec16<T>::V;
   constexpr int W = Vec16<T>::W;
   __shared__ float smem[32];
@@ -222,6 +217,7 @@ __global__ void __launch_bounds__(THREADS, kResidentThreadsPerSm<OP> / THREADS)
 #pragma unroll
     for (int k = 0; k < VPT; ++k) raw[k] = owned(k) ? __ldcs(xv(tid + k * THREADS)) : V{};
     RowStats st;
+    float e[OP == RowOp::softmax ? VPT : 1][W];  // softmax: exp(x - max), kept for y
     if constexpr (OP == RowOp::softmax || OP == RowOp::log_softmax) {
       float m = -INFINITY;
 #pragma unroll
@@ -240,7 +236,11 @@ __global__ void __launch_bounds__(THREADS, kResidentThreadsPerSm<OP> / THREADS)
         float f[W];
         Vec16<T>::unpack(raw[k], f);
 #pragma unroll
-        for (int i = 0; i < W; ++i) s += expf(f[i] - st.a);
+        for (int i = 0; i < W; ++i) {
+          const float x = expf(f[i] - st.a);
+          if constexpr (OP == RowOp::softmax) e[k][i] = x;
+          s += x;
+        }
       }
       s = block_reduce<THREADS, false>(s, smem);
       st.b = OP == RowOp::softmax ? 1.0f / s : logf(s);
@@ -287,7 +287,10 @@ __global__ void __launch_bounds__(THREADS, kResidentThreadsPerSm<OP> / THREADS)
       if (!owned(k)) continue;
       const int j = tid + k * THREADS;
       float f[W], w[W], b[W], out[W];
-      {
+      if constexpr (OP == RowOp::softmax) {
+#pragma unroll
+        for (int i = 0; i < W; ++i) out[i] = e[k][i] * st.b;
+      } else {
         Vec16<T>::unpack(raw[k], f);
         // w and b as 16-byte vectors of T: the host takes this kernel only where they are.
         if constexpr (OP == RowOp::layer_norm || OP == RowOp::rms_norm)
