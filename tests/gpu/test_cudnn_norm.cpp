@@ -239,9 +239,14 @@ std::string check_values(const kq::OpSpec& spec, const Problem& pr, const Result
       const double add = b ? b->v[static_cast<std::size_t>(k)] : 0.0;
       const double want = term + add;
       const double got = y.v[static_cast<std::size_t>(row * pr.cols + k)];
-      // Two ulps of y's dtype relative to the terms; f32 gets the row sums' error as well.
+      // Two ulps of y's dtype relative to the terms; f32 gets the row sums' error as well, and
+      // the cancellation of x - mean in float (a few u of |x| + |mean|, times rstd and w):
+      // near the mean, y is far smaller than what it is computed from.
+      const double wk = w ? std::fabs(w->v[static_cast<std::size_t>(k)]) : 1.0;
+      const double cancel = 4.0 * 0x1p-24 * (std::fabs(xr[k]) + std::fabs(mu)) * rstd * wk;
       const double tol = 2.0 * ulp_of(y.dtype) * (std::fabs(term) + std::fabs(add)) +
-                         (y.dtype == kq::DType::f32 ? 1e-5 * std::fabs(term) : 0.0) + 1e-30;
+                         (y.dtype == kq::DType::f32 ? 1e-5 * std::fabs(term) + cancel : 0.0) +
+                         1e-30;
       const double e = std::fabs(got - want) / tol;
       worst_y = std::max(worst_y, std::isnan(e) ? 1e30 : e);
       if (!(std::fabs(got - want) <= tol) && bad++ < 5)
