@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "indexed/subscript_range.hpp"
 #include "plan/shape_points.hpp"
 #include "spec/suggest.hpp"
 
@@ -136,6 +137,8 @@ class Chooser {
     if (largest_elements(dims) > kMaxPointElements)
       fail(text, "a tensor would hold more than 2^40 elements there");
     if (!spec_.shaped) return add_key(dims[0]);
+    if (auto bad = ix::subscript_out_of_range(*spec_.shaped->program, dims))
+      fail(text, "no input is valid there: " + *bad);
     const Point p{dims};
     const auto& own = spec_.shaped->timing_points;
     if (auto it = std::find(own.begin(), own.end(), p); it != own.end())

@@ -6,6 +6,7 @@
 #include <set>
 #include <tuple>
 
+#include "indexed/subscript_range.hpp"
 #include "spec/sections.hpp"
 
 namespace kq {
@@ -177,6 +178,8 @@ std::vector<ShapePoint> plan_shape_points(const ShapedContract& c, const ShapePl
   auto add = [&](const std::vector<std::int64_t>& p, bool huge, bool from_spec, bool timed) {
     if (p.size() != dims.size()) return;
     if (largest_tensor_elements(c, p) > kMaxPointElements) return;
+    // Dims tied by index arithmetic (K >= G * C) admit no inputs at some of the pairs.
+    if (ix::subscript_out_of_range(*c.program, p)) return;
     // Quick keeps the timed points (what is timed is qualified), within the huge bound.
     if (o.quick && !timed &&
         std::any_of(p.begin(), p.end(), [](auto x) { return x > kQuickMaxDim; }))

@@ -77,19 +77,21 @@ void store_integer(DType t, std::int64_t v, unsigned char* p) {
   }
 }
 
-// Integer inputs: within a gather's extent, else in [-8, 8] (bool: 0 or 1).
+// Integer inputs: within a gather's range, else in [-8, 8] (bool: 0 or 1).
 void fill_integers(const Spec& spec, const Case& c, int tensor, DType t, unsigned char* dst,
                    std::int64_t count, const Stream& s) {
-  const auto extent = gather_extent(*spec.op.program, tensor, c.dims);
+  const auto range = gather_range(*spec.op.program, tensor, c.dims);
   const std::size_t es = dtype_size(t);
   tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, count, 1 << 16), [&](const auto& r) {
     for (std::int64_t j = r.begin(); j < r.end(); ++j) {
       std::int64_t v = 0;
       if (t == DType::boolean)
         v = static_cast<std::int64_t>(s.bits(j) & 1);
-      else if (extent)
-        v = *extent > 0 ? static_cast<std::int64_t>(s.bits(j) % static_cast<std::uint64_t>(*extent))
-                        : 0;
+      else if (range)  // no value is in range where the range is empty: 0, as any other
+        v = range->hi >= range->lo
+                ? range->lo + static_cast<std::int64_t>(
+                                  s.bits(j) % static_cast<std::uint64_t>(range->hi - range->lo + 1))
+                : 0;
       else
         v = static_cast<std::int64_t>(s.bits(j) % (2 * kSmallIntegerMax + 1)) - kSmallIntegerMax;
       store_integer(t, v, dst + static_cast<std::size_t>(j) * es);
@@ -130,22 +132,39 @@ bool reads(const ix::Program& p, int n, int tensor) {
   return node.kind == ix::NodeKind::access && node.ref == tensor;
 }
 
+// Where subscript `n` reads through `tensor` as `t[..]` or `rest + t[..]` (either order), the
+// values `rest` takes ({0, 0} for a direct read); nullopt otherwise.
+std::optional<ix::IndexRange> offset_of_gather(const ix::Program& p, int n, int tensor,
+                                               const std::vector<std::int64_t>& dims) {
+  if (reads(p, n, tensor)) return ix::IndexRange{0, 0};
+  const ix::Node& node = p.nodes[static_cast<std::size_t>(n)];
+  if (node.kind != ix::NodeKind::apply || node.op != Op::add || node.args.size() != 2)
+    return std::nullopt;
+  for (int side = 0; side < 2; ++side)
+    if (reads(p, node.args[static_cast<std::size_t>(side)], tensor))
+      return ix::subscript_values(p, node.args[static_cast<std::size_t>(1 - side)], dims);
+  return std::nullopt;
+}
+
 }  // namespace
 
-std::optional<std::int64_t> gather_extent(const ix::Program& p, int tensor,
-                                          const std::vector<std::int64_t>& dims) {
-  std::optional<std::int64_t> extent;
+std::optional<ix::IndexRange> gather_range(const ix::Program& p, int tensor,
+                                           const std::vector<std::int64_t>& dims) {
+  std::optional<ix::IndexRange> range;
   for (const ix::Node& n : p.nodes) {
     if (n.kind != ix::NodeKind::access) continue;
     const ix::TensorDecl& target = p.decls.tensors[static_cast<std::size_t>(n.ref)];
     for (std::size_t k = 0; k < n.args.size() && k < target.shape.size(); ++k) {
-      if (!reads(p, n.args[k], tensor)) continue;
+      const auto rest = offset_of_gather(p, n.args[k], tensor, dims);
+      if (!rest) continue;
       const ix::Extent& e = target.shape[k];
-      const std::int64_t x = e.is_dim() ? dims.at(static_cast<std::size_t>(e.dim)) : e.constant;
-      extent = extent ? std::min(*extent, x) : x;
+      const std::int64_t size = e.is_dim() ? dims.at(static_cast<std::size_t>(e.dim)) : e.constant;
+      // rest + t in [0, size) for every value of rest.
+      const ix::IndexRange r{-rest->lo, size - 1 - rest->hi};
+      range = range ? ix::IndexRange{std::max(range->lo, r.lo), std::min(range->hi, r.hi)} : r;
     }
   }
-  return extent;
+  return range;
 }
 
 void fill_case_input(const Spec& spec, const Case& c, int input, void* dst, std::int64_t count,

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "indexed/subscript_range.hpp"
 #include "plan/case.hpp"
 #include "spec/spec.hpp"
 
@@ -21,10 +22,11 @@ inline constexpr std::int64_t kSmallIntegerMax = 8;
 void fill_case_input(const Spec& spec, const Case& c, int input, void* dst, std::int64_t count,
                      std::uint64_t generation);
 
-// Format 2: the extent an integer input `tensor` (in program->decls.tensors) indexes when a
-// gather reads through it (x[m, t[m]]: N), at dim values `dims`; nothing when it is not a
-// gather's subscript.
-std::optional<std::int64_t> gather_extent(const ix::Program& p, int tensor,
-                                          const std::vector<std::int64_t>& dims);
+// Format 2: the values an integer input `tensor` (in program->decls.tensors) may take when a
+// gather reads through it, at dim values `dims`: x[m, t[m]] reads x's N columns, so [0, N - 1];
+// x[b, g * C + t[g]] with x of [B, K] needs g * C + t in [0, K) for every g, so
+// [0, K - 1 - (G - 1) * C]. Nothing when it is no gather's subscript (or one of another form).
+std::optional<ix::IndexRange> gather_range(const ix::Program& p, int tensor,
+                                           const std::vector<std::int64_t>& dims);
 
 }  // namespace kq

@@ -32,8 +32,9 @@ class Analysis {
     const DType d = p_.decls.tensors[static_cast<std::size_t>(t)].dtype;
     if (d == DType::boolean) return 1.0;
     if (!is_integer(d)) return static_cast<double>(kIntegerClassMax);
-    const auto g = gather_extent(p_, t, dims_);
-    return static_cast<double>(g ? std::max<std::int64_t>(*g, 0) : kSmallIntegerMax);
+    const auto g = gather_range(p_, t, dims_);
+    if (!g) return static_cast<double>(kSmallIntegerMax);
+    return static_cast<double>(std::max({std::int64_t{0}, std::abs(g->lo), std::abs(g->hi)}));
   }
 
   static Magnitude integral(double v) {

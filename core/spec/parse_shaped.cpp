@@ -49,19 +49,18 @@ CostOverrides read_cost(const std::optional<Field>& f, const ix::Declarations& d
   return c;
 }
 
-void read_shaped_qualification(const std::optional<Field>& f, const ix::Declarations& d,
-                               Spec& spec) {
+void read_shaped_qualification(const std::optional<Field>& f, const ix::Program& p, Spec& spec) {
   if (!f) return;
   const MapFields m(*f, {"seed", "points", "grid", "hang_timeout_s", "max_abs_input"});
   read_qualification_seed(m, spec.qualification);
-  spec.shaped->qualification_points = read_points(m, d, false);
+  spec.shaped->qualification_points = read_points(m, p, false);
   read_qualification_bounds(m, spec.qualification);
 }
 
-void read_shaped_timing(const Field& f, const ix::Declarations& d, Spec& spec) {
+void read_shaped_timing(const Field& f, const ix::Program& p, Spec& spec) {
   const MapFields m(
       f, {"points", "grid", "l2", "modes", "min_rounds", "max_rounds", "max_seconds", "warmup_ms"});
-  spec.shaped->timing_points = read_points(m, d, true);
+  spec.shaped->timing_points = read_points(m, p, true);
   read_timing_policy(m, spec.timing);
 }
 
@@ -112,8 +111,8 @@ void parse_shaped(const Field& root, Spec& spec) {
   spec.op.layouts = read_layouts(top.get("layouts"), widest_value_type(c.program->decls));
   c.compare = read_shaped_compare(top.require("compare"), c.program->decls);
   c.cost = read_cost(top.get("cost"), c.program->decls);
-  read_shaped_qualification(top.get("qualification"), c.program->decls, spec);
-  read_shaped_timing(top.require("timing"), c.program->decls, spec);
+  read_shaped_qualification(top.get("qualification"), *c.program, spec);
+  read_shaped_timing(top.require("timing"), *c.program, spec);
   spec.decision = read_decision(top.require("decision"));
 }
 

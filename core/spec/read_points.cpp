@@ -3,6 +3,7 @@
 // tensor may hold more than kMaxElements elements at it, so byte counts stay far inside int64.
 #include <algorithm>
 
+#include "indexed/subscript_range.hpp"
 #include "spec/sections.hpp"
 #include "spec/shaped_sections.hpp"
 
@@ -18,8 +19,10 @@ std::vector<std::string_view> dim_names(const ix::Declarations& d) {
   return names;
 }
 
-// Each tensor's element count at `p`, checked step by step so that nothing overflows.
-void check_extents(const Field& at, const Point& p, const ix::Declarations& d) {
+// Each tensor's element count at `p`, checked step by step so that nothing overflows; then every
+// subscript inside its tensor (dims tied by index arithmetic admit no inputs elsewhere).
+void check_extents(const Field& at, const Point& p, const ix::Program& prog) {
+  const ix::Declarations& d = prog.decls;
   for (const ix::TensorDecl& t : d.tensors) {
     std::int64_t count = 1;
     for (const ix::Extent& e : t.shape) {
@@ -31,9 +34,12 @@ void check_extents(const Field& at, const Point& p, const ix::Declarations& d) {
       count *= n;
     }
   }
+  if (auto bad = ix::subscript_out_of_range(prog, p.dims))
+    at.fail("no input is valid at this point: " + *bad);
 }
 
-Point read_point(const Field& f, const ix::Declarations& d) {
+Point read_point(const Field& f, const ix::Program& prog) {
+  const ix::Declarations& d = prog.decls;
   const MapFields m(f, dim_names(d));
   Point p;
   for (const ix::DimDecl& dim : d.dims) {
@@ -41,11 +47,11 @@ Point read_point(const Field& f, const ix::Declarations& d) {
     if (!v) f.fail("the point gives no value for dim '" + dim.name + "' (every dim is given)");
     p.dims.push_back(read_element_count(*v));
   }
-  check_extents(f, p, d);
+  check_extents(f, p, prog);
   return p;
 }
 
-std::vector<Point> read_point_list(const Field& f, const ix::Declarations& d) {
+std::vector<Point> read_point_list(const Field& f, const ix::Program& prog) {
   const std::vector<Field> items = read_list(f);
   if (items.empty()) f.fail("at least one point is required");
   if (items.size() > kMaxPoints) {
@@ -54,7 +60,7 @@ std::vector<Point> read_point_list(const Field& f, const ix::Declarations& d) {
   }
   std::vector<Point> points;
   for (const Field& item : items) {
-    Point p = read_point(item, d);
+    Point p = read_point(item, prog);
     if (auto seen = std::find(points.begin(), points.end(), p); seen != points.end()) {
       item.fail("the same point as " + f.path() + "[" + std::to_string(seen - points.begin()) +
                 "]");
@@ -64,7 +70,8 @@ std::vector<Point> read_point_list(const Field& f, const ix::Declarations& d) {
   return points;
 }
 
-std::vector<Point> read_grid(const Field& f, const ix::Declarations& d) {
+std::vector<Point> read_grid(const Field& f, const ix::Program& prog) {
+  const ix::Declarations& d = prog.decls;
   const MapFields m(f, dim_names(d));
   std::vector<std::vector<std::int64_t>> axes;
   std::size_t total = 1;
@@ -92,7 +99,7 @@ std::vector<Point> read_grid(const Field& f, const ix::Declarations& d) {
   for (std::size_t k = 0; k < total; ++k) {
     Point p;
     for (std::size_t i = 0; i < axes.size(); ++i) p.dims.push_back(axes[i][at[i]]);
-    check_extents(f, p, d);
+    check_extents(f, p, prog);
     points.push_back(std::move(p));
     for (std::size_t i = axes.size(); i-- > 0;) {
       if (++at[i] < axes[i].size()) break;
@@ -104,12 +111,12 @@ std::vector<Point> read_grid(const Field& f, const ix::Declarations& d) {
 
 }  // namespace
 
-std::vector<Point> read_points(const MapFields& m, const ix::Declarations& d, bool required) {
+std::vector<Point> read_points(const MapFields& m, const ix::Program& prog, bool required) {
   const auto points = m.get("points");
   const auto grid = m.get("grid");
   if (points && grid) grid->fail("points and grid are alternatives; give one of them");
-  if (points) return read_point_list(*points, d);
-  if (grid) return read_grid(*grid, d);
+  if (points) return read_point_list(*points, prog);
+  if (grid) return read_grid(*grid, prog);
   if (required) {
     const Field& f = m.field();
     f.source().fail(f.mark(), f.path() + ".points", "missing required key 'points' (or 'grid')");

@@ -53,8 +53,9 @@ std::vector<ShapedCompare> read_shaped_compare(const Field& f, const ix::Declara
 
 // read_points.cpp: `points: [{M: 1, N: 2}, ...]` or `grid: {M: [..], N: [..]}` from a map that
 // holds one of them (`required`: one must be there). Every dim given, each a positive integer,
-// every tensor's element count at most kMaxElements, no point twice.
-std::vector<Point> read_points(const MapFields& m, const ix::Declarations& decls, bool required);
+// every tensor's element count at most kMaxElements, every subscript of the program inside its
+// tensor, no point twice.
+std::vector<Point> read_points(const MapFields& m, const ix::Program& program, bool required);
 
 // parse_shaped.cpp: a format-2 spec's sections, into spec.shaped and the format-1 parts it shares
 // (op name, description, domain, layouts, qualification seed and bounds, timing policy, decision).

@@ -105,10 +105,41 @@ TEST_CASE("a gather's integer input is drawn inside the extent it indexes") {
   const auto cases = kq::plan_cases(spec, quick());
   for (const kq::Case& c : cases) {
     if (!c.in_contract || c.group != "point") continue;
-    const auto extent = kq::gather_extent(p, targets, c.dims);
-    REQUIRE(extent);
+    const auto range = kq::gather_range(p, targets, c.dims);
+    REQUIRE(range);
+    CHECK(range->lo == 0);
+    CHECK(range->hi == c.dims[1] - 1);  // x[m, t[m]] over N columns
     const kq::CaseDataLayout layout(spec, c);
     std::vector<unsigned char> data(layout.total_bytes());
     kq::compute_case_data(spec, c, layout, data.data());  // throws on a gather out of range
+  }
+}
+
+// group_sum.yaml: x[b, g * C + pick[g]] with x of [B, K], and z's gather beside y's arithmetic.
+TEST_CASE("dims tied by index arithmetic: points outside left out, gathers offset") {
+  const kq::Spec spec = kq::load_spec(kV2 / "group_sum.yaml");
+  const auto& p = *spec.op.program;
+  const std::vector<std::int64_t> fits = {2, 3, 5, 15};  // B, G, C, K = G * C
+  CHECK_FALSE(kq::ix::subscript_out_of_range(p, fits));
+  const auto bad = kq::ix::subscript_out_of_range(p, {2, 3, 5, 14});
+  REQUIRE(bad);
+  CHECK(*bad ==
+        "line 2 `y[b, g] = sum(j, x[b, g * C + j] * w[j])`: subscript 2 of 'x' reaches 14, outside "
+        "[0, 14)");
+  int pick = -1;
+  for (std::size_t t = 0; t < p.decls.tensors.size(); ++t)
+    if (p.decls.tensors[t].name == "pick") pick = static_cast<int>(t);
+  const auto range = kq::gather_range(p, pick, fits);
+  REQUIRE(range);
+  CHECK(range->lo == 0);
+  CHECK(range->hi == 4);  // K - 1 - (G - 1) * C
+  const auto cases = kq::plan_cases(spec, quick());
+  CHECK(cases.size() > 10);
+  for (const kq::Case& c : cases) {
+    INFO(c.name);
+    CHECK_FALSE(kq::ix::subscript_out_of_range(p, c.dims));
+    const kq::CaseDataLayout layout(spec, c);
+    std::vector<unsigned char> data(layout.total_bytes());
+    kq::compute_case_data(spec, c, layout, data.data());
   }
 }

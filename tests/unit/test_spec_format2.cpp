@@ -288,6 +288,19 @@ TEST_CASE("point errors: a missing dim, an unknown one, too many elements") {
   }
 }
 
+TEST_CASE("a point where index arithmetic leaves a tensor is refused, naming the subscript") {
+  const std::string text =
+      "kq_spec: 2\nop: group_sum\ndims: {B: free, G: free, C: reduced, K: free}\n"
+      "inputs: {x: {dtype: f32, shape: [B, K]}, w: {dtype: f32, shape: [C]}}\n"
+      "outputs: {y: {dtype: f32, shape: [B, G]}}\n"
+      "semantics: |\n  y[b, g] = sum(j, x[b, g * C + j] * w[j])\ncompare: {y: {rtol: 1e-5}}\n"
+      "timing: {points: [{B: 2, G: 4, C: 8, K: 32}, {B: 2, G: 4, C: 8, K: 31}]}\n"
+      "decision: {baseline: cpu_tbb}\n";
+  check_error(text, 9, 46, "timing.points[1]",
+              "no input is valid at this point: line 1 `y[b, g] = sum(j, x[b, g * C + j] * w[j])`: "
+              "subscript 2 of 'x' reaches 31, outside [0, 31)");
+}
+
 TEST_CASE("every shipped spec loads, in the format its kq_spec names") {
   for (const fs::path dir : {kRoot / "specs", kRoot / "tests/data/specs"}) {
     for (const auto& e : fs::directory_iterator(dir)) {
