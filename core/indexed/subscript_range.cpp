@@ -1,14 +1,39 @@
 #include "indexed/subscript_range.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace kq::ix {
 namespace {
 
 using Interval = IndexRange;
 
+// Saturating: dims up to 2^40 multiply past int64, and a saturated end is out of any tensor.
+std::int64_t saturate(bool overflowed, std::int64_t v, bool negative) {
+  if (!overflowed) return v;
+  return negative ? std::numeric_limits<std::int64_t>::min()
+                  : std::numeric_limits<std::int64_t>::max();
+}
+
+std::int64_t add(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  const bool overflowed = __builtin_add_overflow(a, b, &r);
+  return saturate(overflowed, r, a < 0);
+}
+
+std::int64_t mul(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  const bool overflowed = __builtin_mul_overflow(a, b, &r);
+  return saturate(overflowed, r, (a < 0) != (b < 0));
+}
+
+std::int64_t negate(std::int64_t a) {
+  return a == std::numeric_limits<std::int64_t>::min() ? std::numeric_limits<std::int64_t>::max()
+                                                       : -a;
+}
+
 Interval operator*(Interval a, Interval b) {
-  const std::int64_t c[] = {a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi};
+  const std::int64_t c[] = {mul(a.lo, b.lo), mul(a.lo, b.hi), mul(a.hi, b.lo), mul(a.hi, b.hi)};
   return {*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
 }
 
@@ -66,7 +91,7 @@ class RangeCheck {
     const Node& n = p_.nodes[static_cast<std::size_t>(node)];
     switch (n.kind) {
       case NodeKind::index:
-        return Interval{0, extent(n.ref) - 1};
+        return Interval{0, std::max<std::int64_t>(extent(n.ref) - 1, 0)};
       case NodeKind::dim: {
         const std::int64_t v = dims_[static_cast<std::size_t>(n.ref)];
         return Interval{v, v};
@@ -76,12 +101,12 @@ class RangeCheck {
       case NodeKind::apply: {
         std::optional<Interval> a = range(n.args[0]);
         if (!a) return std::nullopt;
-        if (n.op == Op::neg) return Interval{-a->hi, -a->lo};
+        if (n.op == Op::neg) return Interval{negate(a->hi), negate(a->lo)};
         if (n.args.size() < 2) return std::nullopt;
         const std::optional<Interval> b = range(n.args[1]);
         if (!b) return std::nullopt;
-        if (n.op == Op::add) return Interval{a->lo + b->lo, a->hi + b->hi};
-        if (n.op == Op::sub) return Interval{a->lo - b->hi, a->hi - b->lo};
+        if (n.op == Op::add) return Interval{add(a->lo, b->lo), add(a->hi, b->hi)};
+        if (n.op == Op::sub) return Interval{add(a->lo, negate(b->hi)), add(a->hi, negate(b->lo))};
         if (n.op == Op::mul) return *a * *b;
         return std::nullopt;
       }

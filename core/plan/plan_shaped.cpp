@@ -46,7 +46,7 @@ class ShapedPlanner {
       d.push_back(dim.kind == ix::DimKind::reduced ? reduced : free);
     for (int tries = 0; tries < 8; ++tries) {
       const auto bad = ix::first_out_of_range(*c_.program, d);
-      if (!bad || bad->lo < 0) break;
+      if (!bad || bad->lo < 0 || bad->hi >= kMaxPointElements) break;
       const ix::Extent& e = decls().tensors[static_cast<std::size_t>(bad->tensor)].shape[bad->dim];
       if (!e.is_dim()) break;
       d[static_cast<std::size_t>(e.dim)] = bad->hi + 1;

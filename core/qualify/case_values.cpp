@@ -156,7 +156,8 @@ std::optional<ix::IndexRange> gather_range(const ix::Program& p, int tensor,
     const ix::TensorDecl& target = p.decls.tensors[static_cast<std::size_t>(n.ref)];
     for (std::size_t k = 0; k < n.args.size() && k < target.shape.size(); ++k) {
       const auto rest = offset_of_gather(p, n.args[k], tensor, dims);
-      if (!rest) continue;
+      constexpr std::int64_t kFar = std::int64_t{1} << 50;  // beyond any tensor's extent
+      if (!rest || rest->lo < -kFar || rest->hi > kFar) continue;
       const ix::Extent& e = target.shape[k];
       const std::int64_t size = e.is_dim() ? dims.at(static_cast<std::size_t>(e.dim)) : e.constant;
       // rest + t in [0, size) for every value of rest.

@@ -126,6 +126,9 @@ TEST_CASE("dims tied by index arithmetic: points outside left out, gathers offse
   CHECK(*bad ==
         "line 2 `y[b, g] = sum(j, x[b, g * C + j] * w[j])`: subscript 2 of 'x' reaches 14, outside "
         "[0, 14)");
+  // g * C beyond int64 saturates: out of any tensor, no overflow.
+  const std::int64_t huge = std::int64_t{1} << 40;
+  CHECK(kq::ix::subscript_out_of_range(p, {1, huge, huge, 4096}));
   int pick = -1;
   for (std::size_t t = 0; t < p.decls.tensors.size(); ++t)
     if (p.decls.tensors[t].name == "pick") pick = static_cast<int>(t);
