@@ -12,24 +12,6 @@ using ix::Role;
 using ix::Statement;
 using ix::TensorDecl;
 
-std::string reduction_name(Reduction r) {
-  switch (r) {
-    case Reduction::sum:
-      return "sum";
-    case Reduction::prod:
-      return "prod";
-    case Reduction::max:
-      return "max";
-    case Reduction::min:
-      return "min";
-    case Reduction::argmax:
-      return "argmax";
-    case Reduction::argmin:
-      return "argmin";
-  }
-  return "?";
-}
-
 bool float_type(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
 
 class Lowering {
@@ -104,7 +86,7 @@ class Lowering {
                  std::string(n.scan == ix::ScanKind::cumsum ? "cumsum" : "cumprod") +
                  ") is not lowered";
         if (n.kind != NodeKind::reduce) continue;
-        const std::string red = reduction_name(n.reduction);
+        const std::string red(ix::to_string(n.reduction));
         if (n.reduction == Reduction::argmax || n.reduction == Reduction::argmin)
           return at(s) + red + " is not lowered (an index result)";
         if (n.over.size() != 1) {

@@ -68,24 +68,6 @@ std::string_view kind_name(ix::NodeKind k) {
   return "?";
 }
 
-std::string_view reduction_name(ix::Reduction r) {
-  switch (r) {
-    case ix::Reduction::sum:
-      return "sum";
-    case ix::Reduction::prod:
-      return "prod";
-    case ix::Reduction::max:
-      return "max";
-    case ix::Reduction::min:
-      return "min";
-    case ix::Reduction::argmax:
-      return "argmax";
-    case ix::Reduction::argmin:
-      return "argmin";
-  }
-  return "?";
-}
-
 // A dim's name, or a constant extent as an int.
 py::object extent_object(const ix::Extent& e) {
   if (e.is_dim()) return py::str(e.name);
@@ -136,7 +118,7 @@ py::object program_object(const ix::Program& p) {
     o["args"] = n.args;
     o["over"] = n.over;
     o["reduction"] = n.kind == ix::NodeKind::reduce
-                         ? py::object(py::str(std::string(reduction_name(n.reduction))))
+                         ? py::object(py::str(std::string(ix::to_string(n.reduction))))
                          : py::object(py::none());
     o["scan"] = n.kind != ix::NodeKind::scan     ? py::object(py::none())
                 : n.scan == ix::ScanKind::cumsum ? py::object(py::str("cumsum"))

@@ -93,6 +93,25 @@ enum class NodeKind : std::uint8_t {
 };
 
 enum class Reduction : std::uint8_t { sum, prod, max, min, argmax, argmin };
+
+// "sum", ... as the statements write it.
+inline std::string_view to_string(Reduction r) {
+  switch (r) {
+    case Reduction::sum:
+      return "sum";
+    case Reduction::prod:
+      return "prod";
+    case Reduction::max:
+      return "max";
+    case Reduction::min:
+      return "min";
+    case Reduction::argmax:
+      return "argmax";
+    case Reduction::argmin:
+      return "argmin";
+  }
+  return "?";
+}
 enum class ScanKind : std::uint8_t { cumsum, cumprod };
 
 struct Node {

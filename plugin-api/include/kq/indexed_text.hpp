@@ -111,24 +111,6 @@ class Printer {
     return s + ")";
   }
 
-  static const char* reduction(Reduction r) {
-    switch (r) {
-      case Reduction::sum:
-        return "sum";
-      case Reduction::prod:
-        return "prod";
-      case Reduction::max:
-        return "max";
-      case Reduction::min:
-        return "min";
-      case Reduction::argmax:
-        return "argmax";
-      case Reduction::argmin:
-        return "argmin";
-    }
-    return "?";
-  }
-
   std::string node(int i) {
     const Node& n = p_.nodes[static_cast<std::size_t>(i)];
     switch (n.kind) {
@@ -148,7 +130,7 @@ class Printer {
       case NodeKind::apply:
         return std::string(to_string(n.op)) + "(" + list(n.args) + ")";
       case NodeKind::reduce:
-        return std::string(reduction(n.reduction)) + "(" + over(n.over) + ", " + list(n.args) + ")";
+        return std::string(to_string(n.reduction)) + "(" + over(n.over) + ", " + list(n.args) + ")";
       case NodeKind::scan:
         return std::string(n.scan == ScanKind::cumsum ? "cumsum" : "cumprod") + "(" + over(n.over) +
                ", " + list(n.args) + (n.exclusive ? ", exclusive" : "") +
