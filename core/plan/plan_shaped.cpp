@@ -37,13 +37,22 @@ class ShapedPlanner {
     return s;
   }
 
-  // Reduced dims at `reduced`, free dims at `free`; where index arithmetic then leaves a tensor
-  // (x[b, g * C + j] with x of [B, K] needs K >= G * C), the dim that tensor is indexed over
-  // grows to what the subscript reaches, as often as that makes every subscript fit.
+  // Free dims at `free`, the last reduced dim at `reduced` and the other reduced dims too where
+  // the largest tensor stays within kFixedPointElements (else at `free`): a reduction longer
+  // than a block with a tail, without a point of 4097^3 elements for three reduced dims. Where
+  // index arithmetic then leaves a tensor (x[b, g * C + j] with x of [B, K] needs K >= G * C),
+  // the dim that tensor is indexed over grows to what the subscript reaches, as often as that
+  // makes every subscript fit.
   std::vector<std::int64_t> by_kind(std::int64_t free, std::int64_t reduced) const {
-    std::vector<std::int64_t> d;
-    for (const auto& dim : decls().dims)
-      d.push_back(dim.kind == ix::DimKind::reduced ? reduced : free);
+    std::vector<std::int64_t> d(decls().dims.size(), free);
+    bool first = true;
+    for (std::size_t i = d.size(); i-- > 0;) {
+      if (decls().dims[i].kind != ix::DimKind::reduced) continue;
+      std::vector<std::int64_t> raised = d;
+      raised[i] = reduced;
+      if (first || elements(largest_shape(raised)) <= kFixedPointElements) d = std::move(raised);
+      first = false;
+    }
     for (int tries = 0; tries < 8; ++tries) {
       const auto bad = ix::first_out_of_range(*c_.program, d);
       if (!bad || bad->lo < 0 || bad->hi >= kMaxPointElements) break;
@@ -66,6 +75,12 @@ class ShapedPlanner {
   const ShapedContract& c_;
 
  private:
+  static std::int64_t elements(const std::vector<std::int64_t>& shape) {
+    std::int64_t n = 1;
+    for (auto x : shape) n = x > 0 && n > kMaxPointElements / x ? kMaxPointElements : n * x;
+    return n;
+  }
+
   std::vector<std::int64_t> largest_shape(const std::vector<std::int64_t>& dims) const {
     std::vector<std::int64_t> best;
     std::int64_t most = -1;

@@ -8,6 +8,7 @@
 #include "kq/half.hpp"
 #include "plan/case_shapes.hpp"
 #include "plan/plan_cases.hpp"
+#include "plan/plan_shaped.hpp"
 #include "qualify/case_data.hpp"
 #include "qualify/case_values.hpp"
 #include "spec/spec.hpp"
@@ -145,4 +146,37 @@ TEST_CASE("dims tied by index arithmetic: points outside left out, gathers offse
     std::vector<unsigned char> data(layout.total_bytes());
     kq::compute_case_data(spec, c, layout, data.data());
   }
+}
+
+// Every shipped format-2 spec (specs/ and specs/kernelbench/) plans cases within the budgets:
+// the pairwise points within 2^24 elements (2^16 quick) and the fixed points (conduct, value
+// classes, layouts) within kFixedPointElements, whatever the number of reduced dims. Only the
+// timed points (the spec's choice) and the full run's huge set are larger. Batch norm's three
+// reduced dims once made value-class points of 4097^3 elements (7.5 TiB of host memory).
+TEST_CASE("every shipped format-2 spec plans its cases within the element budgets") {
+  const fs::path specs = fs::path(KQ_SOURCE_DIR) / "specs";
+  int checked = 0;
+  for (const fs::path& dir : {specs, specs / "kernelbench"}) {
+    for (const auto& e : fs::directory_iterator(dir)) {
+      if (e.path().extension() != ".yaml") continue;
+      const kq::Spec spec = kq::load_spec(e.path());
+      if (!spec.shaped) continue;
+      for (const bool is_quick : {true, false}) {
+        kq::PlanOptions o;
+        o.quick = is_quick;
+        o.include_huge = false;
+        const std::int64_t points =
+            is_quick ? kq::kShapedQuickPointElements : kq::kShapedPointElements;
+        for (const kq::Case& c : kq::plan_cases(spec, o)) {
+          if (c.group == "timing") continue;
+          CAPTURE(e.path().filename().string());
+          CAPTURE(c.name);
+          const std::int64_t limit = c.group == "point" ? points : kq::kFixedPointElements;
+          CHECK(c.numel() <= limit);
+        }
+      }
+      ++checked;
+    }
+  }
+  CHECK(checked >= 44);
 }
