@@ -240,10 +240,12 @@ std::string check_values(const kq::OpSpec& spec, const Problem& pr, const Result
       const double want = term + add;
       const double got = y.v[static_cast<std::size_t>(row * pr.cols + k)];
       // Two ulps of y's dtype relative to the terms; f32 gets the row sums' error as well, and
-      // the cancellation of x - mean in float (a few u of |x| + |mean|, times rstd and w):
-      // near the mean, y is far smaller than what it is computed from.
+      // the cancellation of x - mean in float: near the mean, y is far smaller than what it is
+      // computed from, and the float mean is off by a few u of the row's largest |x| (not of
+      // this element's: on the H200, cuDNN's engine 3 at 256 x 4096 was 1.9 times a bound
+      // taken from |x| + |mean|).
       const double wk = w ? std::fabs(w->v[static_cast<std::size_t>(k)]) : 1.0;
-      const double cancel = 4.0 * 0x1p-24 * (std::fabs(xr[k]) + std::fabs(mu)) * rstd * wk;
+      const double cancel = 4.0 * 0x1p-24 * (std::fabs(xr[k]) + big) * rstd * wk;
       const double tol = 2.0 * ulp_of(y.dtype) * (std::fabs(term) + std::fabs(add)) +
                          (y.dtype == kq::DType::f32 ? 1e-5 * std::fabs(term) + cancel : 0.0) +
                          1e-30;
