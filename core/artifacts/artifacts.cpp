@@ -20,7 +20,8 @@ nlohmann::json identity_json(const ArmIdentity& id) {
           {"version", id.version},
           {"sources", sources},
           {"compile_flags", id.compile_flags},
-          {"expected_rejection", id.expected_rejection}};
+          {"expected_rejection", id.expected_rejection},
+          {"tampering", id.tampering}};
 }
 
 namespace {

@@ -28,6 +28,7 @@ int cmd_list(const std::vector<std::string>& args) {
               << std::setw(7) << to_string(a.identity.device) << a.plugin_file.filename().string();
     if (a.identity.device == Device::cuda && !cuda)
       std::cout << "  (cannot run here: " << why << ")";
+    if (!a.identity.tampering.empty()) std::cout << "  (rejected: " << a.identity.tampering << ")";
     if (!a.identity.expected_rejection.empty())
       std::cout << "  (known broken; must fail " << a.identity.expected_rejection << ")";
     std::cout << "\n";

@@ -1,7 +1,9 @@
 #include "pipeline/worker_modes.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <iostream>
+#include <set>
 
 #include "artifacts/artifacts.hpp"
 #include "plan/choose_points.hpp"
@@ -49,6 +51,15 @@ SharedCases adopt_shared_cases(const std::string& argument) {
   }
 }
 
+// A plugin that loads arms from files (the python plugin) loads only `origins` here (KQ_ARM_FILES,
+// kq/arm.hpp): no other file's code runs in this worker. None: the arms are plugins' own.
+void only_arm_files(const std::vector<std::string>& origins) {
+  if (origins.empty()) return;
+  std::string lines;
+  for (const auto& o : std::set<std::string>(origins.begin(), origins.end())) lines += o + "\n";
+  ::setenv("KQ_ARM_FILES", lines.c_str(), 1);
+}
+
 }  // namespace
 
 bool worker_qualify(const QualifyWorkerArgs& args) {
@@ -58,6 +69,7 @@ bool worker_qualify(const QualifyWorkerArgs& args) {
     Spec spec = load_spec(args.spec);
     add_timing_points(spec, args.added_points);
     if (args.hang_timeout) spec.qualification.hang_timeout_s = *args.hang_timeout;
+    only_arm_files(args.origins);
     PluginSet set = load_plugins({{}, {args.plugin}});
     LoadedArm* arm = find_arm(set, name);
     if (!arm) throw std::runtime_error("arm not found in " + args.plugin + ": " + load_errors(set));
@@ -91,6 +103,7 @@ void worker_time(const TimeWorkerArgs& args) {
   if (args.no_blocking_kernel) spec.timing.blocking_kernel = false;
   if (args.brief) make_brief(spec.timing);
   std::vector<std::filesystem::path> files(args.plugins.begin(), args.plugins.end());
+  only_arm_files(args.origins);
   // "arm#2" is a second, independent instance of "arm" (its plugin's arms created again), timed
   // as a separate arm: the same kernel twice in one run shows how far the method agrees with
   // itself.

@@ -127,6 +127,13 @@ rec::VerdictRecord qualify_arm(IKernelArm& arm, const ArmIdentity& id, const Spe
                                SharedCases* shared) {
   rec::VerdictRecord verdict;
   verdict.arm = id.name;
+  if (!id.tampering.empty()) {  // its plugin saw it change what every arm shares, at load
+    verdict.verdict = rec::Verdict::rejected;
+    verdict.check = "tampering";
+    verdict.detail = id.tampering;
+    emit(verdict);
+    return verdict;
+  }
   Status sup = arm.supports(spec.op);
   if (!sup.is_ok()) {
     verdict.verdict = sup.is_unsupported() ? rec::Verdict::unsupported : rec::Verdict::rejected;

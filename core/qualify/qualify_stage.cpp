@@ -68,6 +68,7 @@ WorkerVerdict run_worker(const StageArm& a, const QualifyStageOptions& opt, Shar
   w.timing_sizes = opt.timing_sizes;
   w.added_points = opt.added_points;
   w.hang_timeout = opt.hang_timeout_s;
+  if (!a.identity.origin.empty()) w.origins = {a.identity.origin};
   // The cases computed beside the workers come over a socket of the worker's own.
   int sockets[2] = {-1, -1};
   if (feed != nullptr && feed->has_late() &&

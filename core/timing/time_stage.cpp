@@ -19,6 +19,7 @@ TimeStageResult time_stage(const std::vector<StageArm>& arms, const TimeStageOpt
   for (const StageArm& a : arms) {
     w.plugins.push_back(a.plugin_file.string());
     w.arms.push_back(a.identity.name);
+    if (!a.identity.origin.empty()) w.origins.push_back(a.identity.origin);
   }
   w.artifacts_dir = opt.artifacts_dir.string();
   w.no_blocking_kernel = !opt.blocking_kernel;

@@ -115,13 +115,14 @@ std::vector<std::string> QualifyWorkerArgs::to_argv() const {
   if (hang_timeout) argv.insert(argv.end(), {"--hang-timeout", std::to_string(*hang_timeout)});
   if (!artifacts_dir.empty()) argv.insert(argv.end(), {"--artifacts-dir", artifacts_dir});
   if (!case_data.empty()) argv.insert(argv.end(), {"--case-data", case_data});
+  for (const auto& o : origins) argv.insert(argv.end(), {"--origin", o});
   return argv;
 }
 
 QualifyWorkerArgs QualifyWorkerArgs::parse(const std::vector<std::string>& args) {
   ArgReader r(args,
               {"spec", "plugin", "arm", "timing-sizes", "added-point", "hang-timeout",
-               "artifacts-dir", "case-data"},
+               "artifacts-dir", "case-data", "origin"},
               {"quick"});
   QualifyWorkerArgs a;
   a.spec = r.required("spec");
@@ -133,6 +134,7 @@ QualifyWorkerArgs QualifyWorkerArgs::parse(const std::vector<std::string>& args)
   if (r.has("hang-timeout")) a.hang_timeout = decode_seconds(r.one("hang-timeout"));
   a.artifacts_dir = r.one("artifacts-dir");
   a.case_data = r.one("case-data");
+  a.origins = r.all("origin");
   return a;
 }
 
@@ -145,11 +147,12 @@ std::vector<std::string> TimeWorkerArgs::to_argv() const {
   if (brief) argv.push_back("--brief");
   if (!sizes.empty()) argv.insert(argv.end(), {"--sizes", encode_sizes(sizes)});
   encode_points(added_points, argv);
+  for (const auto& o : origins) argv.insert(argv.end(), {"--origin", o});
   return argv;
 }
 
 TimeWorkerArgs TimeWorkerArgs::parse(const std::vector<std::string>& args) {
-  ArgReader r(args, {"spec", "plugin", "arm", "artifacts-dir", "sizes", "added-point"},
+  ArgReader r(args, {"spec", "plugin", "arm", "artifacts-dir", "sizes", "added-point", "origin"},
               {"no-blocking-kernel", "brief"});
   TimeWorkerArgs a;
   a.spec = r.required("spec");
@@ -162,6 +165,7 @@ TimeWorkerArgs TimeWorkerArgs::parse(const std::vector<std::string>& args) {
   a.brief = r.has("brief");
   if (r.has("sizes")) a.sizes = decode_sizes(r.one("sizes"));
   a.added_points = decode_points(r.all("added-point"));
+  a.origins = r.all("origin");
   return a;
 }
 

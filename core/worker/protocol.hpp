@@ -36,6 +36,9 @@ struct QualifyWorkerArgs {
   // inherited sealed descriptors; those still coming, by size, with the inherited socket they
   // come on; empty: the worker computes every case's own.
   std::string case_data;
+  // The file that defines the arm when its plugin loads arms from files (ArmIdentity::origin):
+  // the worker's plugins load only the files named here (KQ_ARM_FILES, kq/arm.hpp).
+  std::vector<std::string> origins;
 
   std::vector<std::string> to_argv() const;  // the arguments after the mode
   static QualifyWorkerArgs parse(const std::vector<std::string>& args);
@@ -50,7 +53,8 @@ struct TimeWorkerArgs {
   std::vector<Point> added_points;   // as QualifyWorkerArgs's
   std::string artifacts_dir;         // empty: no artifacts written
   bool no_blocking_kernel = false;
-  bool brief = false;  // a few rounds per size (kq selftest)
+  bool brief = false;                // a few rounds per size (kq selftest)
+  std::vector<std::string> origins;  // the arms' files, as QualifyWorkerArgs's
 
   std::vector<std::string> to_argv() const;  // the arguments after the mode
   static TimeWorkerArgs parse(const std::vector<std::string>& args);

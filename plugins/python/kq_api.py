@@ -741,3 +741,166 @@ class _Calls:
         problem.inputs = [self.view(t) for t in problem.inputs]
         problem.outputs = [self.view(t) for t in problem.outputs]
         return self.call("prepare", (problem,), stream_ptr)
+
+
+# ---- tampering: what an arm file changes, at import, in the modules every arm shares ----------
+# torch, triton, numpy and kq are shared by every arm of a worker: a file that replaces one of
+# their functions (torch.add, a method of torch.Tensor, kq.matches) changes how the others run
+# and are timed. Each shared module's callables, and those of the classes it defines, are
+# recorded when it is first seen whole: after the outermost import that brought it in returns,
+# before the importing code can touch it. After each arm file runs, _tampering() names what
+# code from outside the shared packages replaced, added or deleted there, and puts it back.
+# Data attributes (config flags) are not compared: the packages change their own while running.
+import builtins as _builtins
+import functools as _functools
+import importlib as _importlib
+import os as _os
+import sys as _sys
+import threading as _threading
+import warnings as _warnings
+
+_SHARED = ("torch", "triton", "numpy", "kq")
+_MISSING = object()
+_watched = {}  # (module name, class name or None) -> {attribute: callable}
+_watched_count = [0]  # len(sys.modules) when last looked at
+_import_depth = _threading.local()
+
+
+def _is_shared(module_name):
+    return isinstance(module_name, str) and module_name.split(".", 1)[0] in _SHARED
+
+
+def _callables(namespace):
+    return {k: v for k, v in namespace.items()
+            if callable(v) or isinstance(v, (staticmethod, classmethod, property))}
+
+
+def _record_new():
+    """Records the shared modules not seen before (a cheap no-op when none was imported)."""
+    if len(_sys.modules) == _watched_count[0]:
+        return
+    with _warnings.catch_warnings():  # a deprecated attribute may warn when looked at
+        _warnings.simplefilter("ignore")
+        _record_modules()
+
+
+def _record_modules():
+    _watched_count[0] = len(_sys.modules)
+    for name, mod in list(_sys.modules.items()):
+        if mod is None or (name, None) in _watched or not _is_shared(name):
+            continue
+        try:
+            namespace = dict(vars(mod))
+        except TypeError:
+            continue
+        _watched[(name, None)] = _callables(namespace)
+        for k, v in namespace.items():
+            if isinstance(v, type) and getattr(v, "__module__", None) == name:
+                _watched[(name, k)] = _callables(dict(vars(v)))
+
+
+def _outermost(fn):
+    """fn (an import function) that records the new shared modules when the outermost call
+    returns: a package's own imports of its submodules have run by then, the caller's code not."""
+    def wrapped(*args, **kwargs):
+        depth = getattr(_import_depth, "n", 0)
+        _import_depth.n = depth + 1
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _import_depth.n = depth
+            if depth == 0:
+                _record_new()
+    wrapped.__kq_import__ = fn
+    return wrapped
+
+
+def _watch():
+    """Starts watching (once): wraps the import functions, records what is imported now."""
+    if not hasattr(_builtins.__import__, "__kq_import__"):
+        _builtins.__import__ = _outermost(_builtins.__import__)
+        _importlib.import_module = _outermost(_importlib.import_module)
+    _record_new()
+
+
+def _package_dirs():
+    dirs = []
+    for top in _SHARED:
+        f = getattr(_sys.modules.get(top), "__file__", None)
+        if f:
+            dirs.append(_os.path.dirname(_os.path.abspath(f)) + _os.sep)
+    return dirs
+
+
+def _code_file(obj):
+    for o in (obj, getattr(obj, "__func__", None), getattr(obj, "fget", None),
+              getattr(obj, "__wrapped__", None)):
+        code = getattr(o, "__code__", None)
+        if code is not None:
+            return code.co_filename
+    return None
+
+
+def _foreign(obj, dirs):
+    """Whether obj comes from outside the shared packages: code in a file that is not theirs,
+    or a module name that is not theirs (functools.wraps copies the name, not the code); a
+    functools.partial by the function it wraps."""
+    if isinstance(obj, _functools.partial):
+        return _foreign(obj.func, dirs)
+    f = _code_file(obj)
+    if f is not None and _os.path.isabs(f) and not any(f.startswith(d) for d in dirs):
+        return True
+    module = getattr(getattr(obj, "__func__", obj), "__module__", None)
+    return module is not None and not _is_shared(module)
+
+
+def _describe(obj):
+    code = getattr(obj, "__code__", None)  # its own name: functools.wraps copies the other's
+    if code is not None:
+        return "%s (%s:%d)" % (code.co_name, code.co_filename, code.co_firstlineno)
+    return getattr(obj, "__qualname__", None) or type(obj).__name__
+
+
+def _tampering():
+    """What code from outside the shared packages replaced, added or deleted among the shared
+    modules' recorded callables since they were recorded, each put back: a list of lines."""
+    with _warnings.catch_warnings():
+        _warnings.simplefilter("ignore")
+        found = _changes()
+    _record_new()
+    return found
+
+
+def _changes():
+    dirs = _package_dirs()
+    found = []
+    for (name, cls_name), recorded in list(_watched.items()):
+        mod = _sys.modules.get(name)
+        owner = mod if cls_name is None or mod is None else vars(mod).get(cls_name)
+        if owner is None:
+            continue
+        where = name + "." + (cls_name + "." if cls_name else "")
+        namespace = dict(vars(owner))
+        for k, old in recorded.items():
+            now = namespace.get(k, _MISSING)
+            if now is old or (now is not _MISSING and not _foreign(now, dirs)):
+                continue
+            what = "deleted" if now is _MISSING else "replaced by " + _describe(now)
+            found.append(_put_back(owner, k, old, where + k + " " + what))
+        for k, now in namespace.items():
+            if k not in recorded and (callable(now) or isinstance(now, property)) and not \
+                    isinstance(now, (type(_sys), type)) and _foreign(now, dirs):
+                found.append(_put_back(owner, k, _MISSING, where + k + " added: " +
+                                       _describe(now)))
+    return found
+
+
+def _put_back(owner, key, old, line):
+    try:
+        if old is _MISSING:
+            delattr(owner, key)
+        else:
+            setattr(owner, key, old)
+    except (AttributeError, TypeError) as e:
+        return line + " (could not be put back: %s)" % e
+    return line

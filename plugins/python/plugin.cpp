@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -75,10 +77,26 @@ std::string import_failure(py::error_already_set& e, const fs::path& file) {
 }
 
 // A file as the identity names it: a shipped one (plugins/python/arms/) as the repository
-// names it, another by its full path; with its SHA-256.
+// names it, another by its full path.
+std::string source_name(const fs::path& file, bool shipped) {
+  return shipped ? "plugins/python/arms/" + file.filename().string() : file.string();
+}
+
+// The same, with its SHA-256.
 SourceFile source_of(const fs::path& file, bool shipped) {
-  return {shipped ? "plugins/python/arms/" + file.filename().string() : file.string(),
-          sha256_of(file)};
+  return {source_name(file, shipped), sha256_of(file)};
+}
+
+// KQ_ARM_FILES, set by a kq worker for the arms it holds (kq/arm.hpp): the arm files to import,
+// one a line, named as source_name names them. Unset: every file.
+std::optional<std::set<std::string>> wanted_files() {
+  const char* v = std::getenv("KQ_ARM_FILES");
+  if (v == nullptr) return std::nullopt;
+  std::set<std::string> names;
+  std::stringstream list(v);
+  for (std::string line; std::getline(list, line);)
+    if (!line.empty()) names.insert(line);
+  return names;
 }
 
 // `files`: the arm's file, then the helper modules of its folder.
@@ -98,6 +116,17 @@ ArmIdentity identity_of(const py::object& arm, const fs::path& file,
   return id;
 }
 
+// What importing `file` (just done) changed in torch, triton, numpy or kq, put back since
+// (kq._tampering, kq_api.py): empty, or one sentence for the file's arms' identities.
+std::string tampering_by(const fs::path& file) {
+  const py::list changes = kq_module().attr("_tampering")();
+  if (changes.empty()) return {};
+  std::string s = "importing " + file.filename().string() + " changed what every arm shares: ";
+  for (std::size_t i = 0; i < changes.size(); ++i)
+    s += (i ? "; " : "") + std::string(py::str(changes[i]));
+  return s + " (put back for the other arms)";
+}
+
 // The arms one file defines, as kq._arms_in finds them (kq_api.py): its kq.Arm subclasses that
 // have a name (one without is a base of the others) and its @kq.arm functions, not those it
 // imports. `helpers`: its folder's helper modules.
@@ -108,12 +137,16 @@ void load_file(const fs::path& file, bool shipped, const std::vector<SourceFile>
   py::object spec = util.attr("spec_from_file_location")(module, file.string());
   py::object mod = util.attr("module_from_spec")(spec);
   spec.attr("loader").attr("exec_module")(mod);
+  const std::string tampering = tampering_by(file);
   std::vector<SourceFile> files = {source_of(file, shipped)};
   files.insert(files.end(), helpers.begin(), helpers.end());
   const py::list arms = kq_module().attr("_arms_in")(mod);
   for (py::handle h : arms) {
     py::object arm = py::reinterpret_borrow<py::object>(h);
-    out.push_back(std::make_unique<PythonArm>(arm, identity_of(arm, file, files)));
+    ArmIdentity id = identity_of(arm, file, files);
+    id.origin = files.front().path;
+    id.tampering = tampering;
+    out.push_back(std::make_unique<PythonArm>(arm, std::move(id)));
   }
 }
 
@@ -121,7 +154,9 @@ void make_arms(ArmList& out) {
   problems().clear();
   ensure_interpreter();
   py::gil_scoped_acquire gil;
+  kq_module().attr("_watch")();  // torch, triton, numpy and kq recorded as first seen whole
   const std::vector<fs::path> folders = arm_folders();  // the shipped one first
+  const std::optional<std::set<std::string>> wanted = wanted_files();
   py::list path = py::module_::import("sys").attr("path");
   for (const fs::path& dir : folders) {
     if (!fs::is_directory(dir)) continue;
@@ -142,6 +177,7 @@ void make_arms(ArmList& out) {
               [](const SourceFile& a, const SourceFile& b) { return a.path < b.path; });
     path.append(dir.string());
     for (const fs::path& f : files) {
+      if (wanted && !wanted->contains(source_name(f, shipped))) continue;
       try {
         load_file(f, shipped, helpers, out);
       } catch (py::error_already_set& e) {

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -125,6 +127,97 @@ TEST_CASE("KQ_PYTHON_ARMS: unimportable files are named, the others load, an exc
   const std::string log = kq::test::read_file(dir / "run" / "logs" / "qualify-py_raises.log");
   CHECK(log.find("ValueError: out of cheese") != std::string::npos);
   CHECK(log.find("raises.py\", line 6") != std::string::npos);
+}
+
+TEST_CASE("a file that changes a shared module at import is rejected, and its change put back") {
+  // numpy.add replaced by a wrapper that computes x - y: the shipped numpy arm, whose worker
+  // imports this file too, computes relu(x + residual) with numpy.add and qualifies only if the
+  // original is back before it runs.
+  const fs::path dir = kq::test::temp_dir("python-tamper");
+  const fs::path arms = dir / "arms";
+  fs::create_directories(arms);
+  write(
+      arms / "saboteur.py",
+      "import numpy\n"
+      "import kq\n\n"
+      "_add = numpy.add\n\n"
+      "def add(x, y, *args, **kwargs):\n"
+      "    return numpy.subtract(x, y, *args, **kwargs)\n\n"
+      "numpy.add = add\n\n"
+      "@kq.arm(name='py_saboteur', device='cpu', tensors='numpy', computes='relu(x + residual)')\n"
+      "def saboteur(inputs, outputs):\n"
+      "    x, r = inputs\n"
+      "    _add(x, r, out=outputs[0])\n"
+      "    numpy.maximum(outputs[0], 0, out=outputs[0])\n");
+  setenv("KQ_PYTHON_ARMS", arms.c_str(), 1);
+  auto r = run_kq("list");
+  INFO(r.out);
+  CHECK(r.out.find("py_saboteur") != std::string::npos);
+  CHECK(r.out.find("(rejected: importing saboteur.py changed what every arm shares: numpy.add "
+                   "replaced by add (" +
+                   (arms / "saboteur.py").string() + ":6) (put back for the other arms))") !=
+        std::string::npos);
+
+  r = run_kq(
+      "run specs/residual_relu.yaml --arms py_saboteur,numpy_residual_relu --quick "
+      "--no-timing --out '" +
+      (dir / "run").string() + "'");
+  unsetenv("KQ_PYTHON_ARMS");
+  INFO(r.out);
+  const auto summary = read_json(dir / "run" / "summary.json");
+  for (const auto& a : summary["arms"]) {
+    INFO(a.dump());
+    if (a["name"] == "py_saboteur") {
+      CHECK(a["verdict"] == "rejected");
+      CHECK(a["check"] == "tampering");
+    } else {
+      CHECK(a["verdict"] == "qualified");
+    }
+  }
+  CHECK(summary["arms"].size() == 2);
+}
+
+TEST_CASE("a worker imports only the files of the arms it holds") {
+  // Each file notes the process that imports it. The parent kq imports both to list the arms;
+  // py_first's qualification and timing workers import first.py alone.
+  const fs::path dir = kq::test::temp_dir("python-origins");
+  const fs::path arms = dir / "arms";
+  fs::create_directories(arms);
+  for (const char* stem : {"first", "second"})
+    write(arms / (std::string(stem) + ".py"),
+          "import os\n"
+          "import kq\n\n"
+          "with open(os.path.join(os.path.dirname(__file__), '" +
+              std::string(stem) +
+              ".pids'), 'a') as f:\n"
+              "    f.write('%d\\n' % os.getpid())\n\n"
+              "@kq.arm(name='py_" +
+              stem +
+              "', device='cpu', tensors='numpy', "
+              "computes='relu(x + residual)')\n"
+              "def arm(inputs, outputs):\n"
+              "    import numpy\n"
+              "    numpy.add(inputs[0], inputs[1], out=outputs[0])\n"
+              "    numpy.maximum(outputs[0], 0, out=outputs[0])\n"
+              "    numpy.add(outputs[0], 0, out=outputs[0])\n");
+  setenv("KQ_PYTHON_ARMS", arms.c_str(), 1);
+  auto r = run_kq("run specs/residual_relu.yaml --arms py_first --quick --sizes 4096 --out '" +
+                  (dir / "run").string() + "'");
+  unsetenv("KQ_PYTHON_ARMS");
+  INFO(r.out);
+  CHECK(r.exit_code == 0);
+  auto pids = [&](const char* file) {
+    std::set<std::string> s;
+    std::istringstream in(kq::test::read_file(arms / file));
+    for (std::string line; std::getline(in, line);) s.insert(line);
+    return s;
+  };
+  const std::set<std::string> first = pids("first.pids"), second = pids("second.pids");
+  CHECK(first.size() == 3);  // the parent, the qualification worker, the timing worker
+  CHECK(second.size() == 1);
+  for (const auto& p : second) CHECK(first.count(p) == 1);
+  const auto summary = read_json(dir / "run" / "summary.json");
+  CHECK(summary["arms"][0]["verdict"] == "qualified");
 }
 
 TEST_CASE("torch_eager_cpu qualifies every shipped spec; torch_compile_cpu declines without it") {

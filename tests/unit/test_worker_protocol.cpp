@@ -22,6 +22,7 @@ TEST_CASE("qualify worker arguments survive encoding") {
   a.hang_timeout = 12.5;
   a.timing_sizes = {4096, 12345};
   a.added_points = {{{3, 50257}}, {{4096, 4096}}};
+  a.origins = {"/home/me/arms/my arm.py"};
   const auto b = kq::QualifyWorkerArgs::parse(a.to_argv());
   CHECK(b.spec == a.spec);
   CHECK(b.plugin == a.plugin);
@@ -32,6 +33,7 @@ TEST_CASE("qualify worker arguments survive encoding") {
   CHECK(*b.hang_timeout == doctest::Approx(12.5));
   CHECK(b.timing_sizes == a.timing_sizes);
   CHECK(b.added_points == a.added_points);
+  CHECK(b.origins == a.origins);
 
   kq::QualifyWorkerArgs plain{"s.yaml", "p.so", "arm"};
   const auto c = kq::QualifyWorkerArgs::parse(plain.to_argv());
@@ -40,6 +42,7 @@ TEST_CASE("qualify worker arguments survive encoding") {
   CHECK(c.artifacts_dir.empty());
   CHECK(c.timing_sizes.empty());
   CHECK(c.added_points.empty());
+  CHECK(c.origins.empty());
 }
 
 TEST_CASE("time worker arguments survive encoding") {
@@ -52,6 +55,7 @@ TEST_CASE("time worker arguments survive encoding") {
   a.artifacts_dir = "/run/artifacts";
   a.no_blocking_kernel = true;
   a.brief = true;
+  a.origins = {"plugins/python/arms/torch_arms.py", "/x/y.py"};
   const auto b = kq::TimeWorkerArgs::parse(a.to_argv());
   CHECK(b.spec == a.spec);
   CHECK(b.plugins == a.plugins);
@@ -61,6 +65,7 @@ TEST_CASE("time worker arguments survive encoding") {
   CHECK(b.artifacts_dir == a.artifacts_dir);
   CHECK(b.no_blocking_kernel);
   CHECK(b.brief);
+  CHECK(b.origins == a.origins);
 }
 
 TEST_CASE("a worker command line the parent never writes is refused") {

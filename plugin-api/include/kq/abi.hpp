@@ -5,6 +5,7 @@
 
 namespace kq {
 // 2: Problem::stream, OpSpec::compare. 3: DType f16 and bf16, OpSpec::compute.
-// 4: DType i32, i64 and boolean, OpSpec::program (format-2 specs).
-inline constexpr std::uint32_t kAbiVersion = 4;
+// 4: DType i32, i64 and boolean, OpSpec::program (format-2 specs). 5: ArmIdentity::origin and
+// ::tampering.
+inline constexpr std::uint32_t kAbiVersion = 5;
 }  // namespace kq

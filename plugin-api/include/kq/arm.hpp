@@ -26,6 +26,15 @@ struct ArmIdentity {
   std::string compile_flags;
   // For known-broken candidates: the qualification check that must reject it; empty otherwise.
   std::string expected_rejection;
+  // The file that defines the arm when it is not the plugin itself (a Python arm's .py file),
+  // named as `sources` names it; empty otherwise. A kq worker sets KQ_ARM_FILES to the origins
+  // of the arms it holds (one a line) before loading plugins: a plugin that loads arms from
+  // files loads only those, so that no other file's code runs in the worker.
+  std::string origin;
+  // Set by the plugin that loaded the arm: what loading its code changed in state every arm
+  // shares (a replaced library function), put back since. Non-empty: the arm is rejected by
+  // check `tampering` before its first case.
+  std::string tampering;
 };
 
 // A problem an arm prepares for: the operation and the tensors it will run on. The views'
