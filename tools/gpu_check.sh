@@ -318,10 +318,15 @@ PY
     # The known-broken candidates of the timing defences beside two good arms: which check
     # rejects each, and what the decision adopts.
     step "kq run residual_relu with the candidates for the timing defences"
-    broken=reuse_unchanged,size_shortcut,subnormal_flush_large
-    cuda_only=empty_capture,legacy_stream,own_stream,per_thread_stream
+    broken=reuse_unchanged,size_shortcut,subnormal_flush_large,content_cache
+    cuda_only=empty_capture,legacy_stream,own_stream,per_thread_stream,persisting_l2,background_work
     arms="nvrtc_jit,$twice,$(echo "$broken,$cuda_only" | sed 's/[^,]*/broken_cuda_&/g')"
     arms="$arms,$(echo "$broken" | sed 's/[^,]*/broken_cpu_&/g')"
+    # The Python caches on sampled contents, where the python plugin was built (part python).
+    # grep -c reads to the end: -q would stop early, and pipefail would take the SIGPIPE as "no".
+    if "${kq_env[@]}" "$kq" list 2>/dev/null | grep -c broken_triton_content_cache >/dev/null; then
+      arms="$arms,torch_compile,broken_triton_content_cache,broken_torch_content_cache_cuda"
+    fi
     "${kq_env[@]}" "$kq" run "$specs/residual_relu.yaml" --quick --include-broken --arms "$arms" \
       --sizes 1048576,268435456 --out "$out/guards" 2>&1 | tail -n 40
     ;;

@@ -100,7 +100,10 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
         "time (and qualify) these sizes instead of the spec's (e.g. 4096,2^20)")(
         "no-blocking-kernel", po::bool_switch(),
         "time CUDA samples without holding the stream while they are enqueued (each sample "
-        "then includes whatever part of the host's enqueue the GPU waits for)");
+        "then includes whatever part of the host's enqueue the GPU waits for)")(
+        "cpu-budget", po::value<double>()->default_value(50.0),
+        "where CUDA arms are timed, time CPU arms only at sizes whose call is expected within "
+        "this many milliseconds (0: at every size); the sizes left out are listed");
   add_plugin_options(opts);
   po::positional_options_description pos;
   pos.add("spec", 1);
@@ -137,6 +140,8 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
     o.no_timing = vm["no-timing"].as<bool>();
     if (vm.count("twice")) o.twice = vm["twice"].as<std::string>();
     o.blocking_kernel = !vm["no-blocking-kernel"].as<bool>();
+    o.cpu_call_budget_s = vm["cpu-budget"].as<double>() * 1e-3;
+    if (o.cpu_call_budget_s < 0) throw UsageError("--cpu-budget must be 0 or more milliseconds");
   }
   return run_pipeline(o).candidate_failed ? kCandidateFailed : kOk;
 }

@@ -1,9 +1,12 @@
 #include "device/kernel_profile.hpp"
 
 #include <dlfcn.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -29,6 +32,8 @@ struct Cupti {
   CUptiResult (*finalize)() = nullptr;  // optional: without it CUPTI stays attached
   // Optional: without it the profile cannot say which stream each activity ran on.
   CUptiResult (*stream_id)(CUcontext, CUstream, uint8_t, uint32_t*) = nullptr;
+  // Optional: without it the profile cannot tell which thread launched each activity.
+  CUptiResult (*thread_id_type)(CUpti_ActivityThreadIdType) = nullptr;
   std::string missing;
 };
 
@@ -61,6 +66,8 @@ const Cupti& cupti() {
     x.finalize = reinterpret_cast<CUptiResult (*)()>(dlsym(h, "cuptiFinalize"));
     x.stream_id = reinterpret_cast<CUptiResult (*)(CUcontext, CUstream, uint8_t, uint32_t*)>(
         dlsym(h, "cuptiGetStreamIdEx"));
+    x.thread_id_type = reinterpret_cast<CUptiResult (*)(CUpti_ActivityThreadIdType)>(
+        dlsym(h, "cuptiSetThreadIdType"));
     return x;
   }();
   return c;
@@ -68,6 +75,7 @@ const Cupti& cupti() {
 
 std::mutex g_mu;
 std::vector<nlohmann::json> g_records;
+std::map<std::uint32_t, std::uint32_t> g_thread_of;  // API call's correlation id -> thread (gettid)
 bool g_attached = false;  // callbacks registered since the last cuptiFinalize
 
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
@@ -88,10 +96,11 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
       const int regs = k->registersPerThread;
       const int shared = k->staticSharedMemory + k->dynamicSharedMemory;
       const std::uint64_t t0 = k->start, t1 = k->end;
-      const std::uint32_t stream = k->streamId;
+      const std::uint32_t stream = k->streamId, correlation = k->correlationId;
       const char* name = k->name;
       g_records.push_back({{"kind", "kernel"},
                            {"stream", stream},
+                           {"correlation", correlation},
                            {"name", name ? name : "?"},
                            {"grid", {gx, gy, gz}},
                            {"block", {bx, by, bz}},
@@ -99,18 +108,26 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
                            {"shared_bytes", shared},
                            {"seconds", static_cast<double>(t1 - t0) * 1e-9}});
     } else if (r->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
-      const std::uint32_t stream = reinterpret_cast<const CUpti_ActivityMemcpy6*>(r)->streamId;
-      g_records.push_back({{"kind", "memcpy"}, {"stream", stream}});
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(r);
+      const std::uint32_t stream = m->streamId, correlation = m->correlationId;
+      g_records.push_back({{"kind", "memcpy"}, {"stream", stream}, {"correlation", correlation}});
     } else if (r->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
-      const std::uint32_t stream = reinterpret_cast<const CUpti_ActivityMemset4*>(r)->streamId;
-      g_records.push_back({{"kind", "memset"}, {"stream", stream}});
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(r);
+      const std::uint32_t stream = m->streamId, correlation = m->correlationId;
+      g_records.push_back({{"kind", "memset"}, {"stream", stream}, {"correlation", correlation}});
+    } else if (r->kind == CUPTI_ACTIVITY_KIND_RUNTIME || r->kind == CUPTI_ACTIVITY_KIND_DRIVER) {
+      const auto* a = reinterpret_cast<const CUpti_ActivityAPI*>(r);
+      const std::uint32_t correlation = a->correlationId, thread = a->threadId;
+      g_thread_of[correlation] = thread;
     }
   }
   std::free(buffer);
 }
 
+// The work, then the API calls that launched it (for their threads).
 const CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-                                     CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
+                                     CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
+                                     CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER};
 
 }  // namespace
 
@@ -144,9 +161,14 @@ nlohmann::json profile_call(void* stream, const std::function<void()>& call) {
           {"unavailable", "cuptiActivityRegisterCallbacks failed (" + std::to_string(reg) + ")"}};
     g_attached = true;
   }
+  // Threads as the system names them, so that the caller's is known.
+  const bool know_threads = c.thread_id_type != nullptr &&
+                            c.thread_id_type(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM) == CUPTI_SUCCESS;
+  const auto caller = static_cast<std::uint32_t>(syscall(SYS_gettid));
   {
     std::lock_guard lock(g_mu);
     g_records.clear();
+    g_thread_of.clear();
   }
   for (auto k : kKinds)
     if (c.enable(k) != CUPTI_SUCCESS) return {{"unavailable", "cuptiActivityEnable failed"}};
@@ -169,9 +191,11 @@ nlohmann::json profile_call(void* stream, const std::function<void()>& call) {
     cuda_check(cudaDeviceSynchronize(), "the profiled call");
   }
   std::vector<nlohmann::json> recs;
+  std::map<std::uint32_t, std::uint32_t> thread_of;
   {
     std::lock_guard lock(g_mu);
     recs.swap(g_records);
+    thread_of.swap(g_thread_of);
   }
   nlohmann::json out = {{"kernels", 0},
                         {"kernel_seconds", 0.0},
@@ -183,8 +207,24 @@ nlohmann::json profile_call(void* stream, const std::function<void()>& call) {
     out["off_stream"] = 0;
     out["off_stream_kinds"] = nlohmann::json::array();
   }
+  if (know_threads) {
+    out["other_threads"] = 0;
+    out["other_thread_kinds"] = nlohmann::json::array();
+  }
   for (auto& r : recs) {
     const std::string kind = r["kind"];
+    // Work another thread launched while the call ran is not the call's.
+    const auto launcher = thread_of.find(r.value("correlation", 0u));
+    r.erase("correlation");
+    if (know_threads && launcher != thread_of.end() && launcher->second != caller) {
+      out["other_threads"] = out["other_threads"].get<int>() + 1;
+      if (out["other_thread_kinds"].size() < 8)
+        out["other_thread_kinds"].push_back(
+            kind + (kind == "kernel" ? " " + r.value("name", std::string("?")) : "") +
+            " from thread " + std::to_string(launcher->second) + " on stream " +
+            std::to_string(r.value("stream", 0u)));
+      continue;
+    }
     if (know_stream && r.value("stream", given) != given) {
       out["off_stream"] = out["off_stream"].get<int>() + 1;
       if (out["off_stream_kinds"].size() < 8)

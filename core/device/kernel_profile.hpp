@@ -16,7 +16,10 @@ namespace kq {
 //  registers, shared_bytes, seconds, occupancy}], "stream_id": I, "off_stream": O,
 //  "off_stream_kinds": ["kernel on stream 7", ...]}, or {"unavailable": "why"}. off_stream counts
 // the kernels, copies and sets that ran on a stream other than `stream` (absent when this CUPTI
-// cannot name streams). `call` must enqueue its work on `stream`; this waits for the device.
+// cannot name streams). Work launched by another thread than the caller's while the call ran
+// (a plugin's own thread, say) is not the call's: it is counted apart, as "other_threads" and
+// "other_thread_kinds" (absent when this CUPTI cannot name threads), and nowhere else. `call`
+// must enqueue its work on `stream`; this waits for the device.
 nlohmann::json profile_call(void* stream, const std::function<void()>& call);
 
 // Detaches CUPTI from the process (cuptiFinalize) after profile_call, so that later CUDA calls

@@ -9,6 +9,15 @@ namespace kq {
 StreamCheck check_stream_discipline(void* stream, const std::function<void()>& call) {
   StreamCheck c;
   c.profile = profile_call(stream, call);
+  if (const int other = c.profile.value("other_threads", 0); other > 0) {
+    std::string what;
+    for (const auto& k : c.profile.value("other_thread_kinds", nlohmann::json::array()))
+      what += (what.empty() ? "" : ", ") + k.get<std::string>();
+    c.other_threads = std::to_string(other) +
+                      " kernels, copies or sets launched by another thread of the process ran "
+                      "while the call did (" +
+                      what + ")";
+  }
   const int off = c.profile.value("off_stream", 0);
   if (off == 0) return c;
   const int launched =

@@ -6,7 +6,8 @@
 //
 // CUPTI names each activity's stream. Where some ran elsewhere, one call is captured into a CUDA
 // graph from kq's stream: a fork joined back is captured whole, work left on another stream is
-// not, so a capture holding fewer work nodes than the call launched convicts it.
+// not, so a capture holding fewer work nodes than the call launched convicts it. Work another
+// thread launched meanwhile is told apart, and judged by the caller.
 #pragma once
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -17,6 +18,9 @@ namespace kq {
 struct StreamCheck {
   nlohmann::json profile;  // profile_call's record for the call
   std::string problem;     // empty when the call kept to its stream (or CUPTI cannot tell)
+  // Work other threads launched while the call ran (empty when none, or CUPTI cannot tell):
+  // not the call's, so never its problem; the process's (device/kernel_profile.hpp).
+  std::string other_threads;
 };
 
 // Profiles one call (CUPTI stays attached: the caller detaches it with detach_profiler()) and,

@@ -102,6 +102,7 @@ void Progress::record(const nlohmann::json& j) {
   if (rec::is<rec::RoundSample>(j)) return on(j.get<rec::RoundSample>());
   if (rec::is<rec::SizeEnd>(j)) return on(j.get<rec::SizeEnd>());
   if (rec::is<rec::ArmSkip>(j)) return on(j.get<rec::ArmSkip>());
+  if (rec::is<rec::Disturbed>(j)) return on(j.get<rec::Disturbed>());
   if (rec::is<rec::Recheck>(j)) return on(j.get<rec::Recheck>());
 }
 
@@ -171,6 +172,11 @@ void Progress::on(const rec::SizeEnd& e) {
 
 void Progress::on(const rec::ArmSkip& k) {
   line("  " + k.arm + " not timed at " + where(k.size) + ": " + k.reason);
+}
+
+void Progress::on(const rec::Disturbed& d) {
+  line("  the timing worker was DISTURBED at " + where(d.size) + ": " + d.what + " during " +
+       d.arm + "'s profiled call; no arm of this run is adopted");
 }
 
 void Progress::on(const rec::Recheck& r) {

@@ -7,6 +7,7 @@
 
 #include "artifacts/artifacts.hpp"
 #include "pipeline/progress.hpp"
+#include "pipeline/run_outlook.hpp"
 #include "report/printer.hpp"
 #include "rundir/manifest.hpp"
 #include "timing/time_stage.hpp"
@@ -70,6 +71,7 @@ bool time_qualified(const RunPipelineOptions& o, const std::vector<StageArm>& qu
   t.sizes = o.timed.keys;
   t.added_points = o.timed.added;
   t.blocking_kernel = o.blocking_kernel;
+  t.cpu_call_budget_s = o.cpu_call_budget_s;
   t.artifacts_dir = o.dir / "artifacts";
   auto res = time_stage(qualified, t);
   tbb::parallel_for_each(qualified.begin(), qualified.end(), [&](const StageArm& a) {
@@ -101,7 +103,8 @@ bool failed_while_timed(const RunSummary& summary) {
 RunPipelineResult run_pipeline(const RunPipelineOptions& o) {
   start_run_dir(o.dir, o.spec, o.arms, o.load_errors, o.plugin_environment, o.machine,
                 o.command_line);
-  std::cout << "kq " << o.command << " " << o.spec.op.op << " -> " << o.dir.string() << "\n";
+  std::cout << "kq " << o.command << " " << o.spec.op.op << " -> " << o.dir.string() << "\n"
+            << run_outlook(o) << std::flush;
 
   RunPipelineResult result;
   Progress progress;

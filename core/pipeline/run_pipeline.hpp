@@ -39,6 +39,7 @@ struct RunPipelineOptions {
   // those. kq qualify qualifies them.
   TimingChoice timed;
   bool blocking_kernel = true;
+  double cpu_call_budget_s = 0.05;  // TimingPolicy::cpu_call_budget_s
 };
 
 struct RunPipelineResult {

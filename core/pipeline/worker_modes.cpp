@@ -101,6 +101,7 @@ void worker_time(const TimeWorkerArgs& args) {
   add_timing_points(spec, args.added_points);
   if (!args.sizes.empty()) spec.timing.sizes = args.sizes;
   if (args.no_blocking_kernel) spec.timing.blocking_kernel = false;
+  spec.timing.cpu_call_budget_s = args.cpu_call_budget_s;
   if (args.brief) make_brief(spec.timing);
   std::vector<std::filesystem::path> files(args.plugins.begin(), args.plugins.end());
   only_arm_files(args.origins);

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "device/cuda_check.hpp"
+#include "device/device_state.hpp"
 #include "device/graph_replay.hpp"
 #include "device/kernel_profile.hpp"
 #include "device/stream.hpp"
@@ -77,6 +78,13 @@ class CaseRunner {
   // The checks, with the seconds each stage took.
   CaseOutcome run() {
     CaseOutcome o = run_checks();
+    if (!device_changed_.empty()) {
+      const std::string what = "changed the device for the arms after it: " + device_changed_;
+      if (o.result == CaseOutcome::Result::failed)
+        o.message += "; it also " + what;
+      else
+        o = fail("device_state", what + " (kq put it back)");
+    }
     o.stages = stages_;
     o.checked_on = checks_->where();
     for (const OutputRule& r : rules_)  // a case outside the contract is never compared
@@ -87,6 +95,7 @@ class CaseRunner {
 
  private:
   CaseOutcome run_checks() {
+    if (device_ == Device::cuda) expected_device_state();  // read before the arm's first call
     load_inputs(0);
     poison(0);
     Status st = prepare();
@@ -171,6 +180,7 @@ class CaseRunner {
     Problem problem{&spec_.op, tensors_.input_views(), tensors_.output_views(), stream_.handle()};
     const auto t0 = std::chrono::steady_clock::now();
     Status st = arm_.prepare(problem);
+    watch_device();
     if (prepared_)
       prepared_(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     return st;
@@ -194,6 +204,12 @@ class CaseRunner {
     poison(1);
     StreamCheck sc = check_stream_discipline(stream_.handle(), [&] { checked_call(); });
     detach_profiler();  // the later cases run without CUPTI
+    // The worker holds this one arm: another thread's GPU work can only be the arm's own.
+    if (!sc.other_threads.empty())
+      return fail("outside_work",
+                  "GPU work that its call did not launch: " + sc.other_threads +
+                      " (a thread of the arm's that launches work between or beside its calls "
+                      "disturbs the timing of every arm beside it)");
     if (!sc.problem.empty()) return fail("wrong_stream", sc.problem);
     take(false);
     if (auto o = check_memory(1)) return *o;
@@ -237,13 +253,23 @@ class CaseRunner {
     StageTimer t(stages_.run);
     throw_unless_ok(arm_.run(tensors_.input_views(), tensors_.output_views(), stream_.handle()),
                     "run()");
+    watch_device();
   }
 
   Status call_run() {
     StageTimer t(stages_.run);
     Status st = arm_.run(tensors_.input_views(), tensors_.output_views(), stream_.handle());
     stream_.synchronize("the arm's work on its stream");
+    watch_device();
     return st;
+  }
+
+  // After each of the arm's calls: the device settings and the stream's attributes must be as
+  // kq left them (device/device_state.hpp). The first change is kept for the outcome.
+  void watch_device() {
+    if (device_ != Device::cuda) return;
+    std::string changed = check_device_state(stream_.handle());
+    if (device_changed_.empty()) device_changed_ = std::move(changed);
   }
 
   std::optional<CaseOutcome> run_again(const char* what) {
@@ -342,6 +368,7 @@ class CaseRunner {
   CaseTensors tensors_;
   std::unique_ptr<CaseChecks> checks_;
   rec::CaseStages stages_;
+  std::string device_changed_;  // what the arm's first call that changed the device changed
 };
 
 }  // namespace

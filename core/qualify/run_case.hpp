@@ -16,7 +16,8 @@ struct CaseOutcome {
   Result result = Result::passed;
   // For failures, the check that caught it (stable names, used by broken candidates'
   // expected_rejection): refused_in_contract, arm_error, accepted_out_of_contract, values,
-  // output_guard, output_gaps, input_modified, repeat_differs, new_values.
+  // output_guard, output_gaps, input_modified, repeat_differs, new_values, wrong_stream,
+  // graph_output, device_state.
   std::string check;
   std::string message;      // one line; for refusals, the arm's reason
   std::int64_t index = -1;  // first bad element (logical index), for value checks

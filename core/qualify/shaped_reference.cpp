@@ -6,9 +6,7 @@
 #include "indexed/evaluate.hpp"
 
 namespace kq {
-namespace {
 
-// A host view's elements, dense in logical order.
 ix::Buffer dense_copy(const TensorView& v) {
   ix::Buffer b;
   b.dtype = v.dtype;
@@ -33,6 +31,8 @@ ix::Buffer dense_copy(const TensorView& v) {
   }
   return b;
 }
+
+namespace {
 
 // The outputs at their samples: one evaluate_at walk for all of them, so that the temporaries
 // they share are computed once.

@@ -6,10 +6,14 @@
 #include <span>
 #include <vector>
 
+#include "indexed/buffer.hpp"
 #include "kq/indexed.hpp"
 #include "kq/tensor.hpp"
 
 namespace kq {
+
+// A host view's elements (any strides), dense in logical order.
+ix::Buffer dense_copy(const TensorView& v);
 
 // `inputs` in the program's input order, dst[k] the k-th output's destination; where bounds[k]
 // is set (bounds may be empty), the k-th output's accumulation bounds too (doubles, dense in

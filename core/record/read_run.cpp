@@ -98,7 +98,8 @@ void read_rounds(RunData& run) {
     take_as(j, run.rounds) || take_as(j, run.light_samples) || take_as(j, run.floor_samples) ||
         take_as(j, run.size_starts) || take_as(j, run.size_ends) || take_as(j, run.skips) ||
         take_as(j, run.notes) || take_as(j, run.graphs) || take_as(j, run.rejects) ||
-        take_as(j, run.rechecks) || take_as(j, run.profiles) || take_as(j, run.attached);
+        take_as(j, run.rechecks) || take_as(j, run.profiles) || take_as(j, run.attached) ||
+        take_as(j, run.disturbed);
   });
 }
 

@@ -178,6 +178,11 @@ KQ_JSON_FIELDS(ProfilerAttached) {
   f("size", r.size);
   f("reason", r.reason);
 }
+KQ_JSON_FIELDS(Disturbed) {
+  f("size", r.size);
+  f("arm", r.arm);
+  f("what", r.what);
+}
 KQ_JSON_FIELDS(TimingStopped) { f("reason", r.reason); }
 KQ_JSON_FIELDS(Done) {}
 

@@ -194,8 +194,8 @@ struct TimingReject {  // a timing check failed: the arm is rejected for the res
   std::string arm;
   std::int64_t size = 0;
   std::string mode;
-  int round = -1;     // -1: not a sample (a graph's first replay, the stream check)
-  std::string check;  // timing_output, graph_output or wrong_stream
+  int round = -1;     // -1: not a sample (the set-up, a graph's first replay, the stream check)
+  std::string check;  // timing_output, graph_output, wrong_stream or device_state
   std::string message;
   std::optional<std::int64_t> index;
   std::optional<std::string> expected, got;
@@ -232,6 +232,15 @@ struct ProfilerAttached {  // CUPTI could not be detached after this size
   std::string reason;
 };
 
+// GPU work that no call being made launched (another thread's, between calls) ran while `arm`'s
+// profiled call did: the timing worker was disturbed, and none of its arms is adopted.
+struct Disturbed {
+  static constexpr std::string_view kType = "disturbed";
+  std::int64_t size = 0;
+  std::string arm;  // whose call it coincided with, not its author
+  std::string what;
+};
+
 struct TimingStopped {  // the timing worker stopped before it finished
   static constexpr std::string_view kType = "timing_stopped";
   std::string reason;
@@ -249,23 +258,24 @@ bool is(const json& j) {
 }
 
 // Every record type, for what is written once per type (the JSON functions below).
-#define KQ_RECORD_TYPES(X)                                                            \
-  X(CaseStart)                                                                        \
-  X(Prepared)                                                                         \
-  X(Waiting)                                                                          \
-  X(CaseResult)                                                                       \
-  X(CaseStages)                                                                       \
-  X(CaseCounts)                                                                       \
-  X(VerdictRecord)                                                                    \
-  X(SanitizerFinding)                                                                 \
-  X(SizeStart)                                                                        \
-  X(ArmSkip)                                                                          \
-  X(ArmNote)                                                                          \
-  X(GraphInfo)                                                                        \
-  X(LightSample)                                                                      \
-  X(FloorSample)                                                                      \
-  X(RoundSample) X(TimingReject) X(SizeEnd) X(Recheck) X(Profile) X(ProfilerAttached) \
-      X(TimingStopped) X(Done)
+#define KQ_RECORD_TYPES(X) \
+  X(CaseStart)             \
+  X(Prepared)              \
+  X(Waiting)               \
+  X(CaseResult)            \
+  X(CaseStages)            \
+  X(CaseCounts)            \
+  X(VerdictRecord)         \
+  X(SanitizerFinding)      \
+  X(SizeStart)             \
+  X(ArmSkip)               \
+  X(ArmNote)               \
+  X(GraphInfo)             \
+  X(LightSample)           \
+  X(FloorSample)           \
+  X(RoundSample)           \
+  X(TimingReject)          \
+  X(SizeEnd) X(Recheck) X(Profile) X(ProfilerAttached) X(Disturbed) X(TimingStopped) X(Done)
 
 #define KQ_RECORD_JSON(R)            \
   void to_json(json& j, const R& r); \

@@ -88,6 +88,7 @@ struct RunData {
   std::vector<rec::Recheck> rechecks;
   std::vector<rec::Profile> profiles;
   std::vector<rec::ProfilerAttached> attached;
+  std::vector<rec::Disturbed> disturbed;
   std::optional<rec::TimingStopped> stopped;
 
   // The sample rules, applied once.

@@ -36,6 +36,9 @@ struct TimingPolicy {
   // Hold the stream with a blocking kernel while each CUDA sample is enqueued (kq run
   // --no-blocking-kernel turns it off; not a spec field).
   bool blocking_kernel = true;
+  // Where a CUDA arm is timed beside them, CPU arms are timed only at sizes whose call is
+  // expected within this budget (kq run --cpu-budget; 0: every size). Not a spec field.
+  double cpu_call_budget_s = 0.05;
 };
 
 struct DecisionRule {

@@ -140,6 +140,13 @@ std::map<std::string, std::string> summarize_arms(const RunData& run, RunSummary
     if (auto it = rows.find(instance_arm(arm)); it != rows.end())
       reject_while_timed(r, run, it->second);
   }
+  // A disturbed timing worker: what any arm's samples there measured is in doubt.
+  if (!run.disturbed.empty()) {
+    const rec::Disturbed& d = run.disturbed.front();
+    for (const auto& r : run.rounds)
+      not_adopted.emplace(r.arm, "the timing worker was disturbed: " + d.what + " during " + d.arm +
+                                     "'s profiled call");
+  }
   for (auto& [name, row] : rows) add_artifacts(run.dir / "artifacts" / name, row);
 
   for (const auto& a : run.manifest.arms) {

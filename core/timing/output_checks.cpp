@@ -1,5 +1,7 @@
 #include "timing/output_checks.hpp"
 
+#include <cstring>
+
 #include "qualify/case_checks.hpp"
 #include "qualify/compare.hpp"
 
@@ -55,17 +57,28 @@ OutputFinding mismatch_finding(const CaseTensors& t, const CaseTensors::Mismatch
 OutputFinding check_timed_output(const CaseTensors& t, const std::vector<OutputRule>& rules,
                                  const std::vector<HostBytes>& want,
                                  const std::vector<std::vector<double>>& bounds, HostBytes& scratch,
-                                 const void* want_on_device, void* stream) {
+                                 const void* want_on_device, void* stream,
+                                 const std::vector<std::vector<std::size_t>>& unknown) {
   // Device checks take format 1's one output, never a bound.
   if (want_on_device) return on_device(t, rules[0].rule, want[0], want_on_device, stream);
+  HostBytes accepted;  // want[o] with the output's own bits at its unknown elements
   for (std::size_t o = 0; o < t.outputs(); ++o) {
     t.download_output(scratch, o);
     // Timed outputs are contiguous: the surroundings are the guard zones alone.
     if (auto s = t.check_output_surroundings(scratch.data(), 0, o); !s.check.empty())
       return {false, s.message, -1, {}, {}};
     const double* bound = o < bounds.size() && !bounds[o].empty() ? bounds[o].data() : nullptr;
-    const CaseTensors::Mismatch m =
-        host_mismatch(t, scratch.data(), want[o].data(), rules[o], bound, o);
+    const unsigned char* w = want[o].data();
+    if (o < unknown.size() && !unknown[o].empty()) {
+      accepted.assign(want[o].begin(), want[o].end());
+      const std::size_t es = dtype_size(t.dtype(o));
+      for (std::size_t at : unknown[o]) {
+        const auto i = rules[o].sampled() ? (*rules[o].samples)[at] : static_cast<std::int64_t>(at);
+        std::memcpy(accepted.data() + at * es, scratch.data() + t.output_byte(i, o), es);
+      }
+      w = accepted.data();  // equal bits match under every rule
+    }
+    const CaseTensors::Mismatch m = host_mismatch(t, scratch.data(), w, rules[o], bound, o);
     if (m.count > 0) return mismatch_finding(t, m);
   }
   return {};

@@ -99,6 +99,7 @@ Slot make_slot(const TimedArm& a, const Spec& spec, const TimedPoint& p, bool gr
     ++calls;
     s.stream->synchronize("warm-up");
   } while (since(t0) * 1e3 < spec.timing.warmup_ms);
+  s.warmup_call_s = since(t0) / calls;
   if (s.timer->holding()) {
     // A call that waits for the GPU before returning cannot be enqueued behind a held stream:
     // it would wait out every hold. One held call tells.

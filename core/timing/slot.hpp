@@ -26,9 +26,10 @@ struct Slot {
   std::unique_ptr<GraphReplay> graph;  // captured on sets[0]
   std::vector<double> single, graphed;
   CheckSchedule single_checks, graph_checks;
-  int poison = 0;        // the pattern the outputs were last poisoned with
-  int checked = 0;       // samples whose output was compared
-  std::string rejected;  // why a check rejected the arm; empty while it stands
+  double warmup_call_s = 0;  // the warm-up's seconds a call (the enqueue and the wait)
+  int poison = 0;            // the pattern the outputs were last poisoned with
+  int checked = 0;           // samples whose output was compared
+  std::string rejected;      // why a check rejected the arm; empty while it stands
 
   bool cuda() const { return arm->identity.device == Device::cuda; }
   const std::string& name() const { return arm->identity.name; }

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <random>
 #include <set>
 
 #include "device/cuda_check.hpp"
+#include "device/device_state.hpp"
 #include "device/kernel_profile.hpp"
 #include "device/stream_discipline.hpp"
 #include "plan/timed_points.hpp"
@@ -15,6 +17,7 @@
 #include "qualify/case_data.hpp"
 #include "qualify/compare.hpp"
 #include "timing/clock_probe.hpp"
+#include "timing/fresh_inputs.hpp"
 #include "timing/light.hpp"
 #include "timing/slot.hpp"
 #include "timing/stopping.hpp"
@@ -45,13 +48,15 @@ struct Step {
 class SizeRun {
  public:
   SizeRun(const std::vector<TimedArm>& arms, const Spec& spec, const TimedPoint& point,
-          std::uint64_t check_seed, std::map<std::string, std::string>& rejected, const Emit& emit)
+          std::uint64_t check_seed, std::map<std::string, std::string>& rejected,
+          std::map<std::string, double>& cpu_rate, const Emit& emit)
       : spec_(spec),
         point_(point),
         size_(point.size),
         case_(point.c),
         rules_(output_rules(spec, point.c)),
         rejected_(rejected),
+        cpu_rate_(cpu_rate),
         emit_(emit),
         rng_(spec.qualification.seed + static_cast<std::uint64_t>(point.size)) {
     set_up(arms, check_seed);
@@ -72,14 +77,25 @@ class SizeRun {
     if (std::any_of(arms.begin(), arms.end(),
                     [](const TimedArm& a) { return a.identity.device == Device::cuda; }))
       cuda_stream_ = std::make_shared<Stream>(Device::cuda);
+    if (cuda_stream_) expected_device_state();  // read before any arm's first call here
     std::vector<std::string> names;
     for (const TimedArm& a : arms) {
       if (auto r = rejected_.find(a.identity.name); r != rejected_.end()) {
         skip(a, "rejected by the timing checks: " + r->second);
         continue;
       }
+      if (over_cpu_budget(a, cpu_rate_.count(a.identity.name) == 1
+                                 ? cpu_rate_[a.identity.name] * point_.bytes
+                                 : 0.0))
+        continue;
       try {
         slots_.push_back(make_slot(a, spec_, point_, graph_mode, cuda_stream_, check_seed, emit_));
+        Slot& s = slots_.back();
+        if (!s.cuda()) cpu_rate_[a.identity.name] = s.warmup_call_s / std::max(point_.bytes, 1.0);
+        if (over_cpu_budget(a, s.warmup_call_s)) {
+          slots_.pop_back();
+          continue;
+        }
         names.push_back(a.identity.name);
       } catch (const std::exception& e) {
         skip(a, e.what());
@@ -96,8 +112,11 @@ class SizeRun {
     if (slots_.empty()) return;
 
     reference();
-    for (Slot& s : slots_)
+    fresh_ = std::make_unique<FreshInputs>(spec_, case_, rules_, check_seed ^ 0x5eedf00dull);
+    for (Slot& s : slots_) {
+      check_device(s, "single", -1);  // prepare(), the warm-up, the capture
       if (s.graph) check_graph(s);
+    }
 
     const bool any_cuda =
         std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.cuda(); });
@@ -116,6 +135,22 @@ class SizeRun {
     }
     for (std::size_t i = 0; i < lights_.size(); ++i)
       steps_.push_back({static_cast<int>(i), StepKind::light});
+  }
+
+  // A CPU arm beside a CUDA one whose call takes (or, from its earlier sizes, will take) longer
+  // than the budget is not timed at this size, with a record saying so: on a GPU host it is
+  // never a candidate, and its calls at the largest sizes would take most of the run.
+  bool over_cpu_budget(const TimedArm& a, double call_s) {
+    const double budget = spec_.timing.cpu_call_budget_s;
+    if (a.identity.device != Device::cpu || !cuda_stream_ || budget <= 0 || call_s <= budget)
+      return false;
+    char text[160];
+    std::snprintf(text, sizeof text,
+                  "a call takes about %.0f ms, above the %.0f ms budget of CPU arms timed beside "
+                  "CUDA ones (kq run --cpu-budget 0 times every size)",
+                  call_s * 1e3, budget * 1e3);
+    skip(a, text);
+    return true;
   }
 
   void skip(const TimedArm& a, const std::string& why) {
@@ -168,22 +203,71 @@ class SizeRun {
   // samples, graph_output for graph replays).
   void check(Slot& s, CaseTensors& t, const char* mode, int round, const char* check_name) {
     ++s.checked;
-    const bool on_device = want_on_device_.data() != nullptr && device_checkable(t);
-    OutputFinding f = check_timed_output(t, rules_, want_, bounds_, scratch_,
-                                         on_device ? want_on_device_.data() : nullptr,
-                                         on_device ? cuda_stream_->handle() : nullptr);
+    // The reference of what this call was given: the size's, with t's changed inputs' region
+    // evaluated again, for the comparison alone.
+    std::vector<FreshInputs::Patch> patch = fresh_->patches(t);
+    const bool unknown_any = std::any_of(
+        patch.begin(), patch.end(), [](const FreshInputs::Patch& p) { return !p.unknown.empty(); });
+    const bool on_device = want_on_device_.data() != nullptr && device_checkable(t) && !unknown_any;
+    swap_patch(patch);
+    OutputFinding f;
+    try {
+      std::vector<std::vector<std::size_t>> unknown;
+      for (const FreshInputs::Patch& p : patch) unknown.push_back(p.unknown);
+      f = check_timed_output(t, rules_, want_, bounds_, scratch_,
+                             on_device ? want_on_device_.data() : nullptr,
+                             on_device ? cuda_stream_->handle() : nullptr, unknown);
+    } catch (...) {
+      swap_patch(patch);
+      throw;
+    }
+    swap_patch(patch);
     if (f.ok || !s.rejected.empty()) return;
     const std::string where =
         std::string(mode) + " mode" +
         (round < 0 ? " (the first replay after capture)" : ", round " + std::to_string(round));
-    s.rejected = "at " + point_.where() + ", " + where + ": " + f.message;
-    rejected_[s.name()] = s.rejected;
-    rec::TimingReject r{s.name(), size_, mode, round, check_name, s.rejected, {}, {}, {}};
+    rec::TimingReject r{s.name(), size_, mode, round, check_name, {}, {}, {}, {}};
     if (f.index >= 0) {
       r.index = f.index;
       r.expected = f.expected;
       r.got = f.got;
     }
+    reject(s, r, "at " + point_.where() + ", " + where + ": " + f.message);
+  }
+
+  // Exchanges the reference's elements with the patch's (twice: as it was), on the device too
+  // where the reference is there.
+  void swap_patch(std::vector<FreshInputs::Patch>& patch) {
+    for (std::size_t o = 0; o < patch.size(); ++o) {
+      FreshInputs::Patch& p = patch[o];
+      const std::size_t es = dtype_size(slots_.front().sets.front()->dtype(o));
+      for (std::size_t j = 0; j < p.at.size(); ++j) {
+        std::swap_ranges(want_[o].data() + p.at[j] * es, want_[o].data() + (p.at[j] + 1) * es,
+                         p.values.data() + j * es);
+        if (!p.bounds.empty()) std::swap(bounds_[o][p.at[j]], p.bounds[j]);
+        if (o == 0 && want_on_device_.data() != nullptr)
+          want_on_device_.upload(want_[0].data() + p.at[j] * es, p.at[j] * es, es);
+      }
+    }
+  }
+
+  // After the arm's calls: the device and the stream as kq left them, else the arm is rejected
+  // by device_state (and what it changed put back, before the next sample).
+  void check_device(Slot& s, const char* mode, int round) {
+    if (!s.cuda()) return;
+    const std::string changed = check_device_state(s.stream->handle());
+    if (changed.empty() || !s.rejected.empty()) return;
+    const std::string where =
+        round < 0 ? "in its set-up" : std::string(mode) + " mode, round " + std::to_string(round);
+    reject(s, rec::TimingReject{s.name(), size_, mode, round, "device_state", {}, {}, {}, {}},
+           "at " + point_.where() + ", " + where +
+               ": changed the device for the other arms: " + changed + " (kq put it back)");
+  }
+
+  void reject(Slot& s, rec::TimingReject r, const std::string& why) {
+    s.rejected = why;
+    rejected_[s.name()] = why;
+    r.message = why;
     emit_(r);
   }
 
@@ -217,7 +301,9 @@ class SizeRun {
     }
   }
 
+  // Outside the timed region: no line left persisting by an earlier call, then the flush.
   void before_sample(void* stream) {
+    reset_persisting_l2();
     if (flusher_) flusher_->flush(stream);
   }
   // What every sample records besides its time: whether its hold held, and the SM clock after
@@ -254,6 +340,7 @@ class SizeRun {
   rec::RoundSample arm_sample(Slot& s, StepKind kind, int round, bool closing) {
     const bool single = kind == StepKind::single;
     CaseTensors& t = single ? s.take_set() : s.graph_set();
+    fresh_->change(t, s.stream->handle());
     if (s.cuda()) before_sample(s.stream->handle());
     double secs = 0, host = 0;
     if (single) {
@@ -276,7 +363,9 @@ class SizeRun {
     if (!single) r.launches = s.graph->launches();
     // A hold that timed out (an enqueue slower than its timeout) let the GPU start early.
     sample_facts(r, *s.timer, s.cuda() ? s.stream->handle() : nullptr);
-    // Outside the timed region: maybe compare, then poison for the set's next sample.
+    // Outside the timed region: the device as it was, maybe compare, then poison for the set's
+    // next sample.
+    check_device(s, r.mode.c_str(), round);
     const bool checked = closing || (single ? s.single_checks.next() : s.graph_checks.next());
     if (checked) {
       check(s, t, single ? "single" : "graph", round, "timing_output");
@@ -298,11 +387,11 @@ class SizeRun {
       if (!s.cuda() || !s.rejected.empty()) continue;
       StreamCheck sc = check_stream_discipline(s.stream->handle(), [&] { s.call(*s.sets[0]); });
       emit_(rec::Profile{s.name(), size_, sc.profile});
+      // Another thread's work: the worker's, not this arm's (no arm is adopted from it).
+      if (!sc.other_threads.empty()) emit_(rec::Disturbed{size_, s.name(), sc.other_threads});
       if (sc.problem.empty()) continue;
-      s.rejected = "at " + point_.where() + ": " + sc.problem;
-      rejected_[s.name()] = s.rejected;
-      emit_(
-          rec::TimingReject{s.name(), size_, "single", -1, "wrong_stream", s.rejected, {}, {}, {}});
+      reject(s, rec::TimingReject{s.name(), size_, "single", -1, "wrong_stream", {}, {}, {}, {}},
+             "at " + point_.where() + ": " + sc.problem);
     }
     if (std::string why = detach_profiler(); !why.empty()) emit_(rec::ProfilerAttached{size_, why});
   }
@@ -313,11 +402,13 @@ class SizeRun {
   Case case_;
   std::vector<OutputRule> rules_;  // by output
   std::map<std::string, std::string>& rejected_;
+  std::map<std::string, double>& cpu_rate_;  // CPU arm -> seconds a byte, from its last size
   const Emit& emit_;
   std::mt19937_64 rng_;
   std::shared_ptr<Stream> cuda_stream_;
   std::vector<Slot> slots_;
   std::vector<Step> steps_;
+  std::unique_ptr<FreshInputs> fresh_;  // changes the inputs before every sample
   std::unique_ptr<L2Flusher> flusher_;
   std::unique_ptr<ClockProbe> probe_;
   std::vector<std::unique_ptr<Light>> lights_;  // the controls: copies, the launch floor
@@ -334,8 +425,9 @@ void time_arms(const std::vector<TimedArm>& arms, const Spec& spec, const Emit& 
   std::random_device rd;
   const std::uint64_t check_seed = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
   std::map<std::string, std::string> rejected;  // arm -> why, kept across sizes
+  std::map<std::string, double> cpu_rate;       // CPU arm -> seconds a byte, from its last size
   for (const TimedPoint& p : timed_points(spec, spec.timing.sizes))
-    SizeRun(arms, spec, p, check_seed, rejected, emit).run();
+    SizeRun(arms, spec, p, check_seed, rejected, cpu_rate, emit).run();
 }
 
 }  // namespace kq

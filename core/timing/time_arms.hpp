@@ -6,13 +6,15 @@
 // previous sample; a random subset of samples (timing/output_checks.hpp) and a closing round
 // are compared against the reference; a graph is replayed once on a poisoned output and
 // compared before it is timed; after the rounds, one call is profiled under CUPTI and must keep
-// to its stream (device/stream_discipline.hpp). A failed check rejects the arm for the rest of
-// the run.
+// to its stream (device/stream_discipline.hpp). Every sample starts with no persisting L2 line,
+// and after every call the device's settings and the stream's attributes must be as kq left
+// them (device/device_state.hpp). A failed check rejects the arm for the rest of the run.
 //
 // Records (record/records.hpp), per size: size_start, arm_skip and arm_note (an arm set up
 // differently or not at all), graph, the samples (round; the controls light and floor, in the
 // same shuffled rounds: timing/light.hpp), timing_reject (a failed check: timing_output,
-// graph_output or wrong_stream), size_end, recheck, profile and profiler_attached.
+// graph_output, wrong_stream or device_state), size_end, recheck, profile and
+// profiler_attached.
 #pragma once
 #include <string>
 #include <vector>

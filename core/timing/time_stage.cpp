@@ -23,6 +23,7 @@ TimeStageResult time_stage(const std::vector<StageArm>& arms, const TimeStageOpt
   }
   w.artifacts_dir = opt.artifacts_dir.string();
   w.no_blocking_kernel = !opt.blocking_kernel;
+  w.cpu_call_budget_s = opt.cpu_call_budget_s;
   w.brief = opt.brief;
   w.sizes = opt.sizes;
   w.added_points = opt.added_points;

@@ -144,6 +144,7 @@ std::vector<std::string> TimeWorkerArgs::to_argv() const {
     argv.insert(argv.end(), {"--plugin", plugins[i], "--arm", arms[i]});
   if (!artifacts_dir.empty()) argv.insert(argv.end(), {"--artifacts-dir", artifacts_dir});
   if (no_blocking_kernel) argv.push_back("--no-blocking-kernel");
+  argv.insert(argv.end(), {"--cpu-budget", std::to_string(cpu_call_budget_s)});
   if (brief) argv.push_back("--brief");
   if (!sizes.empty()) argv.insert(argv.end(), {"--sizes", encode_sizes(sizes)});
   encode_points(added_points, argv);
@@ -152,8 +153,10 @@ std::vector<std::string> TimeWorkerArgs::to_argv() const {
 }
 
 TimeWorkerArgs TimeWorkerArgs::parse(const std::vector<std::string>& args) {
-  ArgReader r(args, {"spec", "plugin", "arm", "artifacts-dir", "sizes", "added-point", "origin"},
-              {"no-blocking-kernel", "brief"});
+  ArgReader r(
+      args,
+      {"spec", "plugin", "arm", "artifacts-dir", "sizes", "added-point", "origin", "cpu-budget"},
+      {"no-blocking-kernel", "brief"});
   TimeWorkerArgs a;
   a.spec = r.required("spec");
   a.plugins = r.all("plugin");
@@ -162,6 +165,7 @@ TimeWorkerArgs TimeWorkerArgs::parse(const std::vector<std::string>& args) {
     throw WorkerArgsError("give one --plugin for each --arm");
   a.artifacts_dir = r.one("artifacts-dir");
   a.no_blocking_kernel = r.has("no-blocking-kernel");
+  if (r.has("cpu-budget")) a.cpu_call_budget_s = decode_seconds(r.one("cpu-budget"));
   a.brief = r.has("brief");
   if (r.has("sizes")) a.sizes = decode_sizes(r.one("sizes"));
   a.added_points = decode_points(r.all("added-point"));

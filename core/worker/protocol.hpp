@@ -53,6 +53,7 @@ struct TimeWorkerArgs {
   std::vector<Point> added_points;   // as QualifyWorkerArgs's
   std::string artifacts_dir;         // empty: no artifacts written
   bool no_blocking_kernel = false;
+  double cpu_call_budget_s = 0.05;   // TimingPolicy::cpu_call_budget_s
   bool brief = false;                // a few rounds per size (kq selftest)
   std::vector<std::string> origins;  // the arms' files, as QualifyWorkerArgs's
 

@@ -17,6 +17,24 @@ const char* python_executable() {
   return env && *env ? env : KQ_PYTHON_EXECUTABLE;
 }
 
+// Inductor's and Triton's compiled code under kq's cache folder ($KQ_CACHE_DIR, else
+// $XDG_CACHE_HOME/kq, else $HOME/.cache/kq), shared by every worker and run: a second run, and
+// every worker after the first, loads what the first compiled. Both key their entries on what
+// they compile (the graph or the kernel's source, the versions, the options), so a changed arm
+// never meets a stale entry. Where the user set either variable, that stands.
+void share_compile_caches() {
+  std::string root;
+  if (const char* k = std::getenv("KQ_CACHE_DIR"); k && *k)
+    root = k;
+  else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
+    root = std::string(x) + "/kq";
+  else if (const char* h = std::getenv("HOME"); h && *h)
+    root = std::string(h) + "/.cache/kq";
+  if (root.empty()) return;
+  setenv("TORCHINDUCTOR_CACHE_DIR", (root + "/inductor").c_str(), 0);
+  setenv("TRITON_CACHE_DIR", (root + "/triton").c_str(), 0);
+}
+
 void check(PyStatus s, const char* what) {
   if (PyStatus_Exception(s))
     throw std::runtime_error(std::string("cannot start Python (") + what +
@@ -35,6 +53,7 @@ void ensure_interpreter() {
     // Started as that python3 would start: its prefix, its venv's site-packages (pyvenv.cfg
     // beside it), and sys.executable naming it, for modules that start Python subprocesses
     // (Inductor's compile workers). No signal handlers: kq keeps its own.
+    share_compile_caches();
     PyConfig config;
     PyConfig_InitPythonConfig(&config);
     config.install_signal_handlers = 0;

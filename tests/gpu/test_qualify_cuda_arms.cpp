@@ -35,11 +35,12 @@ TEST_CASE("kq selftest qualifies every good CUDA arm and rejects every broken on
   // their broken candidates: qualified, or rejected as declared, on the specs they claim.
   std::map<std::string, nlohmann::json> by_name;
   for (const auto& a : s["arms"]) by_name[a["arm"]] = a;
-  for (const char* arm : {"cuda_fused_residual_relu_v4_b1024", "cuda_fused_residual_relu_v4_b256",
-                          "cuda_fused_residual_relu_scalar_b256", "cuda_fused_silu_mul_v4_b1024",
-                          "inline_ptx_residual_relu", "thrust_residual_relu", "thrust_silu_mul",
-                          "nvrtc_jit", "broken_cuda_half_truncates", "broken_cuda_half_odd_tail",
-                          "broken_cuda_half_plain_max", "broken_cuda_half_ftz"}) {
+  for (const char* arm :
+       {"cuda_fused_residual_relu_v4_b1024", "cuda_fused_residual_relu_v4_b256",
+        "cuda_fused_residual_relu_scalar_b256", "cuda_fused_silu_mul_v4_b1024",
+        "inline_ptx_residual_relu", "thrust_residual_relu", "thrust_silu_mul", "nvrtc_jit",
+        "broken_cuda_half_truncates", "broken_cuda_half_odd_tail", "broken_cuda_half_plain_max",
+        "broken_cuda_half_ftz", "broken_cuda_persisting_l2"}) {
     INFO(arm);
     REQUIRE(by_name.count(arm) == 1);
     CHECK_MESSAGE(by_name[arm]["ok"] == true, by_name[arm]["outcome"]);
@@ -51,7 +52,8 @@ TEST_CASE("kq selftest qualifies every good CUDA arm and rejects every broken on
   for (const char* arm :
        {"torch_eager", "torch_compile", "triton_residual_relu_1024", "triton_residual_relu_4096",
         "triton_silu_mul_1024", "triton_silu_mul_4096", "broken_triton_unmasked_tail",
-        "broken_triton_nan_max", "broken_triton_result_cache"}) {
+        "broken_triton_nan_max", "broken_triton_result_cache", "broken_triton_content_cache",
+        "broken_torch_content_cache_cuda"}) {
     INFO(arm);
     REQUIRE(python.count(arm) == 1);
     CHECK_MESSAGE(python[arm]["ok"] == true, python[arm]["outcome"]);

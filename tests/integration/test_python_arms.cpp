@@ -302,6 +302,26 @@ TEST_CASE("the broken torch candidates on the CPU are rejected by their declared
   CHECK(summary["arms"][0]["verdict"] == "unsupported");
 }
 
+TEST_CASE("the torch cache on sampled contents qualifies, and is caught while timed") {
+  if (torch_version().empty()) {
+    MESSAGE("skipped: the plugin's Python has no torch (Debian: python3-torch)");
+    return;
+  }
+  const fs::path dir = kq::test::temp_dir("python-content-cache") / "run";
+  auto r = run_kq(
+      "run specs/residual_relu.yaml --quick --include-broken --arms "
+      "cpu_tbb,broken_torch_content_cache_cpu --sizes 65536 --out '" +
+      dir.string() + "'");
+  INFO(r.out);
+  const auto summary = read_json(dir / "summary.json");
+  for (const auto& a : summary["arms"]) {
+    if (a["name"] != "broken_torch_content_cache_cpu") continue;
+    CHECK(a["verdict"] == "rejected");
+    CHECK(a["check"] == "timing_output");
+    CHECK(a["case"] == "timing/65536");  // it passed every qualification case
+  }
+}
+
 TEST_CASE("kq.Tensor's protocols give kq's views intact: pointer, offset, shape and strides") {
   const fs::path arms = kq::test::source_dir() / "tests/data/python_arms";
   setenv("KQ_PYTHON_ARMS", arms.c_str(), 1);

@@ -1,6 +1,8 @@
 // The timing checks end to end on the CPU: an arm that qualifies and then reuses its result on
 // the unchanged buffers of the timing loop is caught by the re-poisoned outputs, rejected with
-// timing_output (size, mode and round named), kept out of the decision, and fails the run.
+// timing_output (size, mode and round named), kept out of the decision, and fails the run; one
+// that copies a result kept for the same sampled contents is caught by the inputs kq changes
+// before every timed call.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -55,4 +57,25 @@ TEST_CASE("a result reused on the timing loop's unchanged buffers is rejected by
   REQUIRE(suite != std::string::npos);
   CHECK(junit.find("<property name=\"verdict\" value=\"rejected\"/>", suite) <
         junit.find("</testsuite>", suite));
+}
+
+TEST_CASE("a result cache keyed on sampled contents is caught by the inputs changed before calls") {
+  // broken_cpu_content_cache passes every qualification case (a copy of its kept result is
+  // right while the sampled elements are unchanged); kq's changes before every timed call fall
+  // where it does not sample, so its copies are stale there.
+  const auto dir = kq::test::temp_dir("timing-checks") / "cache";
+  auto r = kq::test::run_kq(
+      "run specs/residual_relu.yaml --quick --include-broken --arms "
+      "cpu_tbb,broken_cpu_content_cache --sizes 65536 --out " +
+      dir.string());
+  INFO(r.out);
+  const json s = json::parse(kq::test::read_file(dir / "summary.json"));
+  std::map<std::string, json> arms;
+  for (const auto& a : s["arms"]) arms[a["name"]] = a;
+  CHECK(arms["cpu_tbb"]["verdict"] == "qualified");
+  CHECK(arms["broken_cpu_content_cache"]["verdict"] == "rejected");
+  CHECK(arms["broken_cpu_content_cache"]["check"] == "timing_output");
+  CHECK(arms["broken_cpu_content_cache"]["caught"] == true);
+  for (const auto& rec : kq::read_json_lines(dir / "rounds.jsonl"))
+    if (rec.value("type", "") == "recheck" && rec["arm"] == "cpu_tbb") CHECK(rec["ok"] == true);
 }

@@ -94,9 +94,10 @@ const std::set<std::string> kCaseChecks = {"values",
                                            "arm_error"};
 const std::set<std::string> kVerdictChecks = {"crash", "cuda_error", "hang"};
 // Checks outside run_case: the timing loop's output check (both devices), and the CUDA-only
-// conduct checks (graph capture and replay, the streams CUPTI saw).
+// conduct checks (graph capture and replay, the streams CUPTI saw, the device left as it was).
 const std::set<std::string> kTimingChecks = {"timing_output"};
-const std::set<std::string> kCudaChecks = {"graph_output", "wrong_stream"};
+const std::set<std::string> kCudaChecks = {"graph_output", "wrong_stream", "device_state",
+                                           "outside_work"};
 
 bool known_check(const std::string& check, kq::Device device) {
   return kCaseChecks.count(check) == 1 || kVerdictChecks.count(check) == 1 ||

@@ -229,3 +229,25 @@ TEST_CASE("the summary turns timing rejections into verdicts and flags into a re
     noted |= note.get<std::string>().find("cheat: flagged, never adopted") == 0;
   CHECK(noted);
 }
+
+TEST_CASE("a disturbed timing worker adopts nothing, and the decision says why") {
+  const auto dir = synthetic_run();
+  {
+    std::ofstream out(dir / "rounds.jsonl", std::ios::app);
+    out << json{{"type", "disturbed"},
+                {"size", std::int64_t{1} << 28},
+                {"arm", "base"},
+                {"what", "3 kernels, copies or sets launched by another thread of the process"}}
+               .dump()
+        << "\n";
+  }
+  const json s = kq::summarize_run(dir);
+  const std::string sentence = s["decision"]["sentence"];
+  INFO(sentence);
+  CHECK(sentence.find("Adopt") == std::string::npos);
+  CHECK(sentence.find("the timing worker was disturbed") != std::string::npos);
+  std::map<std::string, json> arms;
+  for (const auto& a : s["arms"]) arms[a["name"]] = a;
+  CHECK(arms["base"]["verdict"] == "qualified");  // nobody is rejected for it
+  CHECK(arms["cheat"]["verdict"] == "qualified");
+}

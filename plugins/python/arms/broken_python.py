@@ -9,10 +9,15 @@ Triton (CUDA):
   broken_triton_nan_max        relu as tl.maximum(s, 0), which returns 0 for NaN (values);
   broken_triton_result_cache   keeps the result it computed for these pointers and copies it
                                back on the next call: new inputs under the same pointers get the
-                               old result (new_values).
+                               old result (new_values);
+  broken_triton_content_cache  keeps its last result per pointers with 8 sampled input elements,
+                               and copies it while those are unchanged: right on unchanged
+                               inputs, stale where kq changes them before timed calls
+                               (timing_output).
 PyTorch (CPU and CUDA, named _cpu and _cuda):
   broken_torch_nan_where       relu as where(s > 0, s, 0), which returns 0 for NaN (values);
   broken_torch_result_cache    the result cache above, in torch (new_values);
+  broken_torch_content_cache   the sampled-contents cache above, in torch (timing_output);
   broken_torch_mutates_input   adds the residual into x in place, then relu into out
                                (input_modified).
 """
@@ -109,6 +114,43 @@ class _ResultCache(_Broken):
         self._kept[key] = out.clone()
 
 
+class _ContentCache(_Broken):
+    """Per (pointers, length), the last result and 8 sampled input elements: a copy of the
+    result while the samples are unchanged."""
+
+    expected_rejection = "timing_output"
+
+    def compute(self, x, r, out):
+        raise NotImplementedError
+
+    def run(self, inputs, outputs):
+        import torch
+
+        x, r = inputs
+        out = outputs[0]
+        n = out.numel()
+        at = torch.tensor([k * (n - 1) // 7 for k in range(8)], device=x.device)
+        samples = torch.cat([x.reshape(-1)[at], r.reshape(-1)[at]]) if n > 0 else None
+        self._kept = getattr(self, "_kept", {})
+        key = (x.data_ptr(), r.data_ptr(), out.data_ptr(), n)
+        kept = self._kept.get(key)
+        if kept is not None and torch.equal(kept[0], samples):
+            out.copy_(kept[1])  # the flaw: unchanged where it looks, so unchanged everywhere
+            return
+        self.compute(x, r, out)
+        if len(self._kept) > 8:
+            self._kept.clear()
+        self._kept[key] = (samples, out.clone())
+
+
+class BrokenTritonContentCache(_ContentCache):
+    name, device = "broken_triton_content_cache", "cuda"
+    needs = ("torch", "triton")
+
+    def compute(self, x, r, out):
+        launch(good_kernels()["residual_relu"], x, r, out)
+
+
 class BrokenTritonResultCache(_ResultCache):
     name, device = "broken_triton_result_cache", "cuda"
     needs = ("torch", "triton")
@@ -124,6 +166,14 @@ def _torch_relu_into(s, out):
 
 
 class _TorchResultCache(_ResultCache):
+    def compute(self, x, r, out):
+        import torch
+
+        torch.add(x, r, out=out)
+        _torch_relu_into(out, out)
+
+
+class _TorchContentCache(_ContentCache):
     def compute(self, x, r, out):
         import torch
 
@@ -157,6 +207,14 @@ class BrokenTorchResultCacheCpu(_TorchResultCache):
 
 class BrokenTorchResultCacheCuda(_TorchResultCache):
     name, device = "broken_torch_result_cache_cuda", "cuda"
+
+
+class BrokenTorchContentCacheCpu(_TorchContentCache):
+    name, device = "broken_torch_content_cache_cpu", "cpu"
+
+
+class BrokenTorchContentCacheCuda(_TorchContentCache):
+    name, device = "broken_torch_content_cache_cuda", "cuda"
 
 
 class BrokenTorchNanWhereCpu(_TorchNanWhere):

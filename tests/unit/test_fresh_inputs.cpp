@@ -1,0 +1,256 @@
+// Fresh inputs under timed calls (timing/fresh_inputs.hpp, indexed/affected.hpp): after every
+// change, the size's reference with the patch on it is, bit for bit, the full reference of the
+// inputs as they are now (values and accumulation bounds), for every shipped spec and test spec,
+// on a few cases of each group of a quick plan (the layouts among them); no two changes give the
+// same contents; and the affected region of a change is what each kind of statement reads.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "indexed/affected.hpp"
+#include "plan/case_shapes.hpp"
+#include "plan/plan_cases.hpp"
+#include "qualify/case_data.hpp"
+#include "qualify/case_tensors.hpp"
+#include "qualify/compare.hpp"
+#include "qualify/values.hpp"
+#include "spec/spec.hpp"
+#include "timing/fresh_inputs.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<fs::path> spec_files() {
+  std::vector<fs::path> out;
+  const fs::path root(KQ_SOURCE_DIR);
+  for (const char* dir : {"specs", "specs/kernelbench", "tests/data/specs_v2"})
+    for (const auto& e : fs::directory_iterator(root / dir))
+      if (e.path().extension() == ".yaml") out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+struct Reference {
+  std::vector<kq::HostBytes> values;
+  std::vector<std::vector<double>> bounds;
+};
+
+Reference reference_of(const kq::Spec& spec, const kq::Case& c, const kq::CaseTensors& t,
+                       const std::vector<kq::OutputRule>& rules,
+                       const std::vector<kq::TensorView>& inputs) {
+  Reference r;
+  std::vector<unsigned char*> dst;
+  std::vector<double*> bounds;
+  r.values.resize(t.outputs());
+  r.bounds.resize(t.outputs());
+  for (std::size_t o = 0; o < t.outputs(); ++o) {
+    const auto n = static_cast<std::size_t>(rules[o].compared(t.output_view(o).numel()));
+    r.values[o].resize(n * kq::dtype_size(t.dtype(o)));
+    r.bounds[o].assign(rules[o].by_bound() ? n : 0, 0.0);
+    dst.push_back(r.values[o].data());
+    bounds.push_back(rules[o].by_bound() ? r.bounds[o].data() : nullptr);
+  }
+  kq::case_reference(spec, c, inputs, dst, bounds);
+  return r;
+}
+
+std::uint64_t contents_hash(const kq::CaseTensors& t) {
+  std::uint64_t h = 0;
+  for (const kq::TensorView& v : t.input_views()) {
+    const std::size_t es = kq::dtype_size(v.dtype);
+    for (std::int64_t i = 0; i < v.numel(); ++i) {
+      std::int64_t off = 0, rest = i;
+      for (int d = v.rank - 1; d >= 0; --d) {
+        off += (rest % v.shape[d]) * v.strides[d];
+        rest /= v.shape[d];
+      }
+      std::uint64_t bits = 0;
+      std::memcpy(&bits,
+                  static_cast<const unsigned char*>(v.data) + off * static_cast<std::int64_t>(es),
+                  es);
+      h = kq::splitmix64(h ^ bits ^ static_cast<std::uint64_t>(i));
+    }
+  }
+  return h;
+}
+
+// Told from the shapes alone: the plan's large cases are never allocated.
+bool small(const kq::Spec& spec, const kq::Case& c) {
+  const kq::CaseShapes shapes = kq::case_shapes(spec, c);
+  std::int64_t n = 0;
+  for (const auto& t : shapes.inputs) n += t.numel();
+  for (const auto& t : shapes.outputs) n += t.numel();
+  return n > 8 && n <= (1 << 14);
+}
+
+}  // namespace
+
+TEST_CASE("the patched reference is the reference of the changed inputs, for every spec") {
+  int checked_cases = 0, unknown = 0;
+  for (const fs::path& file : spec_files()) {
+    const kq::Spec spec = kq::load_spec(file);
+    kq::PlanOptions quick;
+    quick.quick = true;
+    quick.include_huge = false;
+    std::map<std::string, int> taken;  // by group: a few of each, the layouts among them
+    for (const kq::Case& c : kq::plan_cases(spec, quick)) {
+      if (!c.in_contract || taken[c.group] >= 3 || !small(spec, c)) continue;
+      kq::CaseTensors t(spec, c, kq::Device::cpu);
+      if (t.aliased()) continue;
+      ++taken[c.group];
+      ++checked_cases;
+      INFO(file.filename().string() << " case " << c.name);
+      t.load_inputs(c, 0);
+      const std::vector<kq::OutputRule> rules = kq::output_rules(spec, c);
+      const Reference base = reference_of(spec, c, t, rules, t.pristine_input_views());
+      kq::FreshInputs fresh(spec, c, rules, 12345);
+      std::set<std::uint64_t> seen{contents_hash(t)};
+      // Contents no call saw before, where an input has enough elements to draw from (a tiny
+      // case may draw its way back; a broadcast input is left alone).
+      std::int64_t fewest = std::numeric_limits<std::int64_t>::max();
+      for (const kq::TensorView& v : t.input_views()) fewest = std::min(fewest, v.numel());
+      const bool distinct = fewest >= 256 && c.name.find("broadcast") == std::string::npos;
+      for (int round = 0; round < 3; ++round) {
+        fresh.change(t, nullptr);
+        if (distinct) CHECK(seen.insert(contents_hash(t)).second);
+        std::vector<kq::FreshInputs::Patch> patch = fresh.patches(t);
+        Reference patched = base;
+        for (std::size_t o = 0; o < patch.size(); ++o) {
+          const std::size_t es = kq::dtype_size(t.dtype(o));
+          for (std::size_t j = 0; j < patch[o].at.size(); ++j) {
+            std::memcpy(patched.values[o].data() + patch[o].at[j] * es,
+                        patch[o].values.data() + j * es, es);
+            if (!patch[o].bounds.empty()) patched.bounds[o][patch[o].at[j]] = patch[o].bounds[j];
+          }
+        }
+        const Reference now = reference_of(spec, c, t, rules, t.input_views());
+        // Elements left unevaluated (a long scan's rows) are accepted as they are.
+        for (std::size_t o = 0; o < patch.size(); ++o) {
+          const std::size_t es = kq::dtype_size(t.dtype(o));
+          unknown += static_cast<int>(patch[o].unknown.size());
+          for (std::size_t at : patch[o].unknown) {
+            std::memcpy(patched.values[o].data() + at * es, now.values[o].data() + at * es, es);
+            if (!now.bounds[o].empty()) patched.bounds[o][at] = now.bounds[o][at];
+          }
+        }
+        for (std::size_t o = 0; o < t.outputs(); ++o) {
+          INFO("output " << o << " round " << round);
+          CHECK(std::memcmp(now.values[o].data(), patched.values[o].data(), now.values[o].size()) ==
+                0);
+          REQUIRE(now.bounds[o].size() == patched.bounds[o].size());
+          CHECK(std::memcmp(now.bounds[o].data(), patched.bounds[o].data(),
+                            now.bounds[o].size() * sizeof(double)) == 0);
+        }
+      }
+    }
+  }
+  CHECK(checked_cases > 150);
+  MESSAGE(checked_cases << " cases, " << unknown << " elements left unevaluated");
+}
+
+TEST_CASE("a change's region: rows through reductions and scans, whole through arithmetic") {
+  auto regions = [](const char* yaml, std::vector<kq::ix::ChangedElement> changed) {
+    static std::vector<kq::Spec> keep;
+    keep.push_back(kq::parse_spec(yaml, "t.yaml"));
+    const kq::ix::Program& p = *keep.back().op.program;
+    for (auto& c : changed)
+      for (std::size_t t = 0; t < p.decls.tensors.size(); ++t)
+        if (c.tensor < 0 && p.decls.tensors[t].role == kq::ix::Role::input) {
+          c.tensor = static_cast<int>(t);
+          break;
+        }
+    auto r = kq::ix::affected_regions(p, changed);
+    std::vector<std::vector<kq::ix::Box>> outputs;
+    for (std::size_t t = 0; t < p.decls.tensors.size(); ++t)
+      if (p.decls.tensors[t].role == kq::ix::Role::output) outputs.push_back(r[t]);
+    return outputs;
+  };
+  const auto W = kq::ix::kWhole;
+  SUBCASE("softmax: the changed row") {
+    const char* y = R"yaml(kq_spec: 2
+op: s
+dims: {M: free, N: reduced}
+inputs: {x: {dtype: f32, shape: [M, N]}}
+outputs: {y: {dtype: f32, shape: [M, N]}}
+temporaries: {mx: {shape: [M]}, s: {shape: [M]}}
+semantics: |
+  mx[m] = max(n, x[m, n])
+  s[m] = sum(n, exp(x[m, n] - mx[m]))
+  y[m, n] = exp(x[m, n] - mx[m]) / s[m]
+compare: {y: {ulp: 4}}
+timing: {points: [{M: 4, N: 4}]}
+decision: {baseline: cpu_tbb}
+)yaml";
+    auto r = regions(y, {{-1, {2, 3}}});
+    REQUIRE(r.size() == 1);
+    CHECK(r[0] == std::vector<kq::ix::Box>{{2, W}});
+  }
+  SUBCASE("an elementwise statement: the element alone; two changes, two boxes") {
+    const char* y = R"yaml(kq_spec: 2
+op: e
+dims: {M: free, N: free}
+inputs: {x: {dtype: f32, shape: [M, N]}}
+outputs: {y: {dtype: f32, shape: [M, N]}}
+semantics: "y[m, n] = x[m, n] * 2"
+compare: {y: {ulp: 4}}
+timing: {points: [{M: 4, N: 4}]}
+decision: {baseline: cpu_tbb}
+)yaml";
+    auto r = regions(y, {{-1, {1, 2}}, {-1, {3, 0}}});
+    CHECK(r[0] == std::vector<kq::ix::Box>{{1, 2}, {3, 0}});
+  }
+  SUBCASE("a scan: the run along the scanned index") {
+    const char* y = R"yaml(kq_spec: 2
+op: c
+dims: {M: free, N: reduced}
+inputs: {x: {dtype: f32, shape: [M, N]}}
+outputs: {y: {dtype: f32, shape: [M, N]}}
+semantics: "y[m, n] = cumsum(n, x[m, n])"
+compare: {y: {ulp: 4}}
+timing: {points: [{M: 4, N: 4}]}
+decision: {baseline: cpu_tbb}
+)yaml";
+    CHECK(regions(y, {{-1, {1, 2}}})[0] == std::vector<kq::ix::Box>{{1, W}});
+  }
+  SUBCASE("a scalar loss: its one element") {
+    const char* y = R"yaml(kq_spec: 2
+op: l
+dims: {M: free, N: reduced}
+inputs: {x: {dtype: f32, shape: [M, N]}}
+outputs: {y: {dtype: f32, shape: []}}
+semantics: "y = sum((m, n), x[m, n] * x[m, n])"
+compare: {y: {ulp: 4}}
+timing: {points: [{M: 4, N: 4}]}
+decision: {baseline: cpu_tbb}
+)yaml";
+    auto r = regions(y, {{-1, {1, 2}}});
+    REQUIRE(r[0].size() == 1);
+    CHECK(r[0][0].empty());
+  }
+  SUBCASE("index arithmetic pins nothing: the box grows") {
+    const char* y = R"yaml(kq_spec: 2
+op: shift
+dims: {M: free, N: free}
+inputs: {x: {dtype: f32, shape: [M, N]}}
+outputs: {y: {dtype: f32, shape: [M, N]}}
+semantics: "y[m, n] = x[m, N - 1 - n]"
+compare: {y: {ulp: 4}}
+timing: {points: [{M: 4, N: 4}]}
+decision: {baseline: cpu_tbb}
+)yaml";
+    CHECK(regions(y, {{-1, {1, 2}}})[0] == std::vector<kq::ix::Box>{{1, W}});
+  }
+  CHECK(kq::ix::region_indices({{1, W}}, {3, 4}) == std::vector<std::int64_t>{4, 5, 6, 7});
+  CHECK(kq::ix::region_indices({{W, 2}, {1, W}}, {3, 4}) ==
+        std::vector<std::int64_t>{2, 4, 5, 6, 7, 10});
+  CHECK(kq::ix::region_elements({{W, 2}, {1, W}}, {3, 4}) == 7);
+  CHECK(kq::ix::region_indices({{}}, {}) == std::vector<std::int64_t>{0});
+}
