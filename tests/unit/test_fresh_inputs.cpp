@@ -2,7 +2,8 @@
 // change, the size's reference with the patch on it is, bit for bit, the full reference of the
 // inputs as they are now (values and accumulation bounds), for every shipped spec and test spec,
 // on a few cases of each group of a quick plan (the layouts among them); no two changes give the
-// same contents; and the affected region of a change is what each kind of statement reads.
+// same contents; the affected region of a change is what each kind of statement reads; and the
+// elements a check leaves unevaluated are accepted, and only those.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -17,12 +18,14 @@
 #include "indexed/affected.hpp"
 #include "plan/case_shapes.hpp"
 #include "plan/plan_cases.hpp"
+#include "plan/timed_points.hpp"
 #include "qualify/case_data.hpp"
 #include "qualify/case_tensors.hpp"
 #include "qualify/compare.hpp"
 #include "qualify/values.hpp"
 #include "spec/spec.hpp"
 #include "timing/fresh_inputs.hpp"
+#include "timing/output_checks.hpp"
 
 namespace {
 
@@ -253,4 +256,30 @@ decision: {baseline: cpu_tbb}
         std::vector<std::int64_t>{2, 4, 5, 6, 7, 10});
   CHECK(kq::ix::region_elements({{W, 2}, {1, W}}, {3, 4}) == 7);
   CHECK(kq::ix::region_indices({{}}, {}) == std::vector<std::int64_t>{0});
+}
+
+TEST_CASE("elements left unevaluated are accepted as the output holds them, and only those") {
+  const kq::Spec spec =
+      kq::load_spec(std::filesystem::path(KQ_SOURCE_DIR) / "specs/residual_relu.yaml");
+  const kq::Case c = kq::timed_points(spec, {4099}).front().c;
+  kq::CaseTensors t(spec, c, kq::Device::cpu);
+  t.load_inputs(c, 0);
+  t.poison_output(0);
+  const std::vector<kq::OutputRule> rules = kq::output_rules(spec, c);
+  const Reference want = reference_of(spec, c, t, rules, t.pristine_input_views());
+  auto* out = static_cast<float*>(t.output_views()[0].data);
+  std::memcpy(out, want.values[0].data(), want.values[0].size());
+  kq::HostBytes scratch;
+  CHECK(kq::check_timed_output(t, rules, want.values, want.bounds, scratch).ok);
+  out[7] = out[7] + 1.0f;  // two stale elements
+  out[100] = out[100] + 1.0f;
+  auto f = kq::check_timed_output(t, rules, want.values, want.bounds, scratch);
+  CHECK_FALSE(f.ok);
+  CHECK(f.index == 7);
+  CHECK(kq::check_timed_output(t, rules, want.values, want.bounds, scratch, nullptr, nullptr,
+                               {{7, 100}})
+            .ok);
+  f = kq::check_timed_output(t, rules, want.values, want.bounds, scratch, nullptr, nullptr, {{7}});
+  CHECK_FALSE(f.ok);
+  CHECK(f.index == 100);
 }
