@@ -1,7 +1,9 @@
 #include "timing/fresh_inputs.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "device/cuda_check.hpp"
 #include "expr/reference.hpp"
@@ -52,6 +54,12 @@ std::int64_t scan_length(const ix::Program& p, const std::vector<std::int64_t>& 
   return longest;
 }
 
+std::int64_t numel(const std::vector<std::int64_t>& shape) {
+  std::int64_t n = 1;
+  for (std::int64_t d : shape) n *= d;
+  return n;
+}
+
 // The positions of the program's input tensors in its declarations, in input order.
 std::vector<int> input_tensors(const ix::Program& p) {
   std::vector<int> out;
@@ -65,9 +73,34 @@ std::vector<int> input_tensors(const ix::Program& p) {
 FreshInputs::FreshInputs(const Spec& spec, const Case& c, const std::vector<OutputRule>& rules,
                          std::uint64_t seed)
     : spec_(spec), case_(c), rules_(rules), rng_(seed ^ splitmix64(c.seed)) {
-  if (spec.op.program)
-    for (std::size_t d = 0; d < spec.op.program->decls.dims.size(); ++d)
-      dims_[spec.op.program->decls.dims[d].name] = c.dims.at(d);
+  if (!spec.op.program) return;
+  const ix::Program& p = *spec.op.program;
+  for (std::size_t d = 0; d < p.decls.dims.size(); ++d) dims_[p.decls.dims[d].name] = c.dims.at(d);
+  double largest_input = 1;
+  for (const ix::TensorDecl& d : p.decls.tensors)
+    if (d.role == ix::Role::input)
+      largest_input =
+          std::max(largest_input, static_cast<double>(numel(declared_shape(d, c.dims))));
+  const double scan = static_cast<double>(scan_length(p, c.dims));
+  for (const ix::TensorDecl& d : p.decls.tensors) {
+    const double n =
+        static_cast<double>(std::max<std::int64_t>(numel(declared_shape(d, c.dims)), 1));
+    element_cost_.push_back(d.role == ix::Role::output ? std::max(1.0, largest_input / n) * scan
+                                                       : 0.0);
+  }
+}
+
+double FreshInputs::evaluation_steps(const std::vector<std::vector<ix::Box>>& regions) const {
+  const ix::Program& p = *spec_.op.program;
+  double steps = 0;
+  for (std::size_t pos = 0; pos < regions.size(); ++pos) {
+    if (p.decls.tensors[pos].role != ix::Role::output || regions[pos].empty()) continue;
+    if (element_cost_[pos] > kEvaluationSteps) return std::numeric_limits<double>::infinity();
+    steps +=
+        element_cost_[pos] * static_cast<double>(ix::region_elements(
+                                 regions[pos], declared_shape(p.decls.tensors[pos], case_.dims)));
+  }
+  return steps;
 }
 
 std::uint64_t FreshInputs::pristine(const CaseTensors& t, int input, std::int64_t offset) const {
@@ -113,21 +146,20 @@ std::vector<FreshInputs::Element> FreshInputs::draw(const CaseTensors& t) {
       out.push_back({k, index, offset, now});
       break;
     }
-    if (!shaped || out.empty() || out.size() == 1) continue;
-    // Format 2: stop before the region to evaluate again grows past kMaxAffected.
+    if (!shaped || out.empty()) continue;
+    // Format 2: no change whose elements cannot be evaluated again (they would go unchecked);
+    // past the first, stop before the evaluation outgrows kEvaluationSteps.
     std::vector<ix::ChangedElement> changed;
     const std::vector<int> tensors = input_tensors(*spec_.op.program);
     for (const Element& e : out)
       changed.push_back({tensors[static_cast<std::size_t>(e.input)],
                          coordinate(views[static_cast<std::size_t>(e.input)], e.index)});
-    const auto regions = ix::affected_regions(*spec_.op.program, changed);
-    std::int64_t affected = 0;
-    for (std::size_t p = 0; p < regions.size(); ++p) {
-      const ix::TensorDecl& d = spec_.op.program->decls.tensors[p];
-      if (d.role == ix::Role::output)
-        affected += ix::region_elements(regions[p], declared_shape(d, case_.dims));
+    const double steps = evaluation_steps(ix::affected_regions(*spec_.op.program, changed));
+    if (std::isinf(steps)) {
+      out.pop_back();
+      continue;
     }
-    if (affected > kMaxAffected) {
+    if (steps > kEvaluationSteps && out.size() > 1) {
       out.pop_back();
       break;
     }
@@ -237,13 +269,9 @@ std::vector<FreshInputs::Patch> FreshInputs::format2_patches(const CaseTensors& 
   std::vector<ix::Sample> samples;
   std::vector<std::size_t> of_output;  // by sample
   bool bounds = false;
-  // An element costs about one step, or a scan's length (evaluate_at walks the run up to it):
-  // above kEvaluationSteps in all, each is evaluated with the probability that keeps to them.
-  std::int64_t total = 0;
-  for (std::size_t pos = 0; pos < p.decls.tensors.size(); ++pos)
-    if (p.decls.tensors[pos].role == ix::Role::output)
-      total += ix::region_elements(regions[pos], declared_shape(p.decls.tensors[pos], case_.dims));
-  const double steps = static_cast<double>(total) * static_cast<double>(scan_length(p, case_.dims));
+  // Above kEvaluationSteps in all (a first change of a long scan's row), each element is
+  // evaluated with the probability that keeps to them.
+  const double steps = evaluation_steps(regions);
   const double keep = steps > kEvaluationSteps ? kEvaluationSteps / steps : 1.0;
   std::uniform_real_distribution<double> draw01(0.0, 1.0);
   for (std::size_t pos = 0; pos < p.decls.tensors.size(); ++pos) {
@@ -270,17 +298,25 @@ std::vector<FreshInputs::Patch> FreshInputs::format2_patches(const CaseTensors& 
       of_output.push_back(o);
     }
   }
+  auto restore = [&] {  // the dense copies as they were
+    for (const Element& c : changed) {
+      const ix::TensorDecl& d =
+          p.decls.tensors[static_cast<std::size_t>(tensors[static_cast<std::size_t>(c.input)])];
+      const std::size_t es = dtype_size(d.dtype);
+      const std::uint64_t was = pristine(t, c.input, c.offset);
+      std::memcpy(dense_[d.name].bytes.data() + static_cast<std::size_t>(c.index) * es, &was, es);
+    }
+  };
   // Every element on demand (no tensor computed whole): the changed rows alone.
-  const ix::SampledEvaluation e =
-      bounds ? ix::evaluate_at_with_bounds(p, dims_, dense_, samples, 0)
-             : ix::SampledEvaluation{ix::evaluate_at(p, dims_, dense_, samples, 0), {}};
-  for (const Element& c : changed) {  // the dense copies as they were
-    const ix::TensorDecl& d =
-        p.decls.tensors[static_cast<std::size_t>(tensors[static_cast<std::size_t>(c.input)])];
-    const std::size_t es = dtype_size(d.dtype);
-    const std::uint64_t was = pristine(t, c.input, c.offset);
-    std::memcpy(dense_[d.name].bytes.data() + static_cast<std::size_t>(c.index) * es, &was, es);
+  ix::SampledEvaluation e;
+  try {
+    e = bounds ? ix::evaluate_at_with_bounds(p, dims_, dense_, samples, 0)
+               : ix::SampledEvaluation{ix::evaluate_at(p, dims_, dense_, samples, 0), {}};
+  } catch (...) {
+    restore();
+    throw;
   }
+  restore();
   for (std::size_t j = 0; j < samples.size(); ++j) {
     const std::size_t o = of_output[j];
     ix::Buffer one = ix::Buffer::zeros(t.dtype(o), {});

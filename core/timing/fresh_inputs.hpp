@@ -1,7 +1,8 @@
 // Fresh inputs for every timed call. Before each sample, outside the timed region, the set about
 // to be timed gets back the input elements changed the time before and has a few others changed
-// (kChanges an input for format 1; format 2 up to kChanges in all, fewer where they would change
-// more than kMaxAffected output elements): each takes the value of another element of the same
+// (kChanges an input for format 1; format 2 up to kChanges in all, fewer where evaluating what
+// they change would cost more than kEvaluationSteps): each takes the value of another element of
+// the same
 // input, so it stays inside the values the case draws. Positions come from the run's secret
 // seed. No timed call then sees contents an earlier one saw, and a result cache keyed on the
 // pointers or on sampled contents returns stale elements where the inputs changed; a cache keyed
@@ -19,6 +20,7 @@
 #include <random>
 #include <vector>
 
+#include "indexed/affected.hpp"
 #include "indexed/evaluate.hpp"
 #include "qualify/case_tensors.hpp"
 #include "qualify/compare.hpp"
@@ -29,8 +31,10 @@ namespace kq {
 class FreshInputs {
  public:
   static constexpr int kChanges = 4;
-  static constexpr std::int64_t kMaxAffected = std::int64_t{1} << 20;
-  // What one check's evaluation may cost, in element steps (a scan's element: its run).
+  // What one check's evaluation may cost, in element steps: an output element costs its fan-in
+  // (the largest input's elements over the output's: a reduction's length) times the longest
+  // scan. Format 2 adds changes while they keep to it; a change whose region holds an element
+  // costing more (a scalar loss over a large input) is not made, and that set's inputs stay.
   static constexpr double kEvaluationSteps = 16777216.0;
 
   // For the timed point `c` of `spec`, whose outputs are compared by `rules`, from the run's
@@ -67,6 +71,9 @@ class FreshInputs {
   std::vector<Patch> format1_patches(const CaseTensors& t, const std::vector<Element>& changed);
   std::vector<Patch> format2_patches(const CaseTensors& t, const std::vector<Element>& changed);
   std::uint64_t pristine(const CaseTensors& t, int input, std::int64_t offset) const;
+  // Format 2: what evaluating `regions` (by tensor position) costs, in element steps (infinite
+  // where it holds an element costing more than kEvaluationSteps).
+  double evaluation_steps(const std::vector<std::vector<ix::Box>>& regions) const;
 
   const Spec& spec_;
   const Case& case_;
@@ -76,6 +83,7 @@ class FreshInputs {
   std::map<const CaseTensors*, std::vector<Element>> changed_;  // by set: its current change
   ix::Tensors dense_;  // format 2: the inputs, dense, unchanged (made on the first patch)
   ix::DimValues dims_;
+  std::vector<double> element_cost_;  // format 2, by tensor position: an output element's steps
 };
 
 }  // namespace kq
