@@ -24,9 +24,20 @@ Buffer Buffer::of(DType dtype, std::vector<std::int64_t> shape, std::span<const 
   return b;
 }
 
-std::int64_t Buffer::numel() const {
+std::int64_t numel_of(const std::vector<std::int64_t>& shape) {
   return std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>());
 }
+
+std::vector<std::int64_t> coord_of(const std::vector<std::int64_t>& shape, std::int64_t linear) {
+  std::vector<std::int64_t> c(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    c[d] = linear % shape[d];
+    linear /= shape[d];
+  }
+  return c;
+}
+
+std::int64_t Buffer::numel() const { return numel_of(shape); }
 
 double Buffer::get(std::int64_t i) const {
   return load_as_double(dtype, bytes.data() + static_cast<std::size_t>(i) * dtype_size(dtype));

@@ -27,6 +27,11 @@ struct Buffer {
   void set(std::int64_t i, double v);
 };
 
+// The elements of a row-major shape (1 for a scalar's empty shape), and the coordinate of its
+// element at logical index `linear`.
+std::int64_t numel_of(const std::vector<std::int64_t>& shape);
+std::vector<std::int64_t> coord_of(const std::vector<std::int64_t>& shape, std::int64_t linear);
+
 // Whether `v` can be stored exactly in an integer dtype (always true for the value types, which
 // round): an integral, finite value in the type's range; bool takes any non-NaN value.
 bool representable(DType dtype, double v);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "indexed/buffer.hpp"
 #include "indexed/cost.hpp"
 #include "plan/case_shapes.hpp"
 #include "qualify/values.hpp"
@@ -48,26 +49,11 @@ std::set<std::int64_t> boundary_indices(std::int64_t n) {
   return s;
 }
 
-std::int64_t numel(const std::vector<std::int64_t>& shape) {
-  std::int64_t n = 1;
-  for (std::int64_t x : shape) n *= x;
-  return n;
-}
-
 std::int64_t linear_of(const std::vector<std::int64_t>& shape,
                        const std::vector<std::int64_t>& coord) {
   std::int64_t l = 0;
   for (std::size_t d = 0; d < shape.size(); ++d) l = l * shape[d] + coord[d];
   return l;
-}
-
-std::vector<std::int64_t> coord_of(const std::vector<std::int64_t>& shape, std::int64_t linear) {
-  std::vector<std::int64_t> c(shape.size());
-  for (std::size_t d = shape.size(); d-- > 0;) {
-    c[d] = linear % shape[d];
-    linear /= shape[d];
-  }
-  return c;
 }
 
 // Dim values (by dim; -1 unset) that tensor t's elements at and around the wrap offsets have:
@@ -78,7 +64,7 @@ std::vector<std::vector<std::int64_t>> wrap_assignments(const ix::Program& p,
   for (const ix::TensorDecl& t : p.decls.tensors) {
     if (t.role == ix::Role::temporary) continue;
     const std::vector<std::int64_t> shape = declared_shape(t, dims);
-    const std::int64_t n = numel(shape);
+    const std::int64_t n = ix::numel_of(shape);
     if (shape.empty()) continue;
     const std::int64_t row = shape.back();
     for (std::int64_t w : kWraps) {
@@ -87,7 +73,7 @@ std::vector<std::vector<std::int64_t>> wrap_assignments(const ix::Program& p,
       for (std::int64_t l :
            {w - 1, w, w + 1, start, start + row - 1, start + row, start + 2 * row - 1}) {
         if (l < 0 || l >= n) continue;
-        const std::vector<std::int64_t> c = coord_of(shape, l);
+        const std::vector<std::int64_t> c = ix::coord_of(shape, l);
         std::vector<std::int64_t> a(dims.size(), -1);
         for (std::size_t k = 0; k < t.shape.size(); ++k)
           if (t.shape[k].is_dim() && a[static_cast<std::size_t>(t.shape[k].dim)] < 0)
@@ -103,7 +89,7 @@ std::vector<std::int64_t> samples_of(const ix::TensorDecl& t, const std::vector<
                                      const std::vector<std::vector<std::int64_t>>& wraps,
                                      Draws& draws) {
   const std::vector<std::int64_t> shape = declared_shape(t, dims);
-  const std::int64_t n = numel(shape);
+  const std::int64_t n = ix::numel_of(shape);
   std::vector<std::int64_t> all;
   if (n <= kReferenceSamples) {
     for (std::int64_t i = 0; i < n; ++i) all.push_back(i);

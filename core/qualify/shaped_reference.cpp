@@ -7,6 +7,15 @@
 
 namespace kq {
 
+std::int64_t element_offset(const TensorView& v, std::int64_t logical) {
+  std::int64_t off = 0;
+  for (int d = v.rank - 1; d >= 0; --d) {
+    off += (logical % v.shape[d]) * v.strides[d];
+    logical /= v.shape[d];
+  }
+  return off;
+}
+
 ix::Buffer dense_copy(const TensorView& v) {
   ix::Buffer b;
   b.dtype = v.dtype;
@@ -20,15 +29,9 @@ ix::Buffer dense_copy(const TensorView& v) {
     return b;
   }
   const auto* base = static_cast<const unsigned char*>(v.data);
-  for (std::int64_t i = 0; i < n; ++i) {
-    std::int64_t off = 0, rest = i;
-    for (int d = v.rank - 1; d >= 0; --d) {
-      off += (rest % v.shape[d]) * v.strides[d];
-      rest /= v.shape[d];
-    }
+  for (std::int64_t i = 0; i < n; ++i)
     std::memcpy(b.bytes.data() + static_cast<std::size_t>(i) * es,
-                base + off * static_cast<std::int64_t>(es), es);
-  }
+                base + element_offset(v, i) * static_cast<std::int64_t>(es), es);
   return b;
 }
 
@@ -49,14 +52,7 @@ void sampled_reference(const ix::Program& p, const ix::DimValues& dims, const ix
     any_bound = any_bound || (k < bounds.size() && bounds[k]);
     std::vector<std::int64_t> shape;
     for (const ix::Extent& e : t.shape) shape.push_back(e.is_dim() ? dims.at(e.name) : e.constant);
-    for (std::int64_t linear : samples.at(k)) {
-      ix::Sample s{t.name, std::vector<std::int64_t>(shape.size())};
-      for (std::size_t d = shape.size(); d-- > 0;) {
-        s.coord[d] = linear % shape[d];
-        linear /= shape[d];
-      }
-      all.push_back(std::move(s));
-    }
+    for (std::int64_t linear : samples.at(k)) all.push_back({t.name, ix::coord_of(shape, linear)});
   }
   const ix::SampledEvaluation e =
       any_bound ? ix::evaluate_at_with_bounds(p, dims, in, all)

@@ -12,6 +12,9 @@
 
 namespace kq {
 
+// Where view v's element at logical (row-major) index `logical` lies, in elements from its data.
+std::int64_t element_offset(const TensorView& v, std::int64_t logical);
+
 // A host view's elements (any strides), dense in logical order.
 ix::Buffer dense_copy(const TensorView& v);
 

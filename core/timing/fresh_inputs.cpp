@@ -16,23 +16,8 @@
 namespace kq {
 namespace {
 
-// Element `index` (logical, row-major) of view v, in elements from its data.
-std::int64_t storage_offset(const TensorView& v, std::int64_t index) {
-  std::int64_t off = 0;
-  for (int d = v.rank - 1; d >= 0; --d) {
-    off += (index % v.shape[d]) * v.strides[d];
-    index /= v.shape[d];
-  }
-  return off;
-}
-
 ix::Box coordinate(const TensorView& v, std::int64_t index) {
-  ix::Box c(static_cast<std::size_t>(v.rank));
-  for (int d = v.rank - 1; d >= 0; --d) {
-    c[static_cast<std::size_t>(d)] = index % v.shape[d];
-    index /= v.shape[d];
-  }
-  return c;
+  return ix::coord_of(std::vector<std::int64_t>(v.shape.begin(), v.shape.begin() + v.rank), index);
 }
 
 // Position `index` in a sampled output's reference (its samples, ascending), or -1.
@@ -54,20 +39,6 @@ std::int64_t scan_length(const ix::Program& p, const std::vector<std::int64_t>& 
   return longest;
 }
 
-std::int64_t numel(const std::vector<std::int64_t>& shape) {
-  std::int64_t n = 1;
-  for (std::int64_t d : shape) n *= d;
-  return n;
-}
-
-// The positions of the program's input tensors in its declarations, in input order.
-std::vector<int> input_tensors(const ix::Program& p) {
-  std::vector<int> out;
-  for (std::size_t t = 0; t < p.decls.tensors.size(); ++t)
-    if (p.decls.tensors[t].role == ix::Role::input) out.push_back(static_cast<int>(t));
-  return out;
-}
-
 }  // namespace
 
 FreshInputs::FreshInputs(const Spec& spec, const Case& c, const std::vector<OutputRule>& rules,
@@ -76,15 +47,17 @@ FreshInputs::FreshInputs(const Spec& spec, const Case& c, const std::vector<Outp
   if (!spec.op.program) return;
   const ix::Program& p = *spec.op.program;
   for (std::size_t d = 0; d < p.decls.dims.size(); ++d) dims_[p.decls.dims[d].name] = c.dims.at(d);
+  for (std::size_t t = 0; t < p.decls.tensors.size(); ++t)
+    if (p.decls.tensors[t].role == ix::Role::input) inputs_.push_back(static_cast<int>(t));
   double largest_input = 1;
   for (const ix::TensorDecl& d : p.decls.tensors)
     if (d.role == ix::Role::input)
       largest_input =
-          std::max(largest_input, static_cast<double>(numel(declared_shape(d, c.dims))));
+          std::max(largest_input, static_cast<double>(ix::numel_of(declared_shape(d, c.dims))));
   const double scan = static_cast<double>(scan_length(p, c.dims));
   for (const ix::TensorDecl& d : p.decls.tensors) {
     const double n =
-        static_cast<double>(std::max<std::int64_t>(numel(declared_shape(d, c.dims)), 1));
+        static_cast<double>(std::max<std::int64_t>(ix::numel_of(declared_shape(d, c.dims)), 1));
     element_cost_.push_back(d.role == ix::Role::output ? std::max(1.0, largest_input / n) * scan
                                                        : 0.0);
   }
@@ -136,12 +109,12 @@ std::vector<FreshInputs::Element> FreshInputs::draw(const CaseTensors& t) {
     if (std::any_of(out.begin(), out.end(),
                     [&](const Element& e) { return e.input == k && e.index == index; }))
       continue;
-    const std::int64_t offset = storage_offset(v, index);
+    const std::int64_t offset = element_offset(v, index);
     const std::uint64_t was = pristine(t, k, offset);
     // Another element's value of the same input: a few tries for one that differs.
     for (int tries = 0; tries < 4; ++tries) {
       const std::uint64_t now =
-          pristine(t, k, storage_offset(v, static_cast<std::int64_t>(rng_() % n)));
+          pristine(t, k, element_offset(v, static_cast<std::int64_t>(rng_() % n)));
       if (now == was) continue;
       out.push_back({k, index, offset, now});
       break;
@@ -150,9 +123,8 @@ std::vector<FreshInputs::Element> FreshInputs::draw(const CaseTensors& t) {
     // Format 2: no change whose elements cannot be evaluated again (they would go unchecked);
     // past the first, stop before the evaluation outgrows kEvaluationSteps.
     std::vector<ix::ChangedElement> changed;
-    const std::vector<int> tensors = input_tensors(*spec_.op.program);
     for (const Element& e : out)
-      changed.push_back({tensors[static_cast<std::size_t>(e.input)],
+      changed.push_back({inputs_[static_cast<std::size_t>(e.input)],
                          coordinate(views[static_cast<std::size_t>(e.input)], e.index)});
     const double steps = evaluation_steps(ix::affected_regions(*spec_.op.program, changed));
     if (std::isinf(steps)) {
@@ -229,7 +201,7 @@ std::vector<FreshInputs::Patch> FreshInputs::format1_patches(const CaseTensors& 
     std::vector<std::uint64_t> bits(views.size());
     std::vector<TensorView> one;
     for (std::size_t k = 0; k < views.size(); ++k) {
-      const std::int64_t offset = storage_offset(views[k], i);
+      const std::int64_t offset = element_offset(views[k], i);
       bits[k] = pristine(t, static_cast<int>(k), offset);
       for (const Element& e : changed)
         if (e.input == static_cast<int>(k) && e.index == i) bits[k] = e.now;
@@ -248,20 +220,19 @@ std::vector<FreshInputs::Patch> FreshInputs::format1_patches(const CaseTensors& 
 std::vector<FreshInputs::Patch> FreshInputs::format2_patches(const CaseTensors& t,
                                                              const std::vector<Element>& changed) {
   const ix::Program& p = *spec_.op.program;
-  const std::vector<int> tensors = input_tensors(p);
   if (dense_.empty()) {
     const std::vector<TensorView> views = t.pristine_input_views();
     for (std::size_t k = 0; k < views.size(); ++k)
-      dense_[p.decls.tensors[static_cast<std::size_t>(tensors[k])].name] = dense_copy(views[k]);
+      dense_[p.decls.tensors[static_cast<std::size_t>(inputs_[k])].name] = dense_copy(views[k]);
   }
   // The changes on the dense copies, for the evaluation; taken off after it.
   std::vector<ix::ChangedElement> where;
   for (const Element& e : changed) {
     const ix::TensorDecl& d =
-        p.decls.tensors[static_cast<std::size_t>(tensors[static_cast<std::size_t>(e.input)])];
+        p.decls.tensors[static_cast<std::size_t>(inputs_[static_cast<std::size_t>(e.input)])];
     const std::size_t es = dtype_size(d.dtype);
     std::memcpy(dense_[d.name].bytes.data() + static_cast<std::size_t>(e.index) * es, &e.now, es);
-    where.push_back({tensors[static_cast<std::size_t>(e.input)],
+    where.push_back({inputs_[static_cast<std::size_t>(e.input)],
                      coordinate(t.input_views()[static_cast<std::size_t>(e.input)], e.index)});
   }
   const auto regions = ix::affected_regions(p, where);
@@ -289,19 +260,14 @@ std::vector<FreshInputs::Patch> FreshInputs::format2_patches(const CaseTensors& 
         continue;
       }
       out[o].at.push_back(static_cast<std::size_t>(at));
-      ix::Sample s{d.name, std::vector<std::int64_t>(shape.size())};
-      for (std::size_t k = shape.size(); k-- > 0;) {
-        s.coord[k] = i % shape[k];
-        i /= shape[k];
-      }
-      samples.push_back(std::move(s));
+      samples.push_back({d.name, ix::coord_of(shape, i)});
       of_output.push_back(o);
     }
   }
   auto restore = [&] {  // the dense copies as they were
     for (const Element& c : changed) {
       const ix::TensorDecl& d =
-          p.decls.tensors[static_cast<std::size_t>(tensors[static_cast<std::size_t>(c.input)])];
+          p.decls.tensors[static_cast<std::size_t>(inputs_[static_cast<std::size_t>(c.input)])];
       const std::size_t es = dtype_size(d.dtype);
       const std::uint64_t was = pristine(t, c.input, c.offset);
       std::memcpy(dense_[d.name].bytes.data() + static_cast<std::size_t>(c.index) * es, &was, es);

@@ -83,6 +83,7 @@ class FreshInputs {
   std::map<const CaseTensors*, std::vector<Element>> changed_;  // by set: its current change
   ix::Tensors dense_;  // format 2: the inputs, dense, unchanged (made on the first patch)
   ix::DimValues dims_;
+  std::vector<int> inputs_;           // format 2: the input tensors' positions in the declarations
   std::vector<double> element_cost_;  // format 2, by tensor position: an output element's steps
 };
 

@@ -12,6 +12,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@
 #include "qualify/case_data.hpp"
 #include "qualify/case_tensors.hpp"
 #include "qualify/compare.hpp"
+#include "qualify/shaped_reference.hpp"
 #include "qualify/values.hpp"
 #include "spec/spec.hpp"
 #include "timing/fresh_inputs.hpp"
@@ -70,14 +72,10 @@ std::uint64_t contents_hash(const kq::CaseTensors& t) {
   for (const kq::TensorView& v : t.input_views()) {
     const std::size_t es = kq::dtype_size(v.dtype);
     for (std::int64_t i = 0; i < v.numel(); ++i) {
-      std::int64_t off = 0, rest = i;
-      for (int d = v.rank - 1; d >= 0; --d) {
-        off += (rest % v.shape[d]) * v.strides[d];
-        rest /= v.shape[d];
-      }
       std::uint64_t bits = 0;
       std::memcpy(&bits,
-                  static_cast<const unsigned char*>(v.data) + off * static_cast<std::int64_t>(es),
+                  static_cast<const unsigned char*>(v.data) +
+                      kq::element_offset(v, i) * static_cast<std::int64_t>(es),
                   es);
       h = kq::splitmix64(h ^ bits ^ static_cast<std::uint64_t>(i));
     }
@@ -159,98 +157,57 @@ TEST_CASE("the patched reference is the reference of the changed inputs, for eve
   MESSAGE(checked_cases << " cases, " << unknown << " elements left unevaluated");
 }
 
+namespace {
+
+// The regions of y that changes of x (at `changed`) reach, in a program over x[M, N] with dims
+// `dims`, y of shape `y_shape`, `temporaries` (YAML, or "") and the statements `semantics`.
+std::vector<kq::ix::Box> y_region(const std::string& dims, const std::string& y_shape,
+                                  const std::string& temporaries, const std::string& semantics,
+                                  const std::vector<kq::ix::Box>& changed) {
+  std::string yaml = "kq_spec: 2\nop: t\ndims: {" + dims +
+                     "}\ninputs: {x: {dtype: f32, shape: [M, N]}}\n"
+                     "outputs: {y: {dtype: f32, shape: [" +
+                     y_shape + "]}}\n";
+  if (!temporaries.empty()) yaml += "temporaries: {" + temporaries + "}\n";
+  yaml += "semantics: |\n";
+  std::istringstream lines(semantics);
+  for (std::string line; std::getline(lines, line);) yaml += "  " + line + "\n";
+  yaml +=
+      "compare: {y: {ulp: 4}}\ntiming: {points: [{M: 4, N: 4}]}\n"
+      "decision: {baseline: cpu_tbb}\n";
+  const kq::Spec spec = kq::parse_spec(yaml, "t.yaml");
+  const kq::ix::Program& p = *spec.op.program;
+  int x = -1, y = -1;
+  for (std::size_t t = 0; t < p.decls.tensors.size(); ++t) {
+    if (p.decls.tensors[t].name == "x") x = static_cast<int>(t);
+    if (p.decls.tensors[t].name == "y") y = static_cast<int>(t);
+  }
+  std::vector<kq::ix::ChangedElement> elements;
+  for (const kq::ix::Box& c : changed) elements.push_back({x, c});
+  return kq::ix::affected_regions(p, elements)[static_cast<std::size_t>(y)];
+}
+
+}  // namespace
+
 TEST_CASE("a change's region: rows through reductions and scans, whole through arithmetic") {
-  auto regions = [](const char* yaml, std::vector<kq::ix::ChangedElement> changed) {
-    static std::vector<kq::Spec> keep;
-    keep.push_back(kq::parse_spec(yaml, "t.yaml"));
-    const kq::ix::Program& p = *keep.back().op.program;
-    for (auto& c : changed)
-      for (std::size_t t = 0; t < p.decls.tensors.size(); ++t)
-        if (c.tensor < 0 && p.decls.tensors[t].role == kq::ix::Role::input) {
-          c.tensor = static_cast<int>(t);
-          break;
-        }
-    auto r = kq::ix::affected_regions(p, changed);
-    std::vector<std::vector<kq::ix::Box>> outputs;
-    for (std::size_t t = 0; t < p.decls.tensors.size(); ++t)
-      if (p.decls.tensors[t].role == kq::ix::Role::output) outputs.push_back(r[t]);
-    return outputs;
-  };
+  using Boxes = std::vector<kq::ix::Box>;
   const auto W = kq::ix::kWhole;
-  SUBCASE("softmax: the changed row") {
-    const char* y = R"yaml(kq_spec: 2
-op: s
-dims: {M: free, N: reduced}
-inputs: {x: {dtype: f32, shape: [M, N]}}
-outputs: {y: {dtype: f32, shape: [M, N]}}
-temporaries: {mx: {shape: [M]}, s: {shape: [M]}}
-semantics: |
-  mx[m] = max(n, x[m, n])
-  s[m] = sum(n, exp(x[m, n] - mx[m]))
-  y[m, n] = exp(x[m, n] - mx[m]) / s[m]
-compare: {y: {ulp: 4}}
-timing: {points: [{M: 4, N: 4}]}
-decision: {baseline: cpu_tbb}
-)yaml";
-    auto r = regions(y, {{-1, {2, 3}}});
-    REQUIRE(r.size() == 1);
-    CHECK(r[0] == std::vector<kq::ix::Box>{{2, W}});
-  }
-  SUBCASE("an elementwise statement: the element alone; two changes, two boxes") {
-    const char* y = R"yaml(kq_spec: 2
-op: e
-dims: {M: free, N: free}
-inputs: {x: {dtype: f32, shape: [M, N]}}
-outputs: {y: {dtype: f32, shape: [M, N]}}
-semantics: "y[m, n] = x[m, n] * 2"
-compare: {y: {ulp: 4}}
-timing: {points: [{M: 4, N: 4}]}
-decision: {baseline: cpu_tbb}
-)yaml";
-    auto r = regions(y, {{-1, {1, 2}}, {-1, {3, 0}}});
-    CHECK(r[0] == std::vector<kq::ix::Box>{{1, 2}, {3, 0}});
-  }
-  SUBCASE("a scan: the run along the scanned index") {
-    const char* y = R"yaml(kq_spec: 2
-op: c
-dims: {M: free, N: reduced}
-inputs: {x: {dtype: f32, shape: [M, N]}}
-outputs: {y: {dtype: f32, shape: [M, N]}}
-semantics: "y[m, n] = cumsum(n, x[m, n])"
-compare: {y: {ulp: 4}}
-timing: {points: [{M: 4, N: 4}]}
-decision: {baseline: cpu_tbb}
-)yaml";
-    CHECK(regions(y, {{-1, {1, 2}}})[0] == std::vector<kq::ix::Box>{{1, W}});
-  }
-  SUBCASE("a scalar loss: its one element") {
-    const char* y = R"yaml(kq_spec: 2
-op: l
-dims: {M: free, N: reduced}
-inputs: {x: {dtype: f32, shape: [M, N]}}
-outputs: {y: {dtype: f32, shape: []}}
-semantics: "y = sum((m, n), x[m, n] * x[m, n])"
-compare: {y: {ulp: 4}}
-timing: {points: [{M: 4, N: 4}]}
-decision: {baseline: cpu_tbb}
-)yaml";
-    auto r = regions(y, {{-1, {1, 2}}});
-    REQUIRE(r[0].size() == 1);
-    CHECK(r[0][0].empty());
-  }
-  SUBCASE("index arithmetic pins nothing: the box grows") {
-    const char* y = R"yaml(kq_spec: 2
-op: shift
-dims: {M: free, N: free}
-inputs: {x: {dtype: f32, shape: [M, N]}}
-outputs: {y: {dtype: f32, shape: [M, N]}}
-semantics: "y[m, n] = x[m, N - 1 - n]"
-compare: {y: {ulp: 4}}
-timing: {points: [{M: 4, N: 4}]}
-decision: {baseline: cpu_tbb}
-)yaml";
-    CHECK(regions(y, {{-1, {1, 2}}})[0] == std::vector<kq::ix::Box>{{1, W}});
-  }
+  const std::string rows = "M: free, N: reduced", free = "M: free, N: free";
+  // Softmax: the changed row.
+  CHECK(y_region(rows, "M, N", "mx: {shape: [M]}, s: {shape: [M]}",
+                 "mx[m] = max(n, x[m, n])\ns[m] = sum(n, exp(x[m, n] - mx[m]))\n"
+                 "y[m, n] = exp(x[m, n] - mx[m]) / s[m]",
+                 {{2, 3}}) == Boxes{{2, W}});
+  // An elementwise statement: the element alone; two changes, two boxes.
+  CHECK(y_region(free, "M, N", "", "y[m, n] = x[m, n] * 2", {{1, 2}, {3, 0}}) ==
+        Boxes{{1, 2}, {3, 0}});
+  // A scan: the run along the scanned index.
+  CHECK(y_region(rows, "M, N", "", "y[m, n] = cumsum(n, x[m, n])", {{1, 2}}) == Boxes{{1, W}});
+  // A scalar loss: its one element.
+  CHECK(y_region(rows, "", "", "y = sum((m, n), x[m, n] * x[m, n])", {{1, 2}}) ==
+        Boxes{kq::ix::Box{}});
+  // Index arithmetic pins nothing: the box grows.
+  CHECK(y_region(free, "M, N", "", "y[m, n] = x[m, N - 1 - n]", {{1, 2}}) == Boxes{{1, W}});
   CHECK(kq::ix::region_indices({{1, W}}, {3, 4}) == std::vector<std::int64_t>{4, 5, 6, 7});
   CHECK(kq::ix::region_indices({{W, 2}, {1, W}}, {3, 4}) ==
         std::vector<std::int64_t>{2, 4, 5, 6, 7, 10});
