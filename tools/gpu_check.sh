@@ -54,6 +54,11 @@
 #   tools/gpu_check.sh KQ_DIR OUT broken_shaped  the known-broken candidates of format-2 specs,
 #                                           each on the specs it takes, --quick, beside cpu_tbb
 #                                           (KQ_BROKEN_SHAPED_EXTRA: one more "SPEC ARMS" line)
+#   tools/gpu_check.sh KQ_DIR OUT isolation  kq run residual_relu --quick with every good arm, the
+#                                           candidates of the timing defences and the outside
+#                                           arm files of tests/data/outside_arms (a good one and
+#                                           a delayed saboteur), at KQ_ISOLATION_SIZES (default
+#                                           2^20,2^24): each outside file timed apart; wall time
 #   tools/gpu_check.sh KQ_DIR OUT huge_shaped  full qualification of softmax_bf16 (huge points
 #                                           included) with KQ_HUGE_ARMS and the candidate with
 #                                           32-bit offsets (bin/plugins/full_only)
@@ -330,9 +335,27 @@ PY
     "${kq_env[@]}" "$kq" run "$specs/residual_relu.yaml" --quick --include-broken --arms "$arms" \
       --sizes 1048576,268435456 --out "$out/guards" 2>&1 | tail -n 40
     ;;
+  isolation)
+    # Every good arm that runs here, the candidates of the timing defences, and two arm files
+    # from outside the install: each outside or broken file is timed in a worker of its own.
+    broken=content_cache,persisting_l2,background_work
+    good=$("${kq_env[@]}" "$kq" list 2>/dev/null |
+      awk '($3 == "cpu" || $3 == "cuda") && $1 !~ /^broken_/ && !/cannot run here/ && !/known broken/ {print $1}' |
+      paste -sd, -)
+    arms="$good,$(echo "$broken" | sed 's/[^,]*/broken_cuda_&/g'),broken_cpu_content_cache"
+    if "${kq_env[@]}" "$kq" list 2>/dev/null | grep -c broken_triton_content_cache >/dev/null; then
+      arms="$arms,broken_triton_content_cache,broken_numpy_tamper,outside_torch_relu,delayed_saboteur"
+    fi
+    step "kq run residual_relu --quick: $arms"
+    start=$(date +%s%N)
+    "${kq_env[@]}" "$kq" run "$specs/residual_relu.yaml" --quick --include-broken --arms "$arms" \
+      --python-arms "$here/../tests/data/outside_arms" --sizes "${KQ_ISOLATION_SIZES:-2^20,2^24}" \
+      --out "$out/isolation" 2>&1 | tail -n 60
+    echo "wall: $(( ($(date +%s%N) - start) / 1000000 )) ms"
+    ;;
   *)
     echo "unknown part $part (python, tests, selftest, reference, half, full, residual, specs," \
-      "deep, guards, shaped, kb, broken_shaped, first)" >&2
+      "deep, guards, isolation, shaped, kb, broken_shaped, first)" >&2
     exit 2
     ;;
 esac

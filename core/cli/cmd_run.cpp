@@ -103,7 +103,11 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
         "then includes whatever part of the host's enqueue the GPU waits for)")(
         "cpu-budget", po::value<double>()->default_value(50.0),
         "where CUDA arms are timed, time CPU arms only at sizes whose call is expected within "
-        "this many milliseconds (0: at every size); the sizes left out are listed");
+        "this many milliseconds (0: at every size); the sizes left out are listed")(
+        "isolate", po::value<std::string>()->default_value("outside"),
+        "which arms are timed in a worker of their own, beside the baseline, the eager arm and "
+        "the controls: 'outside' (each file from outside kq's install, and each known-broken "
+        "candidate's) or 'all' (every file)");
   add_plugin_options(opts);
   po::positional_options_description pos;
   pos.add("spec", 1);
@@ -142,6 +146,10 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
     o.blocking_kernel = !vm["no-blocking-kernel"].as<bool>();
     o.cpu_call_budget_s = vm["cpu-budget"].as<double>() * 1e-3;
     if (o.cpu_call_budget_s < 0) throw UsageError("--cpu-budget must be 0 or more milliseconds");
+    const std::string isolate = vm["isolate"].as<std::string>();
+    if (isolate != "outside" && isolate != "all")
+      throw UsageError("--isolate: give 'outside' or 'all', not '" + isolate + "'");
+    o.isolate_all = isolate == "all";
   }
   return run_pipeline(o).candidate_failed ? kCandidateFailed : kOk;
 }

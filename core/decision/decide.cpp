@@ -38,6 +38,11 @@ struct Inputs {
   std::optional<Speedup> against_eager(std::int64_t size, const std::string& arm) const {
     const std::vector<double>* e = eager_samples(size);
     if (!e || arm == context.eager || !context.comparable(arm, context.eager)) return std::nullopt;
+    if (const std::string own = context.in_worker(context.eager, arm); own != context.eager) {
+      auto o = samples.at(size).find(own);
+      if (o == samples.at(size).end() || o->second.empty()) return std::nullopt;
+      e = &o->second;
+    }
     auto s = samples.at(size).find(arm);
     if (s == samples.at(size).end() || s->second.empty()) return std::nullopt;
     return speedup_of(*e, s->second, size);
@@ -74,9 +79,9 @@ struct SizeOutcomes {
 // Whether `name` may win against the baseline; an arm on another device is noted instead.
 bool candidate(const Inputs& in, const std::string& name, const std::vector<double>& s,
                SizeOutcomes& out) {
-  // "arm#2" is a second instance timed for self-agreement (kq run --twice): a control, never a
-  // candidate.
-  if (name == in.baseline || s.empty() || name.find('#') != std::string::npos) return false;
+  // "arm#2" is a second instance timed for self-agreement (kq run --twice), "arm@label" a
+  // reference timed again in an isolated worker: controls, never candidates.
+  if (name == in.baseline || s.empty() || name != instance_arm(name)) return false;
   if (in.context.not_adopted.count(instance_arm(name))) return false;
   if (!in.context.comparable(name, in.baseline)) {
     out.other_device[instance_arm(name)] = in.context.device_of(name);
@@ -95,7 +100,14 @@ SizeOutcomes size_outcomes(const Inputs& in) {
     std::optional<Win> best;
     for (const auto& [name, s] : arms) {
       if (!candidate(in, name, s, out)) continue;
-      const Speedup e = speedup_of(b->second, s, size);
+      // An isolated arm against the baseline of its own worker, where that was timed.
+      const std::vector<double>* base = &b->second;
+      if (const std::string own = in.context.in_worker(in.baseline, name); own != in.baseline) {
+        auto o = arms.find(own);
+        if (o == arms.end() || o->second.empty()) continue;
+        base = &o->second;
+      }
+      const Speedup e = speedup_of(*base, s, size);
       if (name != in.context.eager) out.candidate_ratios[name].push_back({size, e.ratio});
       const bool wins_here = e.lo > 1.0 && e.ratio >= in.min_speedup;
       if (wins_here && (!best || e.ratio > best->speedup.ratio)) best = Win{size, name, e};
@@ -187,7 +199,14 @@ std::optional<BestCandidate> best_candidate(const Inputs& in, const SizeOutcomes
 
 }  // namespace
 
-std::string instance_arm(const std::string& name) { return name.substr(0, name.find('#')); }
+std::string instance_arm(const std::string& name) {
+  return name.substr(0, name.find_first_of("#@"));
+}
+
+std::string ArmContext::in_worker(const std::string& reference, const std::string& arm) const {
+  auto it = worker_of.find(arm);
+  return it == worker_of.end() || reference.empty() ? reference : reference + "@" + it->second;
+}
 
 std::string ArmContext::device_of(const std::string& arm) const {
   auto it = devices.find(instance_arm(arm));

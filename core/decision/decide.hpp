@@ -33,7 +33,15 @@ struct ArmContext {
   // The eager arm ("" for none): speed-ups against it (its median over the arm's, with the same
   // bootstrap interval) are stated beside those against the baseline. It never changes who wins.
   std::string eager;
+  // arm -> the label of the isolated timing worker it was timed in (record/run_data.hpp); an arm
+  // missing here was timed in the clean worker. An isolated arm's speed-ups are against the
+  // references timed in its own worker ("torch_compile@label"): speed-ups come from within a
+  // worker, as matched as in the clean one.
+  std::map<std::string, std::string> worker_of;
 
+  // The instance of `reference` (the baseline or the eager arm) that `arm` is weighed against:
+  // the one timed in arm's worker.
+  std::string in_worker(const std::string& reference, const std::string& arm) const;
   // The arm's device ("" when unknown); "arm#2" is arm's second instance, on arm's device.
   std::string device_of(const std::string& arm) const;
   // Whether the arm can be weighed against the baseline: the same device, or either unknown.
@@ -51,7 +59,8 @@ Decision decide(const TimedSamples& samples, const std::string& baseline, double
 ArmChoice choose_arm(const std::vector<std::string>& list,
                      const std::function<std::string(const std::string&)>& why_not);
 
-// The arm a timed instance belongs to: "arm#2" (a second instance, kq run --twice) -> "arm".
+// The arm a timed instance belongs to: "arm#2" (a second instance, kq run --twice) -> "arm";
+// "arm@label" (a reference timed again in an isolated worker) -> "arm".
 std::string instance_arm(const std::string& name);
 
 }  // namespace kq

@@ -103,6 +103,7 @@ void Progress::record(const nlohmann::json& j) {
   if (rec::is<rec::SizeEnd>(j)) return on(j.get<rec::SizeEnd>());
   if (rec::is<rec::ArmSkip>(j)) return on(j.get<rec::ArmSkip>());
   if (rec::is<rec::Disturbed>(j)) return on(j.get<rec::Disturbed>());
+  if (rec::is<rec::WorkerStart>(j)) return on(j.get<rec::WorkerStart>());
   if (rec::is<rec::Recheck>(j)) return on(j.get<rec::Recheck>());
 }
 
@@ -176,7 +177,20 @@ void Progress::on(const rec::ArmSkip& k) {
 
 void Progress::on(const rec::Disturbed& d) {
   line("  the timing worker was DISTURBED at " + where(d.size) + ": " + d.what + " during " +
-       d.arm + "'s profiled call; no arm of this run is adopted");
+       d.arm + "'s profiled call; none of its arms is adopted");
+}
+
+void Progress::on(const rec::WorkerStart& w) {
+  if (w.label.empty()) {
+    if (!w.arms.empty()) line(" clean worker: " + std::to_string(w.arms.size()) + " arm(s)");
+    return;
+  }
+  std::string arms;
+  for (const auto& a : w.arms) arms += (arms.empty() ? "" : ", ") + a;
+  line(" isolated worker " + w.label + " (" + w.reason + ": " + w.file + "): " + arms +
+       (w.references.empty()
+            ? ""
+            : ", beside " + std::to_string(w.references.size()) + " reference(s)"));
 }
 
 void Progress::on(const rec::Recheck& r) {

@@ -47,6 +47,7 @@ class Progress {
   void on(const rec::ArmSkip& k);
   void on(const rec::Recheck& r);
   void on(const rec::Disturbed& d);
+  void on(const rec::WorkerStart& w);
 
   void line(const std::string& s);    // a permanent line (mu_ held)
   void status(const std::string& s);  // the rewritten line (terminals only; mu_ held)

@@ -11,6 +11,7 @@
 #include "report/printer.hpp"
 #include "rundir/manifest.hpp"
 #include "timing/time_stage.hpp"
+#include "worker/supervise.hpp"
 
 namespace kq {
 namespace {
@@ -73,6 +74,8 @@ bool time_qualified(const RunPipelineOptions& o, const std::vector<StageArm>& qu
   t.blocking_kernel = o.blocking_kernel;
   t.cpu_call_budget_s = o.cpu_call_budget_s;
   t.artifacts_dir = o.dir / "artifacts";
+  t.isolation = {self_executable().parent_path() / "plugins", o.isolate_all,
+                 o.spec.decision.baselines, o.spec.decision.eager};
   auto res = time_stage(qualified, t);
   tbb::parallel_for_each(qualified.begin(), qualified.end(), [&](const StageArm& a) {
     finish_artifacts(o.dir / "artifacts" / a.identity.name);  // mostly a disassembler's time

@@ -40,6 +40,7 @@ struct RunPipelineOptions {
   TimingChoice timed;
   bool blocking_kernel = true;
   double cpu_call_budget_s = 0.05;  // TimingPolicy::cpu_call_budget_s
+  bool isolate_all = false;         // kq run --isolate all (timing/timing_workers.hpp)
 };
 
 struct RunPipelineResult {

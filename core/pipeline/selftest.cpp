@@ -14,6 +14,7 @@
 #include "rundir/manifest.hpp"
 #include "timing/time_stage.hpp"
 #include "util/json_lines.hpp"
+#include "worker/supervise.hpp"
 
 namespace kq {
 namespace {
@@ -95,6 +96,8 @@ std::vector<SpecVerdict> run_spec(const SelftestOptions& o, const Spec& spec,
     t.spec_file = dir / "spec.yaml";
     t.out_jsonl = dir / "rounds.jsonl";
     t.log_file = dir / "logs" / "time.log";
+    // Each broken candidate's file apart, as kq run does; no references (no decision here).
+    t.isolation.install_plugins = self_executable().parent_path() / "plugins";
     t.sizes = o.sizes.empty() ? std::vector<std::int64_t>{selftest_timing_size(spec)} : o.sizes;
     if (spec.shaped) t.sizes = {smallest_timing_point(spec)};  // its number
     t.brief = o.sizes.empty();

@@ -111,10 +111,12 @@ void worker_time(const TimeWorkerArgs& args) {
   std::vector<PluginSet> sets;
   std::vector<TimedArm> arms;
   std::vector<LoadedArm*> loaded;
+  // "arm@label" is a reference timed in an isolated worker (timing/timing_workers.hpp): the arm
+  // itself under the name its records carry.
   for (const auto& n : args.arms) {
-    const std::string base = n.substr(0, n.find('#'));
-    const std::size_t instance =
-        n.find('#') == std::string::npos ? 0 : std::stoul(n.substr(n.find('#') + 1)) - 1;
+    const std::string base = n.substr(0, n.find_first_of("#@"));
+    const auto hash = n.find('#');
+    const std::size_t instance = hash == std::string::npos ? 0 : std::stoul(n.substr(hash + 1)) - 1;
     while (sets.size() <= instance) sets.push_back(load_plugins({{}, files}));
     LoadedArm* a = find_arm(sets[instance], base);
     if (!a) throw std::runtime_error("arm " + base + " not found: " + load_errors(sets[instance]));
@@ -127,8 +129,10 @@ void worker_time(const TimeWorkerArgs& args) {
   // The timing sizes were prepared here, not in qualification: keep what the arms built for them.
   if (!args.artifacts_dir.empty())
     for (std::size_t i = 0; i < arms.size(); ++i)
-      write_arm_artifacts(std::filesystem::path(args.artifacts_dir) / arms[i].identity.name,
-                          *loaded[i]->arm, loaded[i]->identity, loaded[i]->plugin_file, "timing-");
+      if (arms[i].identity.name.find('@') == std::string::npos)  // a reference's are its own run's
+        write_arm_artifacts(std::filesystem::path(args.artifacts_dir) / arms[i].identity.name,
+                            *loaded[i]->arm, loaded[i]->identity, loaded[i]->plugin_file,
+                            "timing-");
   emit(rec::Done{});
 }
 

@@ -15,6 +15,11 @@ std::string arm_name_problem(const std::string& name) {
     if (c == '/' || c == '\\' || u < 0x20 || u == 0x7f) usable = false;
   }
   if (!usable) return "has the name '" + one_line(name) + "', which cannot be a folder name";
+  // kq names the instances it times: "arm#2" (kq run --twice), "arm@label" (a reference timed
+  // in an isolated worker). An arm may not pose as one.
+  if (name.find_first_of("#@") != std::string::npos)
+    return "has the name '" + one_line(name) +
+           "': '#' and '@' are kq's, for the instances it times";
   return {};
 }
 

@@ -88,9 +88,33 @@ void read_qualification(RunData& run) {
   });
 }
 
+// Records after an isolated worker's worker_start: its controls, sizes and end go to its
+// WorkerTiming, its arms' records to the run's lists.
+bool take_isolated(const json& j, WorkerTiming& w) {
+  if (rec::is<rec::TimingStopped>(j)) {
+    w.stopped = j.get<rec::TimingStopped>();
+    return true;
+  }
+  return take_as(j, w.light_samples) || take_as(j, w.floor_samples) || take_as(j, w.size_starts) ||
+         take_as(j, w.size_ends);
+}
+
 void read_rounds(RunData& run) {
+  WorkerTiming* isolated = nullptr;  // the worker whose records these are; nullptr: the clean one
   each_line(run.dir / "rounds.jsonl", run.problems, [&](const json& j) {
     run.timing_ran = true;
+    if (rec::is<rec::WorkerStart>(j)) {
+      auto start = j.get<rec::WorkerStart>();
+      isolated = nullptr;
+      if (start.label.empty()) return;
+      for (const auto& a : start.arms) run.worker_of[a] = start.label;
+      for (const auto& a : start.references) run.worker_of[a] = start.label;
+      run.isolated.push_back({});
+      isolated = &run.isolated.back();
+      isolated->start = std::move(start);
+      return;
+    }
+    if (isolated && take_isolated(j, *isolated)) return;
     if (rec::is<rec::TimingStopped>(j)) {
       run.stopped = j.get<rec::TimingStopped>();
       return;
@@ -108,6 +132,37 @@ LeftOut left_out(const rec::SampleCommon& s, double usual_clock_mhz) {
     return LeftOut::throttled;
   if (s.held && !*s.held) return LeftOut::unheld;
   return LeftOut::counted;
+}
+
+// The controls' samples counted by the sample rules: the device and host copies' speeds and
+// the launch floor's times by size, and (where asked) why each sample was left out.
+void apply_control_rules(const std::vector<rec::LightSample>& lights,
+                         const std::vector<rec::FloorSample>& floors, double usual_clock_mhz,
+                         std::map<std::int64_t, Light>& light,
+                         std::map<std::int64_t, Light>& host_light,
+                         std::map<std::int64_t, std::vector<double>>& floor_s,
+                         std::vector<LeftOut>* light_left_out,
+                         std::vector<LeftOut>* floor_left_out) {
+  std::map<std::int64_t, std::vector<double>> device_gbps, host_gbps, device_s, host_s;
+  for (const auto& l : lights) {
+    const LeftOut why = left_out(l, usual_clock_mhz);
+    if (light_left_out) light_left_out->push_back(why);
+    if (why != LeftOut::counted || !(l.seconds > 0) || !(l.bytes > 0)) continue;
+    const bool host = l.device == "cpu";
+    (host ? host_gbps : device_gbps)[l.size].push_back(l.bytes / l.seconds / 1e9);
+    (host ? host_s : device_s)[l.size].push_back(l.seconds);
+  }
+  for (const auto& l : floors) {
+    const LeftOut why = left_out(l, usual_clock_mhz);
+    if (floor_left_out) floor_left_out->push_back(why);
+    if (why == LeftOut::counted) floor_s[l.size].push_back(l.seconds);
+  }
+  for (auto [from, secs, into] :
+       {std::tuple{&device_gbps, &device_s, &light}, {&host_gbps, &host_s, &host_light}})
+    for (const auto& [size, v] : *from) {
+      const SampleStats st = summarize(v);
+      (*into)[size] = {st.n, st.median, st.max, v, summarize(secs->at(size)).median};
+    }
 }
 
 void apply_sample_rules(RunData& run) {
@@ -132,28 +187,14 @@ void apply_sample_rules(RunData& run) {
     if (r.host_seconds) k.host_seconds.push_back(*r.host_seconds);
   }
 
-  std::map<std::int64_t, std::vector<double>> device_gbps, host_gbps, device_s, host_s;
-  for (const auto& l : run.light_samples) {
-    const LeftOut why = left_out(l, run.usual_clock_mhz);
-    run.light_left_out.push_back(why);
-    if (why != LeftOut::counted || !(l.seconds > 0) || !(l.bytes > 0)) continue;
-    const bool host = l.device == "cpu";
-    (host ? host_gbps : device_gbps)[l.size].push_back(l.bytes / l.seconds / 1e9);
-    (host ? host_s : device_s)[l.size].push_back(l.seconds);
+  apply_control_rules(run.light_samples, run.floor_samples, run.usual_clock_mhz, run.light,
+                      run.host_light, run.floor_samples_s, &run.light_left_out,
+                      &run.floor_left_out);
+  for (WorkerTiming& w : run.isolated) {
+    std::map<std::int64_t, Light> host_light;  // an isolated worker's host copy: not compared
+    apply_control_rules(w.light_samples, w.floor_samples, run.usual_clock_mhz, w.light, host_light,
+                        w.floor_samples_s, nullptr, nullptr);
   }
-  std::map<std::int64_t, std::vector<double>> floor;
-  for (const auto& l : run.floor_samples) {
-    const LeftOut why = left_out(l, run.usual_clock_mhz);
-    run.floor_left_out.push_back(why);
-    if (why == LeftOut::counted) floor[l.size].push_back(l.seconds);
-  }
-  run.floor_samples_s = std::move(floor);
-  for (auto [from, secs, into] :
-       {std::tuple{&device_gbps, &device_s, &run.light}, {&host_gbps, &host_s, &run.host_light}})
-    for (const auto& [size, v] : *from) {
-      const SampleStats st = summarize(v);
-      (*into)[size] = {st.n, st.median, st.max, v, summarize(secs->at(size)).median};
-    }
 }
 
 }  // namespace

@@ -183,6 +183,13 @@ KQ_JSON_FIELDS(Disturbed) {
   f("arm", r.arm);
   f("what", r.what);
 }
+KQ_JSON_FIELDS(WorkerStart) {
+  f("label", r.label);
+  f("file", r.file);
+  f("reason", r.reason);
+  f("arms", r.arms);
+  f("references", r.references);
+}
 KQ_JSON_FIELDS(TimingStopped) { f("reason", r.reason); }
 KQ_JSON_FIELDS(Done) {}
 

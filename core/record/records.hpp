@@ -241,6 +241,20 @@ struct Disturbed {
   std::string what;
 };
 
+// The timing stage runs its arms in one or more workers, one after another (timing/
+// timing_workers.hpp). Each worker's records follow its worker_start. The clean worker (label
+// "") holds kq's own good arms; an isolated one holds one file's arms beside the references (the
+// baseline and the eager arm, timed again there under the names "arm@label") and the controls.
+// Runs written before isolation have no worker_start: all their records are the clean worker's.
+struct WorkerStart {
+  static constexpr std::string_view kType = "worker_start";
+  std::string label;                    // "" for the clean worker
+  std::string file;                     // the plugin or arm file an isolated worker holds
+  std::string reason;                   // why it is isolated
+  std::vector<std::string> arms;        // its own arms, as timed
+  std::vector<std::string> references;  // "torch_compile@label": the references' instances
+};
+
 struct TimingStopped {  // the timing worker stopped before it finished
   static constexpr std::string_view kType = "timing_stopped";
   std::string reason;
@@ -275,7 +289,8 @@ bool is(const json& j) {
   X(FloorSample)           \
   X(RoundSample)           \
   X(TimingReject)          \
-  X(SizeEnd) X(Recheck) X(Profile) X(ProfilerAttached) X(Disturbed) X(TimingStopped) X(Done)
+  X(SizeEnd)               \
+  X(Recheck) X(Profile) X(ProfilerAttached) X(Disturbed) X(WorkerStart) X(TimingStopped) X(Done)
 
 #define KQ_RECORD_JSON(R)            \
   void to_json(json& j, const R& r); \

@@ -65,6 +65,21 @@ struct Light {
   double seconds = 0;           // their median time
 };
 
+// An isolated timing worker (rec::WorkerStart): the records that belong to it alone, the
+// controls and its sizes' starts and ends. Its arms' records (rounds, rechecks, rejections...)
+// are in RunData's lists with every other worker's: arm names are unique across workers.
+struct WorkerTiming {
+  rec::WorkerStart start;
+  std::vector<rec::SizeStart> size_starts;
+  std::vector<rec::SizeEnd> size_ends;
+  std::vector<rec::LightSample> light_samples;
+  std::vector<rec::FloorSample> floor_samples;
+  std::optional<rec::TimingStopped> stopped;
+  // The sample rules applied, as RunData's own.
+  std::map<std::int64_t, Light> light;
+  std::map<std::int64_t, std::vector<double>> floor_samples_s;
+};
+
 struct RunData {
   std::filesystem::path dir;
   Manifest manifest;
@@ -90,6 +105,10 @@ struct RunData {
   std::vector<rec::ProfilerAttached> attached;
   std::vector<rec::Disturbed> disturbed;
   std::optional<rec::TimingStopped> stopped;
+  // The isolated timing workers, in the order they ran, and the label of each arm timed in one
+  // (its own arms and its references' instances). The fields above are the clean worker's.
+  std::vector<WorkerTiming> isolated;
+  std::map<std::string, std::string> worker_of;
 
   // The sample rules, applied once.
   double usual_clock_mhz = 0;           // 0: no sample carries a clock

@@ -1,6 +1,7 @@
 // The closing lines of `kq run`, `kq qualify` and `kq report`: the headline, the decision, and
 // where the reports are.
 #include "report/printer.hpp"
+#include "report/report_text.hpp"
 #include "summary/summarize.hpp"
 
 namespace kq {
@@ -16,7 +17,10 @@ class ConsolePrinter : public Printer {
                       std::to_string(h.in_contract_cases) + " in-contract cases passed" +
                       skipped_note(h) + ", " + std::to_string(h.out_of_contract_refused) + " of " +
                       std::to_string(h.out_of_contract_cases) + " out-of-contract inputs refused\n";
-    if (with_decision_) out += s.decision.sentence + "\n";
+    if (with_decision_) {
+      for (const std::string& line : worker_lines(s)) out += line + "\n";
+      out += s.decision.sentence + "\n";
+    }
     return out + "report: " + (run.dir / "report.md").string() + ", " +
            (run.dir / "report.html").string() + "\n";
   }

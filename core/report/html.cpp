@@ -360,6 +360,13 @@ void size_section(std::ostringstream& h, const TimingRow& row) {
 }
 
 void timing_tables(std::ostringstream& h, const RunSummary& s) {
+  if (!s.workers.empty()) {
+    h << "<p>Arms from outside kq's install and known-broken candidates were timed in workers of "
+         "their own, beside the references (named <code>arm@worker</code> there) and the "
+         "controls:</p>\n<ul>\n";
+    for (const std::string& line : worker_lines(s)) h << "<li>" << esc(line) << "</li>\n";
+    h << "</ul>\n";
+  }
   for (const TimingRow& row : s.timing) size_section(h, row);
   if (s.timing_skips.empty()) return;
   h << "<ul>\n";

@@ -173,6 +173,13 @@ void timing(std::ostringstream& md, const RunSummary& s) {
     md << "Speed-ups side by side: against eager execution (" << e->used
        << ") and against the compiled baseline (" << s.decision.baseline
        << "), each its median over the arm's, with a 95% bootstrap interval.\n\n";
+  if (!s.workers.empty()) {
+    md << "Arms from outside kq's install and known-broken candidates were timed in workers of "
+          "their own, beside the references and the controls (their speed-ups are against the "
+          "references of their own worker; the references appear there as `arm@worker`):\n\n";
+    for (const std::string& line : worker_lines(s)) md << "- " << cell(line) << "\n";
+    md << "\n";
+  }
   for (const TimingRow& row : s.timing) size_section(md, row);
   for (const auto& k : s.timing_skips)
     md << "- " << cell(k.arm) << " not timed at " << cell(s.where(k.size)) << ": " << cell(k.reason)

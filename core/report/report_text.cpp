@@ -1,5 +1,8 @@
 #include "report/report_text.hpp"
 
+#include <algorithm>
+#include <cstdio>
+
 #include "summary/summarize.hpp"
 
 namespace kq {
@@ -28,6 +31,31 @@ std::vector<std::string> environment_lines(const nlohmann::json& plugin_environm
       sep = ", ";
     }
     lines.push_back(s);
+  }
+  return lines;
+}
+
+std::vector<std::string> worker_lines(const RunSummary& s) {
+  std::vector<std::string> lines;
+  for (const WorkerRow& w : s.workers) {
+    std::string line =
+        "worker " + w.label + " (" + w.reason + ": " + w.file + "): " + joined(w.arms);
+    if (w.disturbed) {
+      line += ". DISTURBED: " + w.why.value_or("") + "; its arms are not adopted";
+    } else if (w.why) {
+      line += ". " + *w.why + "; its arms are not adopted";
+    } else if (!w.slowdowns.empty()) {
+      auto [lo, hi] = std::minmax_element(
+          w.slowdowns.begin(), w.slowdowns.end(),
+          [](const WorkerSlowdown& a, const WorkerSlowdown& b) { return a.ratio < b.ratio; });
+      char text[200];
+      std::snprintf(text, sizeof text,
+                    ". Its references and controls took %.2fx to %.2fx their times in the clean "
+                    "worker: not disturbed",
+                    lo->ratio, hi->ratio);
+      line += text;
+    }
+    lines.push_back(line);
   }
   return lines;
 }

@@ -18,6 +18,10 @@ std::vector<std::string> environment_lines(const nlohmann::json& plugin_environm
 // The qualification's headline, its counts in bold.
 std::string headline_text(const Headline& h, Markup m);
 
+// One line per isolated timing worker: its file, why it was timed apart, its arms, and how its
+// references and controls compared with the clean worker's (disturbed or not).
+std::vector<std::string> worker_lines(const RunSummary& s);
+
 // "a, b, c"
 std::string joined(const std::vector<std::string>& items, const std::string& sep = ", ");
 

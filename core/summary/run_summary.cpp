@@ -119,6 +119,22 @@ KQ_JSON_FIELDS(LightSummary) {
   f("measured", r.measured);
   f("per_size", r.per_size);
 }
+KQ_JSON_FIELDS(WorkerSlowdown) {
+  f("size", r.size);
+  f("what", r.what);
+  f("ratio", r.ratio);
+  f("lo", r.lo);
+  f("hi", r.hi);
+}
+KQ_JSON_FIELDS(WorkerRow) {
+  f("label", r.label);
+  f("file", r.file);
+  f("reason", r.reason);
+  f("arms", r.arms);
+  f("slowdowns", r.slowdowns);
+  f("disturbed", r.disturbed);
+  f("why", r.why);
+}
 KQ_JSON_FIELDS(RunSummary) {
   f("schema_version", r.schema_version);
   f("run_dir", r.run_dir);
@@ -144,6 +160,7 @@ KQ_JSON_FIELDS(RunSummary) {
   f("flags", r.flags);
   f("timing_notes", r.timing_notes);
   f("timing_ran", r.timing_ran);
+  f("workers", r.workers, kOmitEmpty);
   f("decision", r.decision);
   f("baseline_choice", r.decision.baseline_choice);
   f("eager_choice", r.decision.eager_choice);
@@ -224,6 +241,8 @@ KQ_SUMMARY_JSON(TimingCell)
 KQ_SUMMARY_JSON(TimingRow)
 KQ_SUMMARY_JSON(LightRow)
 KQ_SUMMARY_JSON(LightSummary)
+KQ_SUMMARY_JSON(WorkerSlowdown)
+KQ_SUMMARY_JSON(WorkerRow)
 KQ_SUMMARY_JSON(RunSummary)
 #undef KQ_SUMMARY_JSON
 

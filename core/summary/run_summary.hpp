@@ -165,6 +165,27 @@ struct LightSummary {
   bool operator==(const LightSummary&) const = default;
 };
 
+// How much slower a reference (the baseline, the eager arm) or a control (the device copy, the
+// launch floor) ran in an isolated timing worker than in the clean one at one size: the
+// isolated worker's median time over the clean worker's, with its 95% bootstrap interval.
+struct WorkerSlowdown {
+  std::int64_t size = 0;
+  std::string what;  // "torch_compile", "the device copy", "the launch floor"
+  double ratio = 0, lo = 0, hi = 0;
+  bool operator==(const WorkerSlowdown&) const = default;
+};
+
+// An isolated timing worker (record/records.hpp WorkerStart) and what it measured against the
+// clean worker. A disturbed one's arms are never adopted.
+struct WorkerRow {
+  std::string label, file, reason;
+  std::vector<std::string> arms;
+  std::vector<WorkerSlowdown> slowdowns;  // every comparison made, by size
+  bool disturbed = false;
+  std::optional<std::string> why;  // a disturbed or stopped worker: in one sentence
+  bool operator==(const WorkerRow&) const = default;
+};
+
 struct RunSummary {
   int schema_version = rec::kSchemaVersion;
   std::string run_dir, op;
@@ -188,6 +209,7 @@ struct RunSummary {
   std::vector<FlagRow> flags;
   std::vector<rec::ArmNote> timing_notes;
   bool timing_ran = false;
+  std::vector<WorkerRow> workers;  // the isolated timing workers, in the order they ran
   Decision decision;
 
   const ArmRow* arm(const std::string& name) const;  // nullptr when not listed
@@ -197,12 +219,13 @@ struct RunSummary {
   bool operator==(const RunSummary&) const = default;
 };
 
-#define KQ_SUMMARY_TYPES(X)                                                                      \
-  X(ArtifactFiles)                                                                               \
-  X(ArmRow)                                                                                      \
-  X(ReasonGroup)                                                                                 \
-  X(Headline) X(LoadErrorRow) X(MachineFacts) X(KqBuild) X(KernelProfile) X(FlagNote) X(FlagRow) \
-      X(TimingCell) X(TimingRow) X(LightRow) X(LightSummary) X(RunSummary)
+#define KQ_SUMMARY_TYPES(X)                                                                        \
+  X(ArtifactFiles)                                                                                 \
+  X(ArmRow)                                                                                        \
+  X(ReasonGroup)                                                                                   \
+  X(Headline)                                                                                      \
+  X(LoadErrorRow) X(MachineFacts) X(KqBuild) X(KernelProfile) X(FlagNote) X(FlagRow) X(TimingCell) \
+      X(TimingRow) X(LightRow) X(LightSummary) X(WorkerSlowdown) X(WorkerRow) X(RunSummary)
 
 #define KQ_SUMMARY_JSON(T)                     \
   void to_json(nlohmann::json& j, const T& r); \

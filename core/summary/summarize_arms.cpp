@@ -136,16 +136,22 @@ std::map<std::string, std::string> summarize_arms(const RunData& run, RunSummary
 
   std::map<std::string, std::string> not_adopted;
   for (const auto& [arm, r] : timing_rejections(run)) {
+    // A reference timed again in an isolated worker ("torch_compile@label") that fails there
+    // says the worker was disturbed (summarize_workers), not that the reference is wrong.
+    if (arm.find('@') != std::string::npos) continue;
     not_adopted[arm] = "rejected while timed: " + r.check;
     if (auto it = rows.find(instance_arm(arm)); it != rows.end())
       reject_while_timed(r, run, it->second);
   }
-  // A disturbed timing worker: what any arm's samples there measured is in doubt.
-  if (!run.disturbed.empty()) {
-    const rec::Disturbed& d = run.disturbed.front();
+  // A disturbed clean worker: what any arm's samples there measured is in doubt. (An isolated
+  // worker's disturbance keeps its own arms out: summarize_workers.)
+  for (const rec::Disturbed& d : run.disturbed) {
+    if (run.worker_of.count(d.arm)) continue;
     for (const auto& r : run.rounds)
-      not_adopted.emplace(r.arm, "the timing worker was disturbed: " + d.what + " during " + d.arm +
-                                     "'s profiled call");
+      if (!run.worker_of.count(r.arm))
+        not_adopted.emplace(r.arm, "the timing worker was disturbed: " + d.what + " during " +
+                                       d.arm + "'s profiled call");
+    break;
   }
   for (auto& [name, row] : rows) add_artifacts(run.dir / "artifacts" / name, row);
 

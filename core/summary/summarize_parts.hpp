@@ -18,4 +18,12 @@ std::map<std::string, std::string> summarize_arms(const RunData& run, RunSummary
 void summarize_timing(const RunData& run, const std::map<std::string, std::string>& not_adopted,
                       RunSummary& s);
 
+// The isolated timing workers (record/run_data.hpp), each one's references (the clean names of
+// the baseline and the eager arm it was weighed against) and controls compared with the clean
+// worker's by size. The arms of a disturbed worker, or of one that stopped, go into
+// `not_adopted`, with why.
+std::vector<WorkerRow> summarize_workers(const RunData& run,
+                                         const std::vector<std::string>& references,
+                                         std::map<std::string, std::string>& not_adopted);
+
 }  // namespace kq

@@ -74,7 +74,7 @@ std::optional<Speedup> speedup_against(const std::string& against, const std::st
                                        const std::vector<double>& v, const SizeFacts& f,
                                        const ArmContext& context) {
   if (against.empty() || arm == against || !context.comparable(arm, against)) return std::nullopt;
-  auto base = f.single->find(against);
+  auto base = f.single->find(context.in_worker(against, arm));
   if (base == f.single->end()) return std::nullopt;
   const SpeedupEstimate e =
       bootstrap_speedup(base->second, v, 2000, static_cast<std::uint64_t>(f.size));
@@ -240,6 +240,7 @@ void summarize_timing(const RunData& run, const std::map<std::string, std::strin
   ArmContext context;
   for (const auto& a : run.manifest.arms) context.devices[a.name] = a.device;
   context.not_adopted = not_adopted;
+  context.worker_of = run.worker_of;
   auto why_not = [&](const std::string& arm) {
     return why_not_reference(arm, run, x, not_adopted);
   };
@@ -255,6 +256,12 @@ void summarize_timing(const RunData& run, const std::map<std::string, std::strin
       !baseline_choice.used.empty()
           ? baseline_choice.used
           : (run.manifest.baselines.empty() ? std::string() : run.manifest.baselines[0]);
+  // The isolated workers' references and controls against the clean worker's: a disturbed
+  // worker's arms are never adopted.
+  std::vector<std::string> references;
+  for (const std::string& r : {baseline, context.eager})
+    if (!r.empty()) references.push_back(r);
+  s.workers = summarize_workers(run, references, context.not_adopted);
   for (const auto& [size, per_arm] : x.single)
     s.timing.push_back(size_row(size, per_arm, run, s, x, context, s.flags, baseline));
   // The speed of light: a device-to-device copy timed in the same run (absent: not measured).

@@ -27,6 +27,9 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
+// A reference timed again in an isolated worker (timing/timing_workers.hpp): "arm@label".
+bool is_reference(const std::string& name) { return name.find('@') != std::string::npos; }
+
 double since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
 }
@@ -101,6 +104,12 @@ class SizeRun {
         skip(a, e.what());
         rethrow_if_sticky(e);
       }
+    }
+    // An isolated worker (its references named "arm@label") times a size only for its own arms.
+    if (std::none_of(slots_.begin(), slots_.end(),
+                     [](const Slot& s) { return !is_reference(s.name()); })) {
+      slots_.clear();
+      names.clear();
     }
     rec::SizeStart start{size_, names, l2_name(pol.l2), check_seed, {}, {}, {}};
     if (!point_.point.empty()) {
@@ -426,8 +435,16 @@ void time_arms(const std::vector<TimedArm>& arms, const Spec& spec, const Emit& 
   const std::uint64_t check_seed = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
   std::map<std::string, std::string> rejected;  // arm -> why, kept across sizes
   std::map<std::string, double> cpu_rate;       // CPU arm -> seconds a byte, from its last size
-  for (const TimedPoint& p : timed_points(spec, spec.timing.sizes))
+  // Once every arm of its own is rejected, a worker has nothing left to time.
+  auto any_own_left = [&] {
+    return std::any_of(arms.begin(), arms.end(), [&](const TimedArm& a) {
+      return !is_reference(a.identity.name) && !rejected.count(a.identity.name);
+    });
+  };
+  for (const TimedPoint& p : timed_points(spec, spec.timing.sizes)) {
+    if (!any_own_left()) break;
     SizeRun(arms, spec, p, check_seed, rejected, cpu_rate, emit).run();
+  }
 }
 
 }  // namespace kq

@@ -1,5 +1,8 @@
-// The timing stage, parent side: one worker process runs every qualified arm (so that they
-// share one device, one clock and one schedule) and streams its records into rounds.jsonl.
+// The timing stage, parent side: worker processes, one after another, each timing its arms in
+// interleaved rounds (so that they share one device, one clock and one schedule), stream their
+// records into rounds.jsonl, each worker's after its worker_start. Which arms share a worker:
+// timing/timing_workers.hpp (kq's own good arms together; each file from outside, or of a
+// known-broken candidate, apart, beside the references and the controls).
 #pragma once
 #include <filesystem>
 #include <functional>
@@ -7,13 +10,15 @@
 #include <vector>
 
 #include "qualify/qualify_stage.hpp"
+#include "timing/timing_workers.hpp"
 
 namespace kq {
 
 struct TimeStageOptions {
   std::filesystem::path spec_file;
   std::filesystem::path out_jsonl;      // rounds.jsonl
-  std::filesystem::path log_file;       // the worker's stderr
+  std::filesystem::path log_file;       // the clean worker's stderr; time-<label>.log beside it
+  IsolationPolicy isolation;            // which arms are timed apart
   std::vector<std::int64_t> sizes;      // overrides the spec's timing sizes when not empty
   std::vector<Point> added_points;      // format 2: appended to the spec's timing points
   std::filesystem::path artifacts_dir;  // when set: artifacts/<arm>/timing-* are written there
@@ -27,8 +32,8 @@ struct TimeStageOptions {
 };
 
 struct TimeStageResult {
-  bool completed = false;
-  std::string problem;  // when the worker died or hung
+  bool completed = false;  // every worker finished
+  std::string problem;     // the first worker that died or hung, and how
 };
 
 TimeStageResult time_stage(const std::vector<StageArm>& arms, const TimeStageOptions& options);
