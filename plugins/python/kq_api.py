@@ -751,6 +751,8 @@ class _Calls:
 # before the importing code can touch it. After each arm file runs, _tampering() names what
 # code from outside the shared packages replaced, added or deleted there, and puts it back.
 # Data attributes (config flags) are not compared: the packages change their own while running.
+# A thread an arm file starts at import, running code from outside the shared packages, would
+# run beside every other arm of the worker: _tampering() names it too (it cannot be put back).
 import builtins as _builtins
 import functools as _functools
 import importlib as _importlib
@@ -764,6 +766,7 @@ _MISSING = object()
 _watched = {}  # (module name, class name or None) -> {attribute: callable}
 _watched_count = [0]  # len(sys.modules) when last looked at
 _import_depth = _threading.local()
+_threads_seen = set()  # idents of the threads already looked at
 
 
 def _is_shared(module_name):
@@ -821,6 +824,7 @@ def _watch():
         _builtins.__import__ = _outermost(_builtins.__import__)
         _importlib.import_module = _outermost(_importlib.import_module)
     _record_new()
+    _threads_seen.update(t.ident for t in _threading.enumerate())
 
 
 def _package_dirs():
@@ -868,6 +872,23 @@ def _tampering():
         _warnings.simplefilter("ignore")
         found = _changes()
     _record_new()
+    return found + _new_threads(_package_dirs())
+
+
+def _new_threads(dirs):
+    """The threads started since last looked at, still running, whose code is from outside the
+    shared packages (a thread of torch's own, started by a call into torch, is not named)."""
+    found = []
+    for t in _threading.enumerate():
+        if t.ident in _threads_seen:
+            continue
+        _threads_seen.add(t.ident)
+        code = getattr(t, "_target", None)
+        if code is None and type(t).run is not _threading.Thread.run:
+            code = type(t).run  # a Thread subclass's own run()
+        if code is not None and t.is_alive() and _foreign(code, dirs):
+            found.append("thread %r, running %s, which runs beside every arm of the worker"
+                         % (t.name, _describe(code)))
     return found
 
 

@@ -116,15 +116,24 @@ ArmIdentity identity_of(const py::object& arm, const fs::path& file,
   return id;
 }
 
-// What importing `file` (just done) changed in torch, triton, numpy or kq, put back since
-// (kq._tampering, kq_api.py): empty, or one sentence for the file's arms' identities.
+// What importing `file` (just done) changed in torch, triton, numpy or kq, put back since, and
+// the threads it started (kq._tampering, kq_api.py): empty, or one sentence for the file's arms'
+// identities.
 std::string tampering_by(const fs::path& file) {
   const py::list changes = kq_module().attr("_tampering")();
-  if (changes.empty()) return {};
-  std::string s = "importing " + file.filename().string() + " changed what every arm shares: ";
-  for (std::size_t i = 0; i < changes.size(); ++i)
-    s += (i ? "; " : "") + std::string(py::str(changes[i]));
-  return s + " (put back for the other arms)";
+  std::string changed, threads;  // threads cannot be put back
+  for (py::handle c : changes) {
+    const std::string line = py::str(c);
+    std::string& into = line.rfind("thread ", 0) == 0 ? threads : changed;
+    into += (into.empty() ? "" : "; ") + line;
+  }
+  const std::string importing = "importing " + file.filename().string();
+  std::string s;
+  if (!changed.empty())
+    s = importing + " changed what every arm shares: " + changed + " (put back for the other arms)";
+  if (!threads.empty())
+    s += (s.empty() ? importing : std::string(", and it")) + " started " + threads;
+  return s;
 }
 
 // The arms one file defines, as kq._arms_in finds them (kq_api.py): its kq.Arm subclasses that

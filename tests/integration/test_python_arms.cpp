@@ -177,6 +177,20 @@ TEST_CASE("a file that changes a shared module at import is rejected, and its ch
   CHECK(summary["arms"].size() == 2);
 }
 
+TEST_CASE("a shipped file that starts a thread at import is named, its arm rejected") {
+  const auto r = run_kq("list");
+  INFO(r.out);
+  CHECK(r.out.find("(rejected: importing broken_thread_at_import.py started thread 'loiter', "
+                   "running _loiter (") != std::string::npos);
+  CHECK(r.out.find("numpy_residual_relu") != std::string::npos);
+  // Only the file that started it is named: the files imported after it are not.
+  std::size_t named = 0;
+  for (auto at = r.out.find("started thread"); at != std::string::npos;
+       at = r.out.find("started thread", at + 1))
+    ++named;
+  CHECK(named == 1);
+}
+
 TEST_CASE("a worker imports only the files of the arms it holds") {
   // Each file notes the process that imports it. The parent kq imports both to list the arms;
   // py_first's qualification and timing workers import first.py alone.

@@ -1,5 +1,5 @@
 """An arm from outside kq's install that behaves while it is qualified and then disturbs the
-process it runs in: after its 4000th call it starts a thread that keeps the GPU busy with matrix
+process it runs in: after its 1000th call it starts a thread that keeps the GPU busy with matrix
 products on a stream of its own. Its outputs stay right. In a shared timing worker that work
 would slow every other arm down; kq times this file in a worker of its own, where the references
 and the controls run slower than in the clean worker: the worker is disturbed and none of its
@@ -32,5 +32,5 @@ def delayed_saboteur(inputs, outputs):
     torch.add(x, r, out=out)
     torch.where(out <= 0, torch.zeros((), dtype=out.dtype, device=out.device), out, out=out)
     _calls[0] += 1
-    if _calls[0] == 4000:
+    if _calls[0] == 1000:
         threading.Thread(target=_busy, daemon=True).start()
