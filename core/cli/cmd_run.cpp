@@ -11,6 +11,7 @@
 #include "qualify/qualify_stage.hpp"
 #include "qualify/sanitize_setup.hpp"
 #include "spec/suggest.hpp"
+#include "timing/stopping.hpp"
 
 namespace kq::cli {
 namespace {
@@ -76,7 +77,9 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
       "that must reject it)")("out", po::value<std::string>()->default_value(""),
                               "write the run here instead of RUNS_DIR/<id>")(
       "runs-dir", po::value<std::string>()->default_value("runs"), "where run directories go")(
-      "quick", po::bool_switch(), "qualify on the smaller sizes only (up to 2^20 + 3 elements)")(
+      "quick", po::bool_switch(),
+      "qualify on the smaller sizes only (up to 2^20 + 3 elements) and, kq run, time briefly (at "
+      "most 50 rounds and 5 s a size): a first look")(
       "sanitize", po::value<std::string>()->implicit_value("all"),
       "also qualify each CUDA arm under compute-sanitizer: memcheck, initcheck, racecheck, "
       "synccheck (comma-separated; default all)")("junit", po::value<std::string>(),
@@ -137,6 +140,7 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
   o.command_line = {"kq", cmd};
   o.command_line.insert(o.command_line.end(), args.begin(), args.end());
   o.quick = vm["quick"].as<bool>();
+  if (o.quick && timing) quick_timing(o.spec.timing);  // as the timing workers will
   if (vm.count("hang-timeout")) o.hang_timeout_s = vm["hang-timeout"].as<double>();
   o.jobs = vm["jobs"].as<int>();
   if (vm.count("junit")) o.junit = vm["junit"].as<std::string>();

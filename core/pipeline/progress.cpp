@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 
@@ -151,6 +153,25 @@ std::string Progress::where(std::int64_t size) const {
 
 void Progress::on(const rec::SizeStart& s) {
   if (s.point) points_[s.size] = *s.point;
+  if (worker_start_) {  // its arms' set-up follows the worker's start and its plugins' load
+    double setup = 0;
+    for (double t : s.arm_setup_s) setup += t;
+    const double load =
+        std::chrono::duration<double>(Clock::now() - *worker_start_).count() - setup;
+    char text[96];
+    std::snprintf(text, sizeof text, "  the worker started and loaded its arms in %.1f s", load);
+    line(text);
+    worker_start_.reset();
+  }
+  slowest_setup_.clear();
+  double slowest = 0;
+  for (std::size_t i = 0; i < s.arm_setup_s.size() && i < s.arms.size(); ++i)
+    if (s.arm_setup_s[i] > slowest) {
+      slowest = s.arm_setup_s[i];
+      char text[96];
+      std::snprintf(text, sizeof text, "; slowest %s %.1f s", s.arms[i].c_str(), slowest);
+      slowest_setup_ = text;
+    }
 }
 
 void Progress::on(const rec::RoundSample& r) {
@@ -167,11 +188,15 @@ void Progress::on(const rec::RoundSample& r) {
 
 void Progress::on(const rec::SizeEnd& e) {
   running_.clear();
+  char took[64];
+  std::snprintf(took, sizeof took, " (%.1f s; set-up %.1f s", e.elapsed_s, e.setup_s.value_or(0));
   line("  " + where(e.size) + ": " + std::to_string(e.rounds) + " rounds, stopped by " +
-       e.stopped_by);
+       e.stopped_by + took + slowest_setup_ + ")");
 }
 
 void Progress::on(const rec::ArmSkip& k) {
+  // Once per arm and reason: the sizes after the first say the same (the report lists each).
+  if (!skips_said_.insert({k.arm, k.reason}).second) return;
   line("  " + k.arm + " not timed at " + where(k.size) + ": " + k.reason);
 }
 
@@ -181,6 +206,7 @@ void Progress::on(const rec::Disturbed& d) {
 }
 
 void Progress::on(const rec::WorkerStart& w) {
+  worker_start_ = Clock::now();
   if (w.label.empty()) {
     if (!w.arms.empty()) line(" clean worker: " + std::to_string(w.arms.size()) + " arm(s)");
     return;

@@ -8,6 +8,8 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -61,6 +63,9 @@ class Progress {
   // "4096 elements", or a format-2 timing point's name ("M=32768,N=4096") by its number.
   std::string where(std::int64_t size) const;
   std::map<std::int64_t, std::string> points_;
+  std::optional<Clock::time_point> worker_start_;             // until its first size starts
+  std::set<std::pair<std::string, std::string>> skips_said_;  // (arm, reason) printed
+  std::string slowest_setup_;  // "; slowest ARM 9.1 s": the current size's slowest arm set-up
   // Arms skipped for want of a device, by reason: one line each at finish(), not one per arm.
   std::map<std::string, std::vector<std::string>> skipped_;
   // What each arm is doing now, by its name (qualify: its case; time: the size and round).

@@ -73,6 +73,7 @@ bool time_qualified(const RunPipelineOptions& o, const std::vector<StageArm>& qu
   t.added_points = o.timed.added;
   t.blocking_kernel = o.blocking_kernel;
   t.cpu_call_budget_s = o.cpu_call_budget_s;
+  t.quick = o.quick;
   t.artifacts_dir = o.dir / "artifacts";
   t.isolation = {self_executable().parent_path() / "plugins", o.isolate_all,
                  o.spec.decision.baselines, o.spec.decision.eager};

@@ -12,6 +12,7 @@
 #include "qualify/qualify_arm.hpp"
 #include "qualify/shared_cases.hpp"
 #include "spec/spec.hpp"
+#include "timing/stopping.hpp"
 #include "timing/time_arms.hpp"
 #include "worker/supervise.hpp"
 
@@ -102,6 +103,7 @@ void worker_time(const TimeWorkerArgs& args) {
   if (!args.sizes.empty()) spec.timing.sizes = args.sizes;
   if (args.no_blocking_kernel) spec.timing.blocking_kernel = false;
   spec.timing.cpu_call_budget_s = args.cpu_call_budget_s;
+  if (args.quick) quick_timing(spec.timing);
   if (args.brief) make_brief(spec.timing);
   std::vector<std::filesystem::path> files(args.plugins.begin(), args.plugins.end());
   only_arm_files(args.origins);
@@ -125,7 +127,7 @@ void worker_time(const TimeWorkerArgs& args) {
     arms.push_back({a->arm.get(), id});
     loaded.push_back(a);
   }
-  time_arms(arms, spec, emit);
+  time_arms(arms, spec, emit, !args.quick);
   // The timing sizes were prepared here, not in qualification: keep what the arms built for them.
   if (!args.artifacts_dir.empty())
     for (std::size_t i = 0; i < arms.size(); ++i)

@@ -109,6 +109,7 @@ KQ_JSON_FIELDS(SizeStart) {
   f("point", r.point);
   f("bytes", r.bytes);
   f("flops", r.flops);
+  f("arm_setup_s", r.arm_setup_s);
 }
 KQ_JSON_FIELDS(ArmSkip) {
   f("arm", r.arm);
@@ -166,6 +167,7 @@ KQ_JSON_FIELDS(SizeEnd) {
   f("rounds", r.rounds);
   f("stopped_by", r.stopped_by);
   f("elapsed_s", r.elapsed_s);
+  f("setup_s", r.setup_s);
 }
 KQ_JSON_FIELDS(Recheck) {
   f("arm", r.arm);

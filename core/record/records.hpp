@@ -134,6 +134,8 @@ struct SizeStart {
   // Format 2: the point ("M=32768,N=4096"), the bytes one call moves and its FLOPs.
   std::optional<std::string> point;
   std::optional<double> bytes, flops;
+  // Seconds each arm's set-up took (prepare, the warm-up, the graph's capture), as `arms`.
+  std::vector<double> arm_setup_s;
 };
 
 struct ArmSkip {  // an arm that could not be set up (or captured, mode graph) at this size
@@ -206,7 +208,8 @@ struct SizeEnd {
   std::int64_t size = 0;
   int rounds = 0;
   std::string stopped_by;
-  double elapsed_s = 0;
+  double elapsed_s = 0;           // the rounds
+  std::optional<double> setup_s;  // before them: the arms', the reference, the checks
 };
 
 struct Recheck {  // a size's output checks, summed up per arm

@@ -1,8 +1,17 @@
 #include "timing/stopping.hpp"
 
+#include <algorithm>
+
 #include "stats/stats.hpp"
 
 namespace kq {
+
+void quick_timing(TimingPolicy& t) {
+  t.max_rounds = std::max(t.min_rounds, std::min(t.max_rounds, 50));
+  t.max_seconds = std::min(t.max_seconds, 5.0);
+  t.warmup_ms = std::min(t.warmup_ms, 20.0);
+}
+
 namespace {
 
 bool sharp(const std::map<std::string, std::vector<double>>& samples, const Spec& spec) {

@@ -12,6 +12,11 @@
 
 namespace kq {
 
+// kq run --quick, a first look: at most 50 rounds and 5 s a size, 20 ms of warm-up (and on a
+// GPU host the CUDA arms only: time_arms). The decision's intervals are as honest as ever, only
+// wider: fewer wins are called.
+void quick_timing(TimingPolicy& t);
+
 // "" to go on; else "confidence", "max_rounds" or "max_seconds".
 std::string stop_reason(const std::map<std::string, std::vector<double>>& samples, const Spec& spec,
                         int rounds, double elapsed_s);

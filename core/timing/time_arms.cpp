@@ -52,8 +52,9 @@ class SizeRun {
  public:
   SizeRun(const std::vector<TimedArm>& arms, const Spec& spec, const TimedPoint& point,
           std::uint64_t check_seed, std::map<std::string, std::string>& rejected,
-          std::map<std::string, double>& cpu_rate, const Emit& emit)
+          std::map<std::string, double>& cpu_rate, const Emit& emit, bool cpu_beside_cuda)
       : spec_(spec),
+        cpu_beside_cuda_(cpu_beside_cuda),
         point_(point),
         size_(point.size),
         case_(point.c),
@@ -62,7 +63,9 @@ class SizeRun {
         cpu_rate_(cpu_rate),
         emit_(emit),
         rng_(spec.qualification.seed + static_cast<std::uint64_t>(point.size)) {
+    const auto t0 = clock_type::now();
     set_up(arms, check_seed);
+    setup_s_ = since(t0);
   }
 
   void run() {
@@ -82,6 +85,7 @@ class SizeRun {
       cuda_stream_ = std::make_shared<Stream>(Device::cuda);
     if (cuda_stream_) expected_device_state();  // read before any arm's first call here
     std::vector<std::string> names;
+    std::vector<double> arm_setup_s;
     for (const TimedArm& a : arms) {
       if (auto r = rejected_.find(a.identity.name); r != rejected_.end()) {
         skip(a, "rejected by the timing checks: " + r->second);
@@ -92,6 +96,7 @@ class SizeRun {
                                  : 0.0))
         continue;
       try {
+        const auto t0 = clock_type::now();
         slots_.push_back(make_slot(a, spec_, point_, graph_mode, cuda_stream_, check_seed, emit_));
         Slot& s = slots_.back();
         if (!s.cuda()) cpu_rate_[a.identity.name] = s.warmup_call_s / std::max(point_.bytes, 1.0);
@@ -100,6 +105,7 @@ class SizeRun {
           continue;
         }
         names.push_back(a.identity.name);
+        arm_setup_s.push_back(since(t0));
       } catch (const std::exception& e) {
         skip(a, e.what());
         rethrow_if_sticky(e);
@@ -110,8 +116,9 @@ class SizeRun {
                      [](const Slot& s) { return !is_reference(s.name()); })) {
       slots_.clear();
       names.clear();
+      arm_setup_s.clear();
     }
-    rec::SizeStart start{size_, names, l2_name(pol.l2), check_seed, {}, {}, {}};
+    rec::SizeStart start{size_, names, l2_name(pol.l2), check_seed, {}, {}, {}, arm_setup_s};
     if (!point_.point.empty()) {
       start.point = point_.point;
       start.bytes = point_.bytes;
@@ -151,8 +158,14 @@ class SizeRun {
   // never a candidate, and its calls at the largest sizes would take most of the run.
   bool over_cpu_budget(const TimedArm& a, double call_s) {
     const double budget = spec_.timing.cpu_call_budget_s;
-    if (a.identity.device != Device::cpu || !cuda_stream_ || budget <= 0 || call_s <= budget)
-      return false;
+    if (a.identity.device != Device::cpu || !cuda_stream_) return false;
+    if (!cpu_beside_cuda_) {
+      skip(a,
+           "kq run --quick times only the CUDA arms where there are any: a CPU arm is never a "
+           "candidate beside them (kq run without --quick times it, up to --cpu-budget)");
+      return true;
+    }
+    if (budget <= 0 || call_s <= budget) return false;
     char text[160];
     std::snprintf(text, sizeof text,
                   "a call takes about %.0f ms, above the %.0f ms budget of CPU arms timed beside "
@@ -295,7 +308,7 @@ class SizeRun {
       stopped_by = by_arm.empty() ? "rejected" : stop_reason(by_arm, spec_, round, since(t0));
     }
     if (stopped_by != "rejected") one_round(round++, true);
-    emit_(rec::SizeEnd{size_, round, stopped_by, since(t0)});
+    emit_(rec::SizeEnd{size_, round, stopped_by, since(t0), setup_s_});
   }
 
   void one_round(int round, bool closing) {
@@ -406,8 +419,10 @@ class SizeRun {
   }
 
   const Spec& spec_;
+  bool cpu_beside_cuda_;
   const TimedPoint& point_;
   std::int64_t size_;
+  double setup_s_ = 0;
   Case case_;
   std::vector<OutputRule> rules_;  // by output
   std::map<std::string, std::string>& rejected_;
@@ -429,7 +444,8 @@ class SizeRun {
 
 }  // namespace
 
-void time_arms(const std::vector<TimedArm>& arms, const Spec& spec, const Emit& emit) {
+void time_arms(const std::vector<TimedArm>& arms, const Spec& spec, const Emit& emit,
+               bool cpu_beside_cuda) {
   // Which samples are checked is drawn afresh for every run: an arm cannot learn it.
   std::random_device rd;
   const std::uint64_t check_seed = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
@@ -443,7 +459,7 @@ void time_arms(const std::vector<TimedArm>& arms, const Spec& spec, const Emit& 
   };
   for (const TimedPoint& p : timed_points(spec, spec.timing.sizes)) {
     if (!any_own_left()) break;
-    SizeRun(arms, spec, p, check_seed, rejected, cpu_rate, emit).run();
+    SizeRun(arms, spec, p, check_seed, rejected, cpu_rate, emit, cpu_beside_cuda).run();
   }
 }
 

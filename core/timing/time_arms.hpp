@@ -31,6 +31,10 @@ struct TimedArm {
   ArmIdentity identity;
 };
 
-void time_arms(const std::vector<TimedArm>& arms, const Spec& spec, const Emit& emit);
+// cpu_beside_cuda false (kq run --quick): where a CUDA arm is timed, no CPU arm is. A CPU arm is
+// never a candidate beside CUDA ones, and its set-up (a CPU torch.compile build: 40 s on the
+// H200's host) can take longer than all the rounds of a first look.
+void time_arms(const std::vector<TimedArm>& arms, const Spec& spec, const Emit& emit,
+               bool cpu_beside_cuda = true);
 
 }  // namespace kq

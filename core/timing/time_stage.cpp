@@ -36,6 +36,7 @@ std::string run_worker(const TimingWorkerPlan& plan, const TimeStageOptions& opt
   w.no_blocking_kernel = !opt.blocking_kernel;
   w.cpu_call_budget_s = opt.cpu_call_budget_s;
   w.brief = opt.brief;
+  w.quick = opt.quick;
   w.sizes = opt.sizes;
   w.added_points = opt.added_points;
   std::vector<std::string> argv = {self_executable().string(), kWorkerTimeMode};

@@ -27,6 +27,7 @@ struct TimeStageOptions {
   // A few rounds per size (8 to 16, 5 s at most, 10 ms of warm-up): enough for the timing
   // checks to run (kq selftest), not for a decision.
   bool brief = false;
+  bool quick = false;  // kq run --quick: quick_timing() (timing/stopping.hpp)
   double silence_timeout_s = 300.0;
   std::function<void(const nlohmann::json&)> on_record;
 };

@@ -146,6 +146,7 @@ std::vector<std::string> TimeWorkerArgs::to_argv() const {
   if (no_blocking_kernel) argv.push_back("--no-blocking-kernel");
   argv.insert(argv.end(), {"--cpu-budget", std::to_string(cpu_call_budget_s)});
   if (brief) argv.push_back("--brief");
+  if (quick) argv.push_back("--quick");
   if (!sizes.empty()) argv.insert(argv.end(), {"--sizes", encode_sizes(sizes)});
   encode_points(added_points, argv);
   for (const auto& o : origins) argv.insert(argv.end(), {"--origin", o});
@@ -156,7 +157,7 @@ TimeWorkerArgs TimeWorkerArgs::parse(const std::vector<std::string>& args) {
   ArgReader r(
       args,
       {"spec", "plugin", "arm", "artifacts-dir", "sizes", "added-point", "origin", "cpu-budget"},
-      {"no-blocking-kernel", "brief"});
+      {"no-blocking-kernel", "brief", "quick"});
   TimeWorkerArgs a;
   a.spec = r.required("spec");
   a.plugins = r.all("plugin");
@@ -167,6 +168,7 @@ TimeWorkerArgs TimeWorkerArgs::parse(const std::vector<std::string>& args) {
   a.no_blocking_kernel = r.has("no-blocking-kernel");
   if (r.has("cpu-budget")) a.cpu_call_budget_s = decode_seconds(r.one("cpu-budget"));
   a.brief = r.has("brief");
+  a.quick = r.has("quick");
   if (r.has("sizes")) a.sizes = decode_sizes(r.one("sizes"));
   a.added_points = decode_points(r.all("added-point"));
   a.origins = r.all("origin");

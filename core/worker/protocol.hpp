@@ -55,6 +55,7 @@ struct TimeWorkerArgs {
   bool no_blocking_kernel = false;
   double cpu_call_budget_s = 0.05;   // TimingPolicy::cpu_call_budget_s
   bool brief = false;                // a few rounds per size (kq selftest)
+  bool quick = false;                // kq run --quick: quick_timing() (timing/stopping.hpp)
   std::vector<std::string> origins;  // the arms' files, as QualifyWorkerArgs's
 
   std::vector<std::string> to_argv() const;  // the arguments after the mode

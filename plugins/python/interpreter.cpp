@@ -35,6 +35,11 @@ void share_compile_caches() {
   setenv("TRITON_CACHE_DIR", (root + "/triton").c_str(), 0);
 }
 
+// A kq worker compiles a few small graphs. Inductor's default compiles them in a pool of
+// subprocesses, one per core, each of which imports torch first: with several workers at once
+// that costs more than it saves. Where the user set it, that stands.
+void compile_in_process() { setenv("TORCHINDUCTOR_COMPILE_THREADS", "1", 0); }
+
 void check(PyStatus s, const char* what) {
   if (PyStatus_Exception(s))
     throw std::runtime_error(std::string("cannot start Python (") + what +
@@ -54,6 +59,7 @@ void ensure_interpreter() {
     // beside it), and sys.executable naming it, for modules that start Python subprocesses
     // (Inductor's compile workers). No signal handlers: kq keeps its own.
     share_compile_caches();
+    compile_in_process();
     PyConfig config;
     PyConfig_InitPythonConfig(&config);
     config.install_signal_handlers = 0;

@@ -36,3 +36,22 @@ TEST_CASE("without the baseline, each arm's own median must be known to the thre
   s["cpu_tbb"] = noisy(1e-3, 0.6, 30, 3);
   CHECK(kq::stop_reason(s, spec, 30, 1.0).empty());
 }
+
+TEST_CASE("--quick caps the rounds, the seconds and the warm-up, never below min_rounds") {
+  kq::TimingPolicy t;
+  t.min_rounds = 10;
+  t.max_rounds = 200;
+  t.max_seconds = 30;
+  t.warmup_ms = 50;
+  kq::quick_timing(t);
+  CHECK(t.max_rounds == 50);
+  CHECK(t.max_seconds == 5.0);
+  CHECK(t.warmup_ms == 20.0);
+  kq::TimingPolicy few;
+  few.min_rounds = 80;
+  few.max_rounds = 100;
+  few.max_seconds = 2;
+  kq::quick_timing(few);
+  CHECK(few.max_rounds == 80);
+  CHECK(few.max_seconds == 2.0);
+}

@@ -55,6 +55,7 @@ TEST_CASE("time worker arguments survive encoding") {
   a.artifacts_dir = "/run/artifacts";
   a.no_blocking_kernel = true;
   a.brief = true;
+  a.quick = true;
   a.origins = {"plugins/python/arms/torch_arms.py", "/x/y.py"};
   const auto b = kq::TimeWorkerArgs::parse(a.to_argv());
   CHECK(b.spec == a.spec);
@@ -65,6 +66,7 @@ TEST_CASE("time worker arguments survive encoding") {
   CHECK(b.artifacts_dir == a.artifacts_dir);
   CHECK(b.no_blocking_kernel);
   CHECK(b.brief);
+  CHECK(b.quick);
   CHECK(b.origins == a.origins);
 }
 
