@@ -74,7 +74,11 @@ std::optional<Speedup> speedup_against(const std::string& against, const std::st
                                        const std::vector<double>& v, const SizeFacts& f,
                                        const ArmContext& context) {
   if (against.empty() || arm == against || !context.comparable(arm, against)) return std::nullopt;
-  auto base = f.single->find(context.in_worker(against, arm));
+  // An isolated arm against its own worker's reference; a reference's instance there against
+  // the clean worker's (how much the isolated worker slowed it).
+  std::string reference = context.in_worker(against, arm);
+  if (reference == arm) reference = against;
+  auto base = f.single->find(reference);
   if (base == f.single->end()) return std::nullopt;
   const SpeedupEstimate e =
       bootstrap_speedup(base->second, v, 2000, static_cast<std::uint64_t>(f.size));

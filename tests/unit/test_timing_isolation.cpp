@@ -210,6 +210,9 @@ TEST_CASE("an isolated arm is weighed against the baseline timed in its own work
   const json* out = cell(s, "out");
   REQUIRE(out);
   CHECK((*out)["speedup"].get<double>() == doctest::Approx(10.1 / 8).epsilon(0.02));
+  const json* base_w = cell(s, "base@w");  // its own worker's: against the clean worker's base
+  REQUIRE(base_w);
+  CHECK((*base_w)["speedup"].get<double>() == doctest::Approx(10.0 / 10.1).epsilon(0.02));
   const json* good = cell(s, "good");
   REQUIRE(good);
   CHECK((*good)["speedup"].get<double>() == doctest::Approx(10.0 / 9).epsilon(0.02));
