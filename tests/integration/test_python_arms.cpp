@@ -670,3 +670,55 @@ TEST_CASE("kq.parse gives the host's tree: every shipped spec, and expressions w
     CHECK(summary["arms"][0]["detail"] == "alike");
   }
 }
+
+TEST_CASE("an arm file from outside is timed in a worker of its own, beside the references") {
+  const fs::path dir = kq::test::temp_dir("python-isolated");
+  const fs::path arms = dir / "arms";
+  fs::create_directories(arms);
+  write(arms / "fast.py",
+        "import numpy as np\n"
+        "import kq\n\n"
+        "@kq.arm(name='py_outside', device='cpu', tensors='numpy', computes='relu(x + residual)',\n"
+        "        dtypes=('f32',))\n"
+        "def outside(inputs, outputs):\n"
+        "    x, r = inputs\n"
+        "    np.add(x, r, out=outputs[0])\n"
+        "    np.maximum(outputs[0], 0, out=outputs[0])\n"
+        "    np.add(outputs[0], 0, out=outputs[0])\n");
+  const auto r = run_kq(
+      "run specs/residual_relu.yaml --arms cpu_tbb,numpy_residual_relu,py_outside "
+      "--quick --sizes 4096 --python-arms '" +
+      arms.string() + "' --out '" + (dir / "run").string() + "'");
+  INFO(r.out);
+  CHECK(r.out.find("isolated worker fast (an arm file from outside kq's install: " +
+                   (arms / "fast.py").string() + "): py_outside, beside 1 reference(s)") !=
+        std::string::npos);
+
+  // The clean worker's records, then the isolated one's after its worker_start.
+  std::vector<nlohmann::json> starts;
+  std::set<std::string> timed;
+  std::ifstream in(dir / "run" / "rounds.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line);
+    if (j["type"] == "worker_start") starts.push_back(j);
+    if (j["type"] == "round") timed.insert(j["arm"].get<std::string>());
+  }
+  REQUIRE(starts.size() == 2);
+  CHECK(starts[0]["label"] == "");
+  CHECK(starts[1]["label"] == "fast");
+  CHECK(starts[1]["arms"] == nlohmann::json::array({"py_outside"}));
+  CHECK(starts[1]["references"] == nlohmann::json::array({"cpu_tbb@fast"}));
+  CHECK(timed ==
+        std::set<std::string>{"cpu_tbb", "numpy_residual_relu", "py_outside", "cpu_tbb@fast"});
+
+  const auto summary = read_json(dir / "run" / "summary.json");
+  REQUIRE(summary["workers"].size() == 1);
+  CHECK(summary["workers"][0]["label"] == "fast");
+  CHECK(!summary["workers"][0]["slowdowns"].empty());  // cpu_tbb, clean and isolated
+  bool weighed = false;
+  for (const auto& cell : summary["timing"][0]["arms"])
+    if (cell["arm"] == "py_outside") weighed = cell.contains("speedup");
+  CHECK(weighed);  // against cpu_tbb@fast
+  CHECK(kq::test::read_file(dir / "run" / "report.md").find("- worker fast (") !=
+        std::string::npos);
+}
