@@ -29,6 +29,8 @@ int cmd_list(const std::vector<std::string>& args) {
     if (a.identity.device == Device::cuda && !cuda)
       std::cout << "  (cannot run here: " << why << ")";
     if (!a.identity.tampering.empty()) std::cout << "  (rejected: " << a.identity.tampering << ")";
+    if (!a.load_threads.empty())
+      std::cout << "  (timed apart: its plugin's load left " << a.load_threads << ")";
     if (!a.identity.expected_rejection.empty())
       std::cout << "  (known broken; must fail " << a.identity.expected_rejection << ")";
     std::cout << "\n";

@@ -34,13 +34,14 @@ std::vector<StageArm> select_arms(const PluginSet& set, const po::variables_map&
       auto it = std::find_if(set.arms.begin(), set.arms.end(),
                              [&](const LoadedArm& a) { return a.identity.name == n; });
       if (it == set.arms.end()) throw UsageError(no_such_arm(set, n));
-      arms.push_back({it->identity, it->plugin_file});
+      arms.push_back({it->identity, it->plugin_file, it->load_threads});
     }
     return arms;
   }
   const bool broken = vm["include-broken"].as<bool>();
   for (const auto& a : set.arms)
-    if (broken || !known_broken(a.identity)) arms.push_back({a.identity, a.plugin_file});
+    if (broken || !known_broken(a.identity))
+      arms.push_back({a.identity, a.plugin_file, a.load_threads});
   return arms;
 }
 

@@ -68,7 +68,7 @@ int cmd_selftest(const std::vector<std::string>& args) {
   for (const auto& f : spec_files) o.specs.push_back(load_spec(f));
 
   PluginSet set = load_plugins_from(vm, true);
-  for (const auto& a : set.arms) o.arms.push_back({a.identity, a.plugin_file});
+  for (const auto& a : set.arms) o.arms.push_back({a.identity, a.plugin_file, a.load_threads});
   if (o.arms.empty()) throw UsageError("no arms found (kq list shows where kq looked)");
   o.load_errors = set.errors;
   o.plugin_environment = set.environments;

@@ -11,11 +11,13 @@
 #include "plugins/guarded_call.hpp"
 #include "plugins/one_line.hpp"
 #include "plugins/plugin_library.hpp"
+#include "plugins/process_threads.hpp"
 
 namespace kq {
 namespace {
 
 void load_one(const Candidate& candidate, PluginSet& set, ArmRegistry& registry) {
+  const std::set<long> threads_before = process_threads();
   auto fail = [&](std::string message) {
     set.errors.push_back({candidate.file, one_line(message)});
   };
@@ -63,7 +65,13 @@ void load_one(const Candidate& candidate, PluginSet& set, ArmRegistry& registry)
       set.environments.push_back(std::move(env));
     }
   }
+  const std::size_t first = set.arms.size();
   registry.take(candidate.file, library.handle, arms);
+  // A thread its load left running runs beside every arm of every worker that loads it.
+  const std::string started = threads_started(threads_before, process_threads());
+  if (!started.empty())
+    for (std::size_t i = first; i < set.arms.size(); ++i)
+      if (set.arms[i].identity.origin.empty()) set.arms[i].load_threads = started;
 }
 
 }  // namespace

@@ -18,6 +18,10 @@ struct LoadedArm {
   std::filesystem::path plugin_file;
   ArmIdentity identity;
   std::unique_ptr<IKernelArm> arm;
+  // What loading its plugin left running ("1 thread(s) still running (name)"), or "". Looked for
+  // in plugins that define their arms in code (no ArmIdentity::origin): a plugin that loads arm
+  // files (the python plugin) names a thread an arm file starts as that file's tampering.
+  std::string load_threads;
 
   LoadedArm() = default;
   LoadedArm(LoadedArm&&) = default;

@@ -24,6 +24,7 @@ namespace kq {
 struct StageArm {
   ArmIdentity identity;
   std::filesystem::path plugin_file;
+  std::string load_threads;  // LoadedArm::load_threads: the timing isolates such an arm
 };
 
 struct QualifyStageOptions {

@@ -30,6 +30,7 @@ std::string file_of(const StageArm& a) {
 std::string isolation_reason(const StageArm& a, const IsolationPolicy& p,
                              const std::set<std::string>& reference_files) {
   if (!a.identity.expected_rejection.empty()) return "a known-broken candidate's file";
+  if (!a.load_threads.empty()) return "a plugin whose load left " + a.load_threads;
   if (canonical_or_self(a.plugin_file).parent_path() != canonical_or_self(p.install_plugins))
     return "a plugin from outside kq's install";
   if (!a.identity.origin.empty() && a.identity.origin.rfind(kShippedArmFiles, 0) != 0)

@@ -3,15 +3,17 @@
 // tests/plugins/CMakeLists.txt into KQ_TEST_PLUGIN_DIR.
 #include <dlfcn.h>
 #include <doctest/doctest.h>
-#include <unistd.h>
 
+#include <unistd.h>
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kq/abi.hpp"
@@ -143,6 +145,21 @@ TEST_CASE("the good plugin gives its two arms with their identities") {
   }
   // Both arms share the one library handle.
   CHECK(set.arms[0].library == set.arms[1].library);
+}
+
+TEST_CASE("a plugin whose load leaves a thread running is named; the others are not") {
+  const fs::path threaded = kPluginDir / "threaded" / "libkq_test_starts_thread.so";
+  {
+    const PluginSet set = load_files({kGood, threaded});
+    INFO(errors_text(set));
+    REQUIRE(arm_names(set) ==
+            std::vector<std::string>{"test_copy", "test_negate", "test_threaded"});
+    CHECK(set.arms[0].load_threads.empty());
+    CHECK(set.arms[1].load_threads.empty());
+    CHECK(set.arms[2].load_threads.find("1 thread(s) still running (") == 0);
+  }
+  // The plugin keeps itself loaded: its thread wakes after kq unloaded it, and runs on.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
 }
 
 TEST_CASE("what a plugin could not load of its own is listed with the load errors, arms kept") {

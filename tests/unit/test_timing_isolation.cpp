@@ -92,6 +92,15 @@ TEST_CASE("--isolate all times every file apart but the references' own") {
   CHECK(by_label.size() == 6);
 }
 
+TEST_CASE("kq's own plugin whose load left a thread running is timed apart") {
+  kq::StageArm threaded = arm("threaded", kInstall / "libkq_threaded.so");
+  threaded.load_threads = "1 thread(s) still running (busy)";
+  const auto workers =
+      kq::plan_timing_workers({arm("c", kInstall / "libkq_cpu.so"), threaded}, {kInstall});
+  REQUIRE(workers.size() == 2);
+  CHECK(workers[1].reason == "a plugin whose load left 1 thread(s) still running (busy)");
+}
+
 TEST_CASE("two outside files of one name get two labels; no reference, no instances") {
   const auto workers = kq::plan_timing_workers(
       {arm("a", "/x/libfast.so"), arm("b", "/y/libfast.so"), arm("c", kInstall / "libkq_cpu.so")},
