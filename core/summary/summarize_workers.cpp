@@ -11,7 +11,6 @@
 #include <set>
 
 #include "decision/decide.hpp"
-
 #include "stats/stats.hpp"
 #include "summary/summarize_parts.hpp"
 
