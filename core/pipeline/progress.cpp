@@ -2,12 +2,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 
 #include "record/records.hpp"
+#include "report/report_text.hpp"
 
 namespace kq {
 
@@ -164,14 +166,14 @@ void Progress::on(const rec::SizeStart& s) {
     worker_start_.reset();
   }
   slowest_setup_.clear();
-  double slowest = 0;
-  for (std::size_t i = 0; i < s.arm_setup_s.size() && i < s.arms.size(); ++i)
-    if (s.arm_setup_s[i] > slowest) {
-      slowest = s.arm_setup_s[i];
-      char text[96];
-      std::snprintf(text, sizeof text, "; slowest %s %.1f s", s.arms[i].c_str(), slowest);
-      slowest_setup_ = text;
-    }
+  const std::size_t n = std::min(s.arm_setup_s.size(), s.arms.size());
+  const auto slowest = std::max_element(s.arm_setup_s.begin(), s.arm_setup_s.begin() + n);
+  if (slowest == s.arm_setup_s.begin() + n) return;
+  char text[96];
+  std::snprintf(text, sizeof text, "; slowest %s %.1f s",
+                s.arms[static_cast<std::size_t>(slowest - s.arm_setup_s.begin())].c_str(),
+                *slowest);
+  slowest_setup_ = text;
 }
 
 void Progress::on(const rec::RoundSample& r) {
@@ -211,9 +213,7 @@ void Progress::on(const rec::WorkerStart& w) {
     if (!w.arms.empty()) line(" clean worker: " + std::to_string(w.arms.size()) + " arm(s)");
     return;
   }
-  std::string arms;
-  for (const auto& a : w.arms) arms += (arms.empty() ? "" : ", ") + a;
-  line(" isolated worker " + w.label + " (" + w.reason + ": " + w.file + "): " + arms +
+  line(" isolated worker " + w.label + " (" + w.reason + ": " + w.file + "): " + joined(w.arms) +
        (w.references.empty()
             ? ""
             : ", beside " + std::to_string(w.references.size()) + " reference(s)"));

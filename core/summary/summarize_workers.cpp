@@ -8,6 +8,7 @@
 // disturbed and none of its arms is adopted.
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <set>
 
 #include "decision/decide.hpp"
@@ -66,33 +67,32 @@ std::string format_slowdown(const WorkerSlowdown& s, const RunData& run) {
   return text;
 }
 
+// The first sign that the worker was disturbed, in one sentence; none where it was not.
+std::optional<std::string> why_disturbed(const RunData& run, const WorkerTiming& w,
+                                         const std::vector<WorkerSlowdown>& slowdowns) {
+  const double allowed = std::max(run.manifest.min_speedup, 1.0);
+  for (const WorkerSlowdown& s : slowdowns)
+    // Beyond noise (the whole interval above 1) and by as much as a win would count.
+    if (s.lo > 1.0 && s.ratio >= allowed) return format_slowdown(s, run);
+  auto here = [&](const std::string& arm) {
+    auto it = run.worker_of.find(arm);
+    return it != run.worker_of.end() && it->second == w.start.label;
+  };
+  // A reference whose output was wrong in this worker only: something here changed it.
+  for (const rec::TimingReject& r : run.rejects)
+    if (r.arm.find('@') != std::string::npos && here(r.arm))
+      return r.arm + " failed " + r.check + " in this worker: " + r.message;
+  for (const rec::Disturbed& d : run.disturbed)
+    if (here(d.arm)) return d.what + " during " + d.arm + "'s profiled call";
+  return std::nullopt;
+}
+
 WorkerRow worker_row(const RunData& run, const WorkerTiming& w,
                      const std::vector<std::string>& references) {
   WorkerRow row{w.start.label, w.start.file, w.start.reason, w.start.arms, {}, false, {}};
   row.slowdowns = slowdowns(run, w, references);
-  const double allowed = std::max(run.manifest.min_speedup, 1.0);
-  for (const WorkerSlowdown& s : row.slowdowns) {
-    // Beyond noise (the whole interval above 1) and by as much as a win would count.
-    if (s.lo > 1.0 && s.ratio >= allowed && !row.disturbed) {
-      row.disturbed = true;
-      row.why = format_slowdown(s, run);
-    }
-  }
-  // A reference whose output was wrong in this worker only: something here changed it.
-  for (const rec::TimingReject& r : run.rejects) {
-    auto it = run.worker_of.find(r.arm);
-    if (row.disturbed || r.arm.find('@') == std::string::npos || it == run.worker_of.end() ||
-        it->second != w.start.label)
-      continue;
-    row.disturbed = true;
-    row.why = r.arm + " failed " + r.check + " in this worker: " + r.message;
-  }
-  for (const rec::Disturbed& d : run.disturbed) {
-    auto it = run.worker_of.find(d.arm);
-    if (row.disturbed || it == run.worker_of.end() || it->second != w.start.label) continue;
-    row.disturbed = true;
-    row.why = d.what + " during " + d.arm + "'s profiled call";
-  }
+  row.why = why_disturbed(run, w, row.slowdowns);
+  row.disturbed = row.why.has_value();
   if (w.stopped && !row.disturbed) row.why = "its worker stopped: " + w.stopped->reason;
   return row;
 }

@@ -7,8 +7,8 @@
 
 #include "fake_arm.hpp"
 #include "record/run_data.hpp"
-#include "summary/summarize.hpp"
 #include "spec_fixture.hpp"
+#include "summary/summarize.hpp"
 #include "timing/time_arms.hpp"
 
 namespace {
@@ -142,4 +142,13 @@ TEST_CASE("an arm that leaves an output it wrote once is rejected in the rounds,
   CHECK(s["arms"][0]["verdict"] == "qualified");
   CHECK(s["timing"].size() == 2);
   CHECK(s["timing"][1]["arms"].size() == 1);  // only the good arm at the second size
+}
+
+TEST_CASE("an isolated worker stops once its own arms are all rejected") {
+  kq::test::FakeArm lazy(kq::test::Flaw::reuse_output), base(kq::test::Flaw::none);
+  lazy.name = "lazy";
+  base.name = "base@w";  // a reference, timed again beside the isolated arm
+  const auto records = time_fakes({&base, &lazy}, brief_spec());
+  CHECK(all<kq::rec::TimingReject>(records).size() == 1);
+  CHECK(all<kq::rec::SizeStart>(records).size() == 1);  // 65537: not for the reference alone
 }

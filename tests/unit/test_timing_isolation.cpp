@@ -1,19 +1,15 @@
-// Isolation in timing: which arms share a timing worker (timing/timing_workers.hpp), an isolated
-// worker that stops once its own arms are rejected, and what the summary makes of isolated
-// workers: speed-ups against the references of the arm's own worker, and a disturbed worker
-// (references or controls slower than in the clean worker) whose arms are never adopted.
+// Isolation in timing: which arms share a timing worker (timing/timing_workers.hpp), and what
+// the summary makes of isolated workers: speed-ups against the references of the arm's own
+// worker, and a disturbed worker (references or controls slower than in the clean worker) whose
+// arms are never adopted. An isolated worker's own steps are in test_time_steps.cpp.
 #include <doctest/doctest.h>
 
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "fake_arm.hpp"
-#include "record/records.hpp"
-#include "spec_fixture.hpp"
 #include "summary/summarize.hpp"
 #include "test_support.hpp"
-#include "timing/time_arms.hpp"
 #include "timing/timing_workers.hpp"
 
 using nlohmann::json;
@@ -109,33 +105,6 @@ TEST_CASE("two outside files of one name get two labels; no reference, no instan
   CHECK(workers[1].label == "fast");
   CHECK(workers[2].label == "fast-2");
   CHECK(workers[1].references.empty());  // torch_compile is not among the arms
-}
-
-TEST_CASE("an isolated worker stops once its own arms are all rejected") {
-  kq::test::FakeArm lazy(kq::test::Flaw::reuse_output), base(kq::test::Flaw::none);
-  lazy.name = "lazy";
-  base.name = "base@w";
-  kq::Spec spec = kq::test::residual_relu_spec();
-  spec.timing.sizes = {4096, 65537};
-  spec.timing.min_rounds = 10;
-  spec.timing.max_rounds = 24;
-  spec.timing.max_seconds = 5;
-  spec.timing.warmup_ms = 1;
-  std::vector<kq::TimedArm> arms;
-  for (auto* f : {&base, &lazy}) {
-    kq::ArmIdentity id = f->identity();
-    id.name = f->name;
-    arms.push_back({f, id});
-  }
-  std::vector<json> records;
-  kq::time_arms(arms, spec, [&](const json& j) { records.push_back(j); });
-  int starts = 0, rejects = 0;
-  for (const auto& j : records) {
-    starts += kq::rec::is<kq::rec::SizeStart>(j);
-    rejects += kq::rec::is<kq::rec::TimingReject>(j);
-  }
-  CHECK(rejects == 1);
-  CHECK(starts == 1);  // 65537 is not timed for the reference alone
 }
 
 namespace {
