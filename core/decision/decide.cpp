@@ -199,13 +199,10 @@ std::optional<BestCandidate> best_candidate(const Inputs& in, const SizeOutcomes
 
 }  // namespace
 
-std::string instance_arm(const std::string& name) {
-  return name.substr(0, name.find_first_of("#@"));
-}
-
 std::string ArmContext::in_worker(const std::string& reference, const std::string& arm) const {
   auto it = worker_of.find(arm);
-  return it == worker_of.end() || reference.empty() ? reference : reference + "@" + it->second;
+  return it == worker_of.end() || reference.empty() ? reference
+                                                    : reference_in_worker(reference, it->second);
 }
 
 std::string ArmContext::device_of(const std::string& arm) const {

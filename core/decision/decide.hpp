@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "decision/decision.hpp"
+#include "record/instance_name.hpp"
 
 namespace kq {
 
@@ -58,9 +59,5 @@ Decision decide(const TimedSamples& samples, const std::string& baseline, double
 // the baseline (or eager arm) a run uses.
 ArmChoice choose_arm(const std::vector<std::string>& list,
                      const std::function<std::string(const std::string&)>& why_not);
-
-// The arm a timed instance belongs to: "arm#2" (a second instance, kq run --twice) -> "arm";
-// "arm@label" (a reference timed again in an isolated worker) -> "arm".
-std::string instance_arm(const std::string& name);
 
 }  // namespace kq

@@ -11,6 +11,7 @@
 #include "plugins/loader.hpp"
 #include "qualify/qualify_arm.hpp"
 #include "qualify/shared_cases.hpp"
+#include "record/instance_name.hpp"
 #include "spec/spec.hpp"
 #include "timing/stopping.hpp"
 #include "timing/time_arms.hpp"
@@ -131,7 +132,7 @@ void worker_time(const TimeWorkerArgs& args) {
   // The timing sizes were prepared here, not in qualification: keep what the arms built for them.
   if (!args.artifacts_dir.empty())
     for (std::size_t i = 0; i < arms.size(); ++i)
-      if (arms[i].identity.name.find('@') == std::string::npos)  // a reference's are its own run's
+      if (!is_worker_reference(arms[i].identity.name))  // a reference's are its own run's
         write_arm_artifacts(std::filesystem::path(args.artifacts_dir) / arms[i].identity.name,
                             *loaded[i]->arm, loaded[i]->identity, loaded[i]->plugin_file,
                             "timing-");

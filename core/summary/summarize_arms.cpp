@@ -138,7 +138,7 @@ std::map<std::string, std::string> summarize_arms(const RunData& run, RunSummary
   for (const auto& [arm, r] : timing_rejections(run)) {
     // A reference timed again in an isolated worker ("torch_compile@label") that fails there
     // says the worker was disturbed (summarize_workers), not that the reference is wrong.
-    if (arm.find('@') != std::string::npos) continue;
+    if (is_worker_reference(arm)) continue;
     not_adopted[arm] = "rejected while timed: " + r.check;
     if (auto it = rows.find(instance_arm(arm)); it != rows.end())
       reject_while_timed(r, run, it->second);

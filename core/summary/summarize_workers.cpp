@@ -43,7 +43,7 @@ std::vector<WorkerSlowdown> slowdowns(const RunData& run, const WorkerTiming& w,
   for (std::int64_t size : sizes) {
     for (const std::string& r : references) {
       const auto* clean = seconds_of(run, r, size);
-      const auto* mine = seconds_of(run, r + "@" + w.start.label, size);
+      const auto* mine = seconds_of(run, reference_in_worker(r, w.start.label), size);
       if (clean && mine) out.push_back(slowdown(size, r, *clean, *mine, false));
     }
     auto cl = run.light.find(size), wl = w.light.find(size);
@@ -80,7 +80,7 @@ std::optional<std::string> why_disturbed(const RunData& run, const WorkerTiming&
   };
   // A reference whose output was wrong in this worker only: something here changed it.
   for (const rec::TimingReject& r : run.rejects)
-    if (r.arm.find('@') != std::string::npos && here(r.arm))
+    if (is_worker_reference(r.arm) && here(r.arm))
       return r.arm + " failed " + r.check + " in this worker: " + r.message;
   for (const rec::Disturbed& d : run.disturbed)
     if (here(d.arm)) return d.what + " during " + d.arm + "'s profiled call";

@@ -16,6 +16,7 @@
 #include "qualify/case_checks.hpp"
 #include "qualify/case_data.hpp"
 #include "qualify/compare.hpp"
+#include "record/instance_name.hpp"
 #include "timing/clock_probe.hpp"
 #include "timing/fresh_inputs.hpp"
 #include "timing/light.hpp"
@@ -28,7 +29,6 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 
 // A reference timed again in an isolated worker (timing/timing_workers.hpp): "arm@label".
-bool is_reference(const std::string& name) { return name.find('@') != std::string::npos; }
 
 double since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
@@ -113,7 +113,7 @@ class SizeRun {
     }
     // An isolated worker (its references named "arm@label") times a size only for its own arms.
     if (std::none_of(slots_.begin(), slots_.end(),
-                     [](const Slot& s) { return !is_reference(s.name()); })) {
+                     [](const Slot& s) { return !is_worker_reference(s.name()); })) {
       slots_.clear();
       names.clear();
       arm_setup_s.clear();
@@ -454,7 +454,7 @@ void time_arms(const std::vector<TimedArm>& arms, const Spec& spec, const Emit& 
   // Once every arm of its own is rejected, a worker has nothing left to time.
   auto any_own_left = [&] {
     return std::any_of(arms.begin(), arms.end(), [&](const TimedArm& a) {
-      return !is_reference(a.identity.name) && !rejected.count(a.identity.name);
+      return !is_worker_reference(a.identity.name) && !rejected.count(a.identity.name);
     });
   };
   for (const TimedPoint& p : timed_points(spec, spec.timing.sizes)) {

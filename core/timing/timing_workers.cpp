@@ -5,6 +5,8 @@
 #include <map>
 #include <set>
 
+#include "record/instance_name.hpp"
+
 namespace kq {
 namespace {
 
@@ -105,7 +107,7 @@ std::vector<TimingWorkerPlan> plan_timing_workers(const std::vector<StageArm>& a
   for (TimingWorkerPlan& w : isolated) {
     for (const StageArm* r : references) {
       StageArm copy = *r;
-      copy.identity.name += "@" + w.label;
+      copy.identity.name = reference_in_worker(copy.identity.name, w.label);
       w.references.push_back(std::move(copy));
     }
     out.push_back(std::move(w));
