@@ -59,6 +59,11 @@
 #                                           arm files of tests/data/outside_arms (a good one and
 #                                           a delayed saboteur), at KQ_ISOLATION_SIZES (default
 #                                           2^20,2^24): each outside file timed apart; wall time
+#   tools/gpu_check.sh KQ_DIR OUT wall      what a new user runs, in order, on a fresh host: kq run
+#                                           residual_relu with the runs of KQ_WALL_RUNS (default
+#                                           "quick quick full": --quick twice, the second with
+#                                           kq's caches warm, then the full run), every good arm;
+#                                           each one's wall time and where it went
 #   tools/gpu_check.sh KQ_DIR OUT huge_shaped  full qualification of softmax_bf16 (huge points
 #                                           included) with KQ_HUGE_ARMS and the candidate with
 #                                           32-bit offsets (bin/plugins/full_only)
@@ -234,6 +239,27 @@ EOF
       --arms "${KQ_HUGE_ARMS:-cuda_softmax,triton_softmax},broken_cuda_softmax_offsets32" -j 3 \
       --out "$out/huge" 2>&1 | tail -n 12
     echo "wall: $(( ($(date +%s%N) - start) / 1000000 )) ms"
+    ;;
+  wall)
+    i=0
+    for r in ${KQ_WALL_RUNS:-quick quick full}; do
+      i=$((i + 1))
+      flags=()
+      [ "$r" = quick ] && flags=(--quick)
+      step "kq run residual_relu ${flags[*]} (run $i)"
+      start=$(date +%s%N)
+      "${kq_env[@]}" timeout "${KQ_WALL_TIMEOUT:-400}" "$kq" run "$specs/residual_relu.yaml" \
+        "${flags[@]}" --out "$out/wall/$i-$r" >"$out/wall-$i-$r.log" 2>&1
+      echo "run $i ($r): rc $?, wall $(( ($(date +%s%N) - start) / 1000000 )) ms"
+      head -n 50 "$out/wall-$i-$r.log" | cut -c1-300
+      python3 - "$out/wall/$i-$r/qualification.jsonl" <<'PY'
+import json, sys
+verdicts = [r for r in map(json.loads, open(sys.argv[1]))
+            if r.get("type") == "verdict" and not r.get("pass") and "at_s" in r]
+verdicts.sort(key=lambda r: r["at_s"])
+print("verdicts by stage second: " + ", ".join("%s %.1f" % (r["arm"], r["at_s"]) for r in verdicts))
+PY
+    done
     ;;
   full)
     step "kq qualify residual_relu, every good arm, full"

@@ -5,6 +5,7 @@
 
 #include "cli/common.hpp"
 #include "device/device_info.hpp"
+#include "device/memory.hpp"
 #include "pipeline/run_pipeline.hpp"
 #include "plan/choose_points.hpp"
 #include "qualify/expectation.hpp"
@@ -45,6 +46,19 @@ std::vector<StageArm> select_arms(const PluginSet& set, const po::variables_map&
   return arms;
 }
 
+// kq run --quick on a GPU host, a first look, runs the CUDA arms only (unless --arms names arms
+// or --include-cpu is given): a CPU arm is never a candidate beside them, and torch.compile's
+// CPU build alone takes about a minute. The arms left out are named at the start.
+std::vector<std::string> leave_out_cpu_arms(std::vector<StageArm>& arms) {
+  const auto cpu = [](const StageArm& a) { return a.identity.device == Device::cpu; };
+  if (std::all_of(arms.begin(), arms.end(), cpu) || !cuda_usable(nullptr)) return {};
+  std::vector<std::string> names;
+  for (const StageArm& a : arms)
+    if (cpu(a)) names.push_back(a.identity.name);
+  std::erase_if(arms, cpu);
+  return names;
+}
+
 // --sizes (format 1) or --points (any spec): what is timed, and so qualified. Points the spec
 // does not list are added to its timing points here, as the workers add them.
 TimingChoice choose_timed(const po::variables_map& vm, Spec& spec) {
@@ -75,8 +89,11 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
       "only these arms, comma-separated (default: every arm but broken ones)")(
       "include-broken", po::bool_switch(),
       "also run the known-broken candidates (the broken family and any arm that declares the check "
-      "that must reject it)")("out", po::value<std::string>()->default_value(""),
-                              "write the run here instead of RUNS_DIR/<id>")(
+      "that must reject it)")("include-cpu", po::bool_switch(),
+                              "with --quick on a machine with a GPU, also run the CPU arms (left "
+                              "out by default: never candidates beside CUDA arms)")(
+      "out", po::value<std::string>()->default_value(""),
+      "write the run here instead of RUNS_DIR/<id>")(
       "runs-dir", po::value<std::string>()->default_value("runs"), "where run directories go")(
       "quick", po::bool_switch(),
       "qualify on the smaller sizes only (up to 2^20 + 3 elements) and, kq run, time briefly (at "
@@ -141,6 +158,8 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
   o.command_line = {"kq", cmd};
   o.command_line.insert(o.command_line.end(), args.begin(), args.end());
   o.quick = vm["quick"].as<bool>();
+  if (o.quick && !vm.count("arms") && !vm["include-cpu"].as<bool>())
+    o.left_out_cpu = leave_out_cpu_arms(o.arms);
   if (o.quick && timing) quick_timing(o.spec.timing);  // as the timing workers will
   if (vm.count("hang-timeout")) o.hang_timeout_s = vm["hang-timeout"].as<double>();
   o.jobs = vm["jobs"].as<int>();

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "plan/timed_points.hpp"
+#include "report/report_text.hpp"
 
 namespace kq {
 namespace {
@@ -75,6 +76,9 @@ std::string run_outlook(const RunPipelineOptions& o) {
            " ms a call)";
   }
   s += "\n";
+  if (!o.left_out_cpu.empty())
+    s += "  --quick leaves out the CPU arms (" + joined(o.left_out_cpu, ", ") +
+         "): never candidates beside CUDA arms; --include-cpu runs them\n";
   if (const auto last = last_like(o))
     s += "  about " + std::to_string(static_cast<int>(last->second + 0.5)) +
          " s: the run of the same spec, arms and plan started " + last->first + " took that\n";

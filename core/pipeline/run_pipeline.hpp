@@ -26,9 +26,10 @@ struct RunPipelineOptions {
   nlohmann::json machine;                             // device/device_info.hpp
   std::filesystem::path dir;                          // the run directory, made and empty
 
-  bool quick = false;                    // qualify on the smaller sizes only
-  std::optional<double> hang_timeout_s;  // empty: the spec's
-  int jobs = 1;                          // arms qualified at once
+  bool quick = false;                     // qualify on the smaller sizes only
+  std::vector<std::string> left_out_cpu;  // CPU arms --quick left out on a GPU host (cli/cmd_run)
+  std::optional<double> hang_timeout_s;   // empty: the spec's
+  int jobs = 1;                           // arms qualified at once
   SanitizeSetup sanitize;
   std::filesystem::path junit;  // empty: no copy of junit.xml
 
