@@ -77,6 +77,10 @@ void within_budget(const Spec& spec, const std::vector<Case>& cases, std::uint64
   }
 }
 
+// Between the items of a --case-data argument. Case names hold commas (the points of format-2
+// specs: "point/M=127,N=65,K=257"), never a semicolon.
+constexpr const char* kItemSeparator = ";";
+
 // What the feed tells a worker of a case that became ready ("name\nbytes", the descriptor
 // attached) or will not be ("name\nnone").
 std::string message(const std::string& name, const SealedMemory* m) {
@@ -127,7 +131,7 @@ SharedCases::~SharedCases() {
 std::string SharedCases::argument() const {
   std::string a;
   for (const auto& [name, m] : cases_)
-    a += (a.empty() ? "" : ",") + name + "=" + std::to_string(m.fd()) + ":" +
+    a += (a.empty() ? "" : kItemSeparator) + name + "=" + std::to_string(m.fd()) + ":" +
          std::to_string(m.size());
   return a;
 }
@@ -136,7 +140,7 @@ SharedCases SharedCases::adopt(const std::string& argument) {
   SharedCases s;
   std::istringstream items(argument);
   std::string item;
-  while (std::getline(items, item, ',')) {
+  while (std::getline(items, item, kItemSeparator[0])) {
     const auto eq = item.rfind('='), colon = item.rfind(':');
     if (eq == std::string::npos || colon == std::string::npos || colon < eq)
       throw std::runtime_error("--case-data: malformed item '" + item + "'");
@@ -321,13 +325,13 @@ std::string SharedCaseFeed::subscribe(int feed_socket, int worker_socket) {
   bool coming = false;
   for (const Late& l : late_) {
     if (late_done_.count(l.c.name)) continue;  // ready (in the argument) or given up
-    a += (a.empty() ? "" : ",") + l.c.name + "=late:" + std::to_string(l.bytes);
+    a += (a.empty() ? "" : kItemSeparator) + l.c.name + "=late:" + std::to_string(l.bytes);
     coming = true;
   }
   if (feed_socket < 0) return a;           // no socket: the worker computes the late cases itself
   feeds_[feed_socket] = Feed{{}, coming};  // held until unsubscribe, asked on only if coming
   if (coming) {
-    a += ",@socket=" + std::to_string(worker_socket) + ":0";
+    a += kItemSeparator + std::string("@socket=") + std::to_string(worker_socket) + ":0";
     wake();
   }
   return a;

@@ -41,7 +41,7 @@ class SharedCases {
   SharedCases& operator=(SharedCases&& o) noexcept;
   ~SharedCases();
 
-  // "name=fd:bytes,...": the cases held here, as a worker's --case-data argument names them.
+  // "name=fd:bytes;...": the cases held here, as a worker's --case-data argument names them.
   std::string argument() const;
   // The case's data (its CaseDataLayout), or nullptr when the case is not shared (or is still
   // coming: await it first).

@@ -197,6 +197,18 @@ TEST_CASE("while sealed memory is filled, no other descriptor can write it") {
   CHECK((::fcntl(m.fd(), F_GETFD) & FD_CLOEXEC) == 0);  // sealed: inherited from now on
 }
 
+TEST_CASE("a worker's argument takes the names of format-2 points, commas and all") {
+  // The points of a format-2 spec name their dims: "point/M=127,N=65,K=257".
+  kq::SealedMemory m("test", 64, [](unsigned char* d) { std::memset(d, 0x21, 64); });
+  const std::string a = "point/M=127,N=65,K=257=" + std::to_string(::dup(m.fd())) + ":64;" +
+                        "values/mixed@M=3,N=3,K=4097=" + std::to_string(::dup(m.fd())) + ":64";
+  const kq::SharedCases w = kq::SharedCases::adopt(a);
+  CHECK(w.size() == 2);
+  REQUIRE(w.find("point/M=127,N=65,K=257") != nullptr);
+  CHECK(w.find("point/M=127,N=65,K=257")[63] == 0x21);
+  CHECK(w.find("values/mixed@M=3,N=3,K=4097") != nullptr);
+}
+
 namespace {
 
 // `argument` with every descriptor it names duplicated: a worker's view adopted in this
@@ -204,12 +216,12 @@ namespace {
 std::string with_own_descriptors(const std::string& argument) {
   std::string out, item;
   std::istringstream items(argument);
-  while (std::getline(items, item, ',')) {
+  while (std::getline(items, item, ';')) {
     const auto eq = item.rfind('='), colon = item.rfind(':');
     const std::string where = item.substr(eq + 1, colon - eq - 1);
     if (item.rfind("@socket=", 0) != 0 && where != "late")
       item = item.substr(0, eq + 1) + std::to_string(::dup(std::stoi(where))) + item.substr(colon);
-    out += (out.empty() ? "" : ",") + item;
+    out += (out.empty() ? "" : ";") + item;
   }
   return out;
 }
@@ -251,7 +263,7 @@ TEST_CASE("cases computed beside the workers reach a worker over its socket, sea
   }
   // A question about a case the stage does not have is answered "none".
   kq::SharedCases asker =
-      kq::SharedCases::adopt("size/99=late:384,@socket=" + std::to_string(other[1]) + ":0");
+      kq::SharedCases::adopt("size/99=late:384;@socket=" + std::to_string(other[1]) + ":0");
   asker.await("size/99", {});
   CHECK(asker.find("size/99") == nullptr);
   feed.finish();
@@ -265,7 +277,7 @@ TEST_CASE("a worker waiting for a case computes its own when word or the stage f
     int sv[2];
     REQUIRE(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
     kq::SharedCases w =
-        kq::SharedCases::adopt("size/7=late:384,@socket=" + std::to_string(sv[1]) + ":0");
+        kq::SharedCases::adopt("size/7=late:384;@socket=" + std::to_string(sv[1]) + ":0");
     stage(sv[0]);
     w.await("size/7", {});
     ::close(sv[0]);
