@@ -21,6 +21,7 @@
 #include "graph_builder.hpp"
 #include "kq/plugin_api.hpp"
 #include "norm_arm.hpp"
+#include "plan_memo.hpp"
 #include "plan_search.hpp"
 #include "semantics_notes.hpp"
 
@@ -278,8 +279,14 @@ class CudnnPointwiseArm final : public IKernelArm {
       GraphOptions opt = options_;
       opt.alignment = align;
       SearchResult r;
-      s = search(handle_, stream_, spec, buf, opt, limits_for(n), r);
+      SearchLimits limits = limits_for(n);
+      const std::string memo = memo_path(n, align);
+      if (!memo.empty()) limits.first = load_plan_choice(memo, memo_key(n, align));
+      s = search(handle_, stream_, spec, buf, opt, limits, r);
       append_report(spec, n, align, r, s);
+      if (r.best && !memo.empty())
+        store_plan_choice(memo, memo_key(n, align),
+                          {r.best->trial.shaping, r.best->trial.engine, r.best->trial.knobs});
       if (!s.is_ok()) return s;
       if (!r.best)
         return Status::unsupported("no cuDNN execution plan ran and checked out for " +
@@ -323,6 +330,24 @@ class CudnnPointwiseArm final : public IKernelArm {
       return Status::error(std::string("after cudnnBackendExecute: ") + cudaGetErrorName(ce) +
                            ": " + cudaGetErrorString(ce));
     return Status::ok();
+  }
+
+  // Everything the search's outcome depends on, beside the spec's fingerprint: the problem, this
+  // arm's options, the cuDNN runtime and the GPU.
+  std::string memo_key(std::int64_t n, std::int64_t align) const {
+    cudaDeviceProp prop{};
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaGetDeviceProperties(&prop, device) != cudaSuccess)
+      return {};
+    return name_ + "|" + fp_ + "|" + std::to_string(n) + "|" + std::to_string(align) + "|" +
+           version_text(cudnnGetVersion()) + "|" + prop.name + "|sm_" +
+           std::to_string(prop.major * 10 + prop.minor);
+  }
+
+  std::string memo_path(std::int64_t n, std::int64_t align) const {
+    const std::string dir = plan_memo_dir(), key = memo_key(n, align);
+    return dir.empty() || key.empty() ? std::string() : plan_memo_path(dir, key);
   }
 
   // Below about 2^20 elements every arm is bound by launch latency (ANCHORS.md): the first plan

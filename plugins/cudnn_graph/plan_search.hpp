@@ -12,12 +12,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "backend.hpp"
 #include "graph_builder.hpp"
 #include "kq/op_spec.hpp"
+#include "plan_memo.hpp"
 
 namespace kq::cudnn_graph {
 
@@ -27,6 +29,9 @@ struct SearchLimits {
   int max_plans = 48;          // execution plans finalized, over all shapings
   int warmup = 3;              // executions before timing (the first one is also checked)
   int reps = 5;                // timed executions; the median is kept
+  // The plan an earlier search chose (plan_memo.hpp): tried first, and the search stops there
+  // when it runs and checks out.
+  std::optional<PlanChoice> first;
 };
 
 // The problem's device buffers: one pointer per spec input, the output, the element count.
