@@ -62,8 +62,9 @@
 #   tools/gpu_check.sh KQ_DIR OUT wall      what a new user runs, in order, on a fresh host: kq run
 #                                           residual_relu with the runs of KQ_WALL_RUNS (default
 #                                           "quick quick full": --quick twice, the second with
-#                                           kq's caches warm, then the full run), every good arm;
-#                                           each one's wall time and where it went
+#                                           kq's caches warm, then the full run; "cold" empties
+#                                           the caches), every good arm; each one's wall time and
+#                                           where it went
 #   tools/gpu_check.sh KQ_DIR OUT huge_shaped  full qualification of softmax_bf16 (huge points
 #                                           included) with KQ_HUGE_ARMS and the candidate with
 #                                           32-bit offsets (bin/plugins/full_only)
@@ -241,8 +242,16 @@ EOF
     echo "wall: $(( ($(date +%s%N) - start) / 1000000 )) ms"
     ;;
   wall)
+    # kq's cache folder (Inductor's, Triton's, NVRTC's and cuDNN's entries) starts empty here;
+    # "cold" among the runs empties it again.
+    export KQ_CACHE_DIR="$out/cache"
+    rm -rf "$KQ_CACHE_DIR"
     i=0
     for r in ${KQ_WALL_RUNS:-quick quick full}; do
+      if [ "$r" = cold ]; then
+        rm -rf "$KQ_CACHE_DIR"
+        continue
+      fi
       i=$((i + 1))
       flags=()
       [ "$r" = quick ] && flags=(--quick)
