@@ -244,7 +244,7 @@ EOF
   wall)
     # kq's cache folder (Inductor's, Triton's, NVRTC's and cuDNN's entries) starts empty here;
     # "cold" among the runs empties it again.
-    export KQ_CACHE_DIR="$out/cache"
+    export KQ_CACHE_DIR="${KQ_WALL_CACHE:-$out/cache}"
     rm -rf "$KQ_CACHE_DIR"
     i=0
     for r in ${KQ_WALL_RUNS:-quick quick full}; do
