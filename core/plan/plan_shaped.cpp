@@ -40,6 +40,8 @@ class ShapedPlanner {
   // Free dims at `free`, the last reduced dim at `reduced` and the other reduced dims too where
   // the largest tensor stays within kFixedPointElements (else at `free`): a reduction longer
   // than a block with a tail, without a point of 4097^3 elements for three reduced dims. Where
+  // the last reduced dim also sizes another dim of a tensor (a square matrix product's N), it
+  // takes the longest of 4097, 2049, 1025, ... (2^k + 1 down to 33) that fits. Where
   // index arithmetic then leaves a tensor (x[b, g * C + j] with x of [B, K] needs K >= G * C),
   // the dim that tensor is indexed over grows to what the subscript reaches, as often as that
   // makes every subscript fit.
@@ -50,7 +52,11 @@ class ShapedPlanner {
       if (decls().dims[i].kind != ix::DimKind::reduced) continue;
       std::vector<std::int64_t> raised = d;
       raised[i] = reduced;
-      if (first || elements(largest_shape(raised)) <= kFixedPointElements) d = std::move(raised);
+      for (std::int64_t r = reduced; first && r > 33 && !fits(raised);) {
+        r = (r - 1) / 2 + 1;
+        raised[i] = r;
+      }
+      if (first || fits(raised)) d = std::move(raised);
       first = false;
     }
     for (int tries = 0; tries < 8; ++tries) {
@@ -75,6 +81,10 @@ class ShapedPlanner {
   const ShapedContract& c_;
 
  private:
+  bool fits(const std::vector<std::int64_t>& dims) const {
+    return elements(largest_shape(dims)) <= kFixedPointElements;
+  }
+
   static std::int64_t elements(const std::vector<std::int64_t>& shape) {
     std::int64_t n = 1;
     for (auto x : shape) n = x > 0 && n > kMaxPointElements / x ? kMaxPointElements : n * x;
