@@ -8,6 +8,7 @@
 
 #include "device/cuda_check.hpp"
 #include "qualify/big_case_lock.hpp"
+#include "qualify/reference_samples.hpp"
 #include "qualify/run_case.hpp"
 #include "qualify/shared_cases.hpp"
 
@@ -19,7 +20,14 @@ double case_budget_seconds(const Spec& spec, const Case& c) {
   // A case that does not take turns may share the host with as many workers as --jobs runs
   // (8 by default at most): 2^28 elements (a timed size) may take 8 times as long.
   const double per_element = c.numel() > kBigCaseElements ? 250e-9 : 8 * 250e-9;
-  return spec.qualification.hang_timeout_s + per_element * static_cast<double>(c.numel());
+  // A format-2 reference costs by its work, not its elements (a matrix product's is 2 M N K):
+  // the float64 evaluator ran at about 30 ns a FLOP on one core of the 2-core machine; allow
+  // 50, up to the budget beyond which only samples are computed.
+  const double work =
+      spec.shaped ? std::min(reference_work(*spec.op.program, c.dims), reference_work_budget())
+                  : 0.0;
+  return spec.qualification.hang_timeout_s + per_element * static_cast<double>(c.numel()) +
+         50e-9 * work;
 }
 
 double prepare_budget_seconds(const Spec& spec, const Case& c) {
