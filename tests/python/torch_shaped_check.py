@@ -131,6 +131,22 @@ semantics: |
   z[m] = x[m, s[m]] - max(n, x[m, n])
 compare: {y: bitwise, z: bitwise}
 """),
+    "matmul": ({"B": 2, "M": 5, "N": 3, "K": 7}, """
+dims: {B: free, M: free, N: free, K: reduced}
+inputs:
+  a: {dtype: f32, shape: [B, K, M]}
+  b: {dtype: f32, shape: [K, N]}
+  v: {dtype: f32, shape: [K]}
+outputs:
+  c: {dtype: f32, shape: [B, M, N]}
+  t: {dtype: f32, shape: [M, M]}
+  g: {dtype: f32, shape: [B, M]}
+semantics: |
+  c[z, i, j] = sum(k, a[z, k, i] * b[k, j])
+  t[i, j] = select(j >= i, sum(k, a[0, k, i] * a[1, k, j]), 0)
+  g[z, i] = sum(k, a[z, k, i] * v[k])
+compare: {c: {bound: accumulation}, t: {bound: accumulation}, g: {bound: accumulation}}
+"""),
     "view_flat": ({"N": 13, "G": 3, "CG": 4}, """
 dims: {N: free, G: free, CG: free}
 inputs: {x: {dtype: f32, shape: [N]}}
@@ -208,6 +224,8 @@ _EXPECT = {
                      "math.sqrt(N)"],
     "gather_temp": ["s = x.argmax(dim=1)", "x[torch.arange(M, device=x.device), s]"],
     "view_flat": ["x.narrow(0, 0, G * CG).unflatten(0, (G, CG)) + total"],
+    "matmul": ["c_out.copy_(torch.einsum('zki,kj->zij', a, b))",
+               "torch.einsum('ki,kj->ij', a[0], a[1])", "g_out.copy_((a * v[:, None]).sum(dim=1))"],
     "masked": ["(x > 0.0).to(DT) * 2.0", "torch.clamp_min(x, 0.5)", "mask.long().sum(dim=1)"],
 }
 
@@ -299,6 +317,12 @@ def _ref_gather_temp(a, d):
     x, t = a["x"], a["t"]
     rows = _np.arange(d["M"])
     return {"y": x[rows, t + 1], "z": x[rows, _np.argmax(x, 1)] - x.max(1)}
+
+
+def _ref_matmul(a, d):
+    x, b, v = a["a"], a["b"], a["v"]
+    return {"c": _np.einsum("zki,kj->zij", x, b), "g": _np.einsum("zki,k->zi", x, v),
+            "t": _np.triu(x[0].T @ x[1])}
 
 
 def _ref_view_flat(a, d):

@@ -649,6 +649,10 @@ class _Translator:
     # ---- reductions and scans
 
     def reduce(self, n):
+        if n.reduction == "sum":
+            product = self.contraction(n)
+            if product is not None:
+                return product
         body = self.value(n.args[0])
         integer = body.kind in _INTEGER_KINDS or (body.kind == "const" and body.integral)
         b = self.expanded(body, tuple(body.axes) + tuple(
@@ -679,6 +683,33 @@ class _Translator:
             return _Val("%s.%s()" % (atom, fn), (), kind)
         dims = str(over[0]) if len(over) == 1 else "(%s)" % ", ".join(str(k) for k in over)
         return _Val("%s.%s(dim=%s)" % (atom, fn, dims), rest, kind)
+
+    def contraction(self, n):
+        """sum(k, a[..] * b[..]) of two float tensors read as they are stored, each with an axis
+        the other lacks (a matrix product: a[m, k], b[k, n]): torch.einsum, which torch runs as
+        a (batched) matrix product, where the broadcast product would first make a tensor of
+        M x N x K elements. None for any other sum: a product no larger than its operands
+        (x[m, n] * x[m, n], a[m, k] * v[k]) stays the multiply and sum a user writes, which
+        torch.compile fuses into one reduction."""
+        body = self.nodes[n.args[0]]
+        if body.kind != "apply" or body.op != "mul" or \
+                any(self.nodes[x].kind != "access" for x in body.args):
+            return None
+        a, b = (self.value(x) for x in body.args)
+        if a.kind != "float" or b.kind != "float" or not set(n.over) <= set(a.axes) | set(b.axes):
+            return None
+        if not set(a.axes) - set(b.axes) or not set(b.axes) - set(a.axes):
+            return None
+        axes = self.result_axes([a, b])
+        rest = tuple(x for x in axes if x not in n.over)
+        # The statement's own index names where each is one letter (einsum's alphabet).
+        names = [self.indices[x].name for x in axes]
+        if not all(len(c) == 1 and c.isalpha() for c in names) or len(set(names)) < len(names):
+            names = [chr(ord("a") + k) for k in range(len(axes))]
+        letter = dict(zip(axes, names))
+        subscripts = "%s,%s->%s" % tuple("".join(letter[x] for x in v)
+                                         for v in (a.axes, b.axes, rest))
+        return _Val("torch.einsum(%r, %s, %s)" % (subscripts, a.code, b.code), rest, "float")
 
     def scan(self, n):
         body = self.value(n.args[0])
