@@ -284,9 +284,10 @@ class CudnnPointwiseArm final : public IKernelArm {
       if (!memo.empty()) limits.first = load_plan_choice(memo, memo_key(n, align));
       s = search(handle_, stream_, spec, buf, opt, limits, r);
       append_report(spec, n, align, r, s);
-      if (r.best && !memo.empty())
-        store_plan_choice(memo, memo_key(n, align),
-                          {r.best->trial.shaping, r.best->trial.engine, r.best->trial.knobs});
+      if (r.best && !memo.empty()) {
+        const PlanChoice won{r.best->trial.shaping, r.best->trial.engine, r.best->trial.knobs};
+        if (limits.first != won) store_plan_choice(memo, memo_key(n, align), won);
+      }
       if (!s.is_ok()) return s;
       if (!r.best)
         return Status::unsupported("no cuDNN execution plan ran and checked out for " +

@@ -14,6 +14,7 @@ struct PlanChoice {
   std::string shaping;
   std::int64_t engine = -1;
   std::string knobs;
+  bool operator==(const PlanChoice&) const = default;
 };
 
 // The folder: $KQ_CACHE_DIR/cudnn, else $XDG_CACHE_HOME/kq/cudnn, else ~/.cache/kq/cudnn; empty
