@@ -65,6 +65,10 @@
 #                                           kq's caches warm, then the full run; "cold" empties
 #                                           the caches), every good arm; each one's wall time and
 #                                           where it went
+#   tools/gpu_check.sh KQ_DIR OUT compile_profile  where torch.compile's first call goes (the
+#                                           torch venv's python, tools/compile_profile.py): on
+#                                           the CPU and on CUDA, each with a cold Inductor and
+#                                           Triton cache and again warm; cProfile tables in OUT
 #   tools/gpu_check.sh KQ_DIR OUT huge_shaped  full qualification of softmax_bf16 (huge points
 #                                           included) with KQ_HUGE_ARMS and the candidate with
 #                                           32-bit offsets (bin/plugins/full_only)
@@ -241,6 +245,20 @@ EOF
       --out "$out/huge" 2>&1 | tail -n 12
     echo "wall: $(( ($(date +%s%N) - start) / 1000000 )) ms"
     ;;
+  compile_profile)
+    py=${KQ_PYTHON_FOR_PLUGIN:-/opt/torch/.venv/bin/python3}
+    for device in cpu cuda; do
+      export TORCHINDUCTOR_CACHE_DIR="$out/profile-cache/inductor"
+      export TRITON_CACHE_DIR="$out/profile-cache/triton"
+      rm -rf "$out/profile-cache"
+      for cache in cold warm; do
+        step "torch.compile on $device, $cache cache"
+        timeout 240 "$py" "$here/compile_profile.py" "$device" "$out/profile-$device-$cache.txt"
+        head -n 30 "$out/profile-$device-$cache.txt" | tail -n 22 | cut -c1-160
+      done
+    done
+    rm -rf "$out/profile-cache"
+    ;;
   wall)
     # kq's cache folder (Inductor's, Triton's, NVRTC's and cuDNN's entries) starts empty here;
     # "cold" among the runs empties it again.
@@ -260,6 +278,10 @@ EOF
       "${kq_env[@]}" timeout "${KQ_WALL_TIMEOUT:-400}" "$kq" run "$specs/residual_relu.yaml" \
         "${flags[@]}" --out "$out/wall/$i-$r" >"$out/wall-$i-$r.log" 2>&1
       echo "run $i ($r): rc $?, wall $(( ($(date +%s%N) - start) / 1000000 )) ms"
+      # Beside the run directory too: the device tool brings back files a few folders deep only.
+      for f in qualification.jsonl summary.json; do
+        cp "$out/wall/$i-$r/$f" "$out/wall-$i-$r.$f" 2>/dev/null
+      done
       head -n 50 "$out/wall-$i-$r.log" | cut -c1-300
       python3 - "$out/wall/$i-$r/qualification.jsonl" <<'PY'
 import json, sys
