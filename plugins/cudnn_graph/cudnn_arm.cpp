@@ -280,13 +280,14 @@ class CudnnPointwiseArm final : public IKernelArm {
       opt.alignment = align;
       SearchResult r;
       SearchLimits limits = limits_for(n);
-      const std::string memo = memo_path(n, align);
-      if (!memo.empty()) limits.first = load_plan_choice(memo, memo_key(n, align));
+      const std::string memo_id = memo_key(n, align), dir = plan_memo_dir();
+      const std::string memo = memo_id.empty() || dir.empty() ? "" : plan_memo_path(dir, memo_id);
+      if (!memo.empty()) limits.first = load_plan_choice(memo, memo_id);
       s = search(handle_, stream_, spec, buf, opt, limits, r);
       append_report(spec, n, align, r, s);
       if (r.best && !memo.empty()) {
         const PlanChoice won{r.best->trial.shaping, r.best->trial.engine, r.best->trial.knobs};
-        if (limits.first != won) store_plan_choice(memo, memo_key(n, align), won);
+        if (limits.first != won) store_plan_choice(memo, memo_id, won);
       }
       if (!s.is_ok()) return s;
       if (!r.best)
@@ -344,11 +345,6 @@ class CudnnPointwiseArm final : public IKernelArm {
     return name_ + "|" + fp_ + "|" + std::to_string(n) + "|" + std::to_string(align) + "|" +
            version_text(cudnnGetVersion()) + "|" + prop.name + "|sm_" +
            std::to_string(prop.major * 10 + prop.minor);
-  }
-
-  std::string memo_path(std::int64_t n, std::int64_t align) const {
-    const std::string dir = plan_memo_dir(), key = memo_key(n, align);
-    return dir.empty() || key.empty() ? std::string() : plan_memo_path(dir, key);
   }
 
   // Below about 2^20 elements every arm is bound by launch latency (ANCHORS.md): the first plan

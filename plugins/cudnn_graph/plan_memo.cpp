@@ -2,20 +2,18 @@
 
 #include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "../plugin_common/cache_root.hpp"
 #include "../plugin_common/sha256.hpp"
 
 namespace kq::cudnn_graph {
 
 std::string plan_memo_dir() {
-  if (const char* d = std::getenv("KQ_CACHE_DIR"); d && *d) return std::string(d) + "/cudnn";
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/kq/cudnn";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/kq/cudnn";
-  return {};
+  const std::string root = plugin::cache_root();
+  return root.empty() ? root : root + "/cudnn";
 }
 
 std::string plan_memo_path(const std::string& dir, const std::string& key) {

@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "../plugin_common/cache_root.hpp"
+
 namespace kq::python {
 namespace {
 
@@ -23,13 +25,7 @@ const char* python_executable() {
 // they compile (the graph or the kernel's source, the versions, the options), so a changed arm
 // never meets a stale entry. Where the user set either variable, that stands.
 void share_compile_caches() {
-  std::string root;
-  if (const char* k = std::getenv("KQ_CACHE_DIR"); k && *k)
-    root = k;
-  else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
-    root = std::string(x) + "/kq";
-  else if (const char* h = std::getenv("HOME"); h && *h)
-    root = std::string(h) + "/.cache/kq";
+  const std::string root = plugin::cache_root();
   if (root.empty()) return;
   setenv("TORCHINDUCTOR_CACHE_DIR", (root + "/inductor").c_str(), 0);
   setenv("TRITON_CACHE_DIR", (root + "/triton").c_str(), 0);
