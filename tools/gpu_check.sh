@@ -282,13 +282,22 @@ EOF
       for f in qualification.jsonl summary.json; do
         cp "$out/wall/$i-$r/$f" "$out/wall-$i-$r.$f" 2>/dev/null
       done
-      head -n 50 "$out/wall-$i-$r.log" | cut -c1-300
+      grep -E '"type":"(worker_start|warmed|size_start|size_end)"' \
+        "$out/wall/$i-$r/rounds.jsonl" >"$out/wall-$i-$r.sizes.jsonl" 2>/dev/null
+      head -n 60 "$out/wall-$i-$r.log" | cut -c1-300
       python3 - "$out/wall/$i-$r/qualification.jsonl" <<'PY'
 import json, sys
-verdicts = [r for r in map(json.loads, open(sys.argv[1]))
-            if r.get("type") == "verdict" and not r.get("pass") and "at_s" in r]
-verdicts.sort(key=lambda r: r["at_s"])
-print("verdicts by stage second: " + ", ".join("%s %.1f" % (r["arm"], r["at_s"]) for r in verdicts))
+records = [json.loads(l) for l in open(sys.argv[1])]
+span = {}  # arm -> [first case's start, verdict], in seconds of the stage
+for r in records:
+    if "at_s" not in r or r.get("pass"):
+        continue
+    if r.get("type") == "case_start":
+        span.setdefault(r["arm"], [r["at_s"], None])
+    if r.get("type") == "verdict" and r["arm"] in span:
+        span[r["arm"]][1] = r["at_s"]
+print("arms by verdict (first case .. verdict, s): " + ", ".join(
+    "%s %.1f..%.1f" % (arm, a, b or -1) for arm, (a, b) in sorted(span.items(), key=lambda kv: kv[1][1] or 0)))
 PY
     done
     ;;

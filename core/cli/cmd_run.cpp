@@ -2,6 +2,7 @@
 // (pipeline/run_pipeline.hpp: qualify in isolated workers, (run:) time, report and decide).
 #include <algorithm>
 #include <iostream>
+#include <thread>
 
 #include "cli/common.hpp"
 #include "device/device_info.hpp"
@@ -57,6 +58,16 @@ std::vector<std::string> leave_out_cpu_arms(std::vector<StageArm>& arms) {
     if (cpu(a)) names.push_back(a.identity.name);
   std::erase_if(arms, cpu);
   return names;
+}
+
+// --early-timing: by default where the workers beside qualification have cores to run on (the
+// warm calls compile on the host); on a small machine they would slow qualification as much.
+bool early_timing(const std::string& choice) {
+  if (choice == "on") return true;
+  if (choice == "off") return false;
+  if (choice != "auto")
+    throw UsageError("--early-timing: give 'on', 'off' or 'auto', not '" + choice + "'");
+  return std::thread::hardware_concurrency() >= 8;
 }
 
 // --sizes (format 1) or --points (any spec): what is timed, and so qualified. Points the spec
@@ -128,7 +139,11 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
         "isolate", po::value<std::string>()->default_value("outside"),
         "which arms are timed in a worker of their own, beside the baseline, the eager arm and "
         "the controls: 'outside' (each file from outside kq's install, and each known-broken "
-        "candidate's) or 'all' (every file)");
+        "candidate's) or 'all' (every file)")(
+        "early-timing", po::value<std::string>()->default_value("auto"),
+        "start the timing worker of kq's own arms beside qualification, to make their first "
+        "calls (compiles, plan searches) while they qualify: 'on', 'off' or 'auto' (on where "
+        "the machine has 8 cores or more)");
   add_plugin_options(opts);
   po::positional_options_description pos;
   pos.add("spec", 1);
@@ -174,6 +189,7 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
     if (isolate != "outside" && isolate != "all")
       throw UsageError("--isolate: give 'outside' or 'all', not '" + isolate + "'");
     o.isolate_all = isolate == "all";
+    o.early_timing = early_timing(vm["early-timing"].as<std::string>());
   }
   return run_pipeline(o).candidate_failed ? kCandidateFailed : kOk;
 }

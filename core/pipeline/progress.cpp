@@ -108,6 +108,7 @@ void Progress::record(const nlohmann::json& j) {
   if (rec::is<rec::ArmSkip>(j)) return on(j.get<rec::ArmSkip>());
   if (rec::is<rec::Disturbed>(j)) return on(j.get<rec::Disturbed>());
   if (rec::is<rec::WorkerStart>(j)) return on(j.get<rec::WorkerStart>());
+  if (rec::is<rec::Warmed>(j)) return on(j.get<rec::Warmed>());
   if (rec::is<rec::Recheck>(j)) return on(j.get<rec::Recheck>());
 }
 
@@ -160,8 +161,12 @@ void Progress::on(const rec::SizeStart& s) {
     for (double t : s.arm_setup_s) setup += t;
     const double load =
         std::chrono::duration<double>(Clock::now() - *worker_start_).count() - setup;
-    char text[96];
-    std::snprintf(text, sizeof text, "  the worker started and loaded its arms in %.1f s", load);
+    char text[120];
+    std::snprintf(text, sizeof text,
+                  worker_warmed_ ? "  the worker, started beside qualification, was ready %.1f s "
+                                   "after qualification ended"
+                                 : "  the worker started and loaded its arms in %.1f s",
+                  load);
     line(text);
     worker_start_.reset();
   }
@@ -207,8 +212,11 @@ void Progress::on(const rec::Disturbed& d) {
        d.arm + "'s profiled call; none of its arms is adopted");
 }
 
+void Progress::on(const rec::Warmed&) { worker_warmed_ = true; }
+
 void Progress::on(const rec::WorkerStart& w) {
   worker_start_ = Clock::now();
+  worker_warmed_ = false;
   if (w.label.empty()) {
     if (!w.arms.empty()) line(" clean worker: " + std::to_string(w.arms.size()) + " arm(s)");
     return;

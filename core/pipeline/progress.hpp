@@ -50,6 +50,7 @@ class Progress {
   void on(const rec::Recheck& r);
   void on(const rec::Disturbed& d);
   void on(const rec::WorkerStart& w);
+  void on(const rec::Warmed& w);
 
   void line(const std::string& s);    // a permanent line (mu_ held)
   void status(const std::string& s);  // the rewritten line (terminals only; mu_ held)
@@ -63,7 +64,8 @@ class Progress {
   // "4096 elements", or a format-2 timing point's name ("M=32768,N=4096") by its number.
   std::string where(std::int64_t size) const;
   std::map<std::int64_t, std::string> points_;
-  std::optional<Clock::time_point> worker_start_;             // until its first size starts
+  std::optional<Clock::time_point> worker_start_;  // until its first size starts
+  bool worker_warmed_ = false;                     // that worker was started beside qualification
   std::set<std::pair<std::string, std::string>> skips_said_;  // (arm, reason) printed
   std::string slowest_setup_;  // "; slowest ARM 9.1 s": the current size's slowest arm set-up
   // Arms skipped for want of a device, by reason: one line each at finish(), not one per arm.

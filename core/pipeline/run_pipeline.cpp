@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <memory>
 
 #include <tbb/parallel_for_each.h>
 
@@ -10,6 +11,7 @@
 #include "pipeline/run_outlook.hpp"
 #include "report/printer.hpp"
 #include "rundir/manifest.hpp"
+#include "timing/early_worker.hpp"
 #include "timing/time_stage.hpp"
 #include "worker/supervise.hpp"
 
@@ -60,10 +62,7 @@ void add_second_instance(const std::string& twice, std::vector<StageArm>& qualif
   qualified.push_back(copy);
 }
 
-// Returns false when the timing stage stopped early.
-bool time_qualified(const RunPipelineOptions& o, const std::vector<StageArm>& qualified,
-                    Progress& progress) {
-  std::cout << "timing " << qualified.size() << " qualified arm(s)\n";
+TimeStageOptions timing_options(const RunPipelineOptions& o, Progress& progress) {
   TimeStageOptions t;
   t.spec_file = o.dir / "spec.yaml";
   t.out_jsonl = o.dir / "rounds.jsonl";
@@ -77,7 +76,26 @@ bool time_qualified(const RunPipelineOptions& o, const std::vector<StageArm>& qu
   t.artifacts_dir = o.dir / "artifacts";
   t.isolation = {self_executable().parent_path() / "plugins", o.isolate_all,
                  o.spec.decision.baselines, o.spec.decision.eager};
-  auto res = time_stage(qualified, t);
+  return t;
+}
+
+// The clean timing worker, started now to make its arms' first calls while they qualify
+// (timing/early_worker.hpp); none where it is not asked for or --twice adds an instance.
+std::unique_ptr<EarlyTimingWorker> start_early_timing(const RunPipelineOptions& o,
+                                                      Progress& progress) {
+  if (!o.timing || o.no_timing || !o.early_timing || !o.twice.empty()) return nullptr;
+  auto early = std::make_unique<EarlyTimingWorker>(o.arms, timing_options(o, progress));
+  if (!early->started()) return nullptr;
+  std::cout << "  the timing worker starts now: its arms' first calls (compiles, plan searches) "
+               "are made beside qualification; nothing is timed before it ends\n";
+  return early;
+}
+
+// Returns false when the timing stage stopped early.
+bool time_qualified(const RunPipelineOptions& o, const std::vector<StageArm>& qualified,
+                    Progress& progress, EarlyTimingWorker* early) {
+  std::cout << "timing " << qualified.size() << " qualified arm(s)\n";
+  auto res = time_stage(qualified, timing_options(o, progress), early);
   tbb::parallel_for_each(qualified.begin(), qualified.end(), [&](const StageArm& a) {
     finish_artifacts(o.dir / "artifacts" / a.identity.name);  // mostly a disassembler's time
   });
@@ -112,11 +130,14 @@ RunPipelineResult run_pipeline(const RunPipelineOptions& o) {
 
   RunPipelineResult result;
   Progress progress;
+  std::unique_ptr<EarlyTimingWorker> early = start_early_timing(o, progress);
   Qualified q = qualify(o, progress);
   result.candidate_failed = q.candidate_failed;
   if (o.timing && !o.twice.empty()) add_second_instance(o.twice, q.arms);
-  if (o.timing && !o.no_timing && !q.arms.empty() && !time_qualified(o, q.arms, progress))
+  if (o.timing && !o.no_timing && !q.arms.empty() &&
+      !time_qualified(o, q.arms, progress, early.get()))
     result.candidate_failed = true;
+  early.reset();
   progress.finish();
 
   const Report report = write_report(o.dir);

@@ -42,6 +42,7 @@ struct RunPipelineOptions {
   bool blocking_kernel = true;
   double cpu_call_budget_s = 0.05;  // TimingPolicy::cpu_call_budget_s
   bool isolate_all = false;         // kq run --isolate all (timing/timing_workers.hpp)
+  bool early_timing = false;        // the clean timing worker starts beside qualification
 };
 
 struct RunPipelineResult {

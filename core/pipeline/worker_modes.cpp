@@ -1,13 +1,16 @@
 #include "pipeline/worker_modes.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <set>
 
 #include "artifacts/artifacts.hpp"
 #include "plan/choose_points.hpp"
 #include "plan/plan_cases.hpp"
+#include "plan/timed_points.hpp"
 #include "plugins/loader.hpp"
 #include "qualify/qualify_arm.hpp"
 #include "qualify/shared_cases.hpp"
@@ -15,6 +18,8 @@
 #include "spec/spec.hpp"
 #include "timing/stopping.hpp"
 #include "timing/time_arms.hpp"
+#include "timing/warm_arms.hpp"
+#include "worker/roster.hpp"
 #include "worker/supervise.hpp"
 
 namespace kq {
@@ -60,6 +65,47 @@ void only_arm_files(const std::vector<std::string>& origins) {
   std::string lines;
   for (const auto& o : std::set<std::string>(origins.begin(), origins.end())) lines += o + "\n";
   ::setenv("KQ_ARM_FILES", lines.c_str(), 1);
+}
+
+// A worker started beside qualification: every arm's first calls, then the roster (the arms
+// that qualified, worker/roster.hpp); the others are dropped. Returns the kept arms whose warm
+// calls changed the device, each with a device_state rejection recorded.
+std::map<std::string, std::string> warm_then_take_roster(int fd, const Spec& spec,
+                                                         bool cpu_beside_cuda, const Emit& emit,
+                                                         std::vector<TimedArm>& arms,
+                                                         std::vector<LoadedArm*>& loaded) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const WarmResult warm = warm_arms(arms, spec, cpu_beside_cuda, [&] { emit(rec::Alive{}); });
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cerr << "kq: " << warm.calls << " first call(s) beside qualification in " << seconds
+            << " s\n";
+  emit(rec::Warmed{seconds, warm.calls});
+  const std::vector<std::string> roster = read_roster(fd, [&] { emit(rec::Alive{}); });
+  const std::set<std::string> keep(roster.begin(), roster.end());
+  std::vector<TimedArm> kept_arms;
+  std::vector<LoadedArm*> kept_loaded;
+  for (std::size_t i = 0; i < arms.size(); ++i)
+    if (keep.count(arms[i].identity.name)) {
+      kept_arms.push_back(arms[i]);
+      kept_loaded.push_back(loaded[i]);
+    }
+  arms = std::move(kept_arms);
+  loaded = std::move(kept_loaded);
+
+  std::map<std::string, std::string> rejected;
+  const auto points = timed_points(spec, spec.timing.sizes);
+  for (const auto& [name, changed] : warm.changed_device) {
+    if (!keep.count(name) || points.empty()) continue;
+    const std::string why = "at " + points.front().where() +
+                            ", its first call (made beside qualification) changed the device "
+                            "for the other arms: " +
+                            changed + " (kq put it back)";
+    emit(rec::TimingReject{
+        name, points.front().size, "single", -1, "device_state", why, {}, {}, {}});
+    rejected.emplace(name, why);
+  }
+  return rejected;
 }
 
 }  // namespace
@@ -128,7 +174,10 @@ void worker_time(const TimeWorkerArgs& args) {
     arms.push_back({a->arm.get(), id});
     loaded.push_back(a);
   }
-  time_arms(arms, spec, emit, !args.quick);
+  std::map<std::string, std::string> rejected;
+  if (args.roster_fd >= 0)
+    rejected = warm_then_take_roster(args.roster_fd, spec, !args.quick, emit, arms, loaded);
+  time_arms(arms, spec, emit, !args.quick, rejected);
   // The timing sizes were prepared here, not in qualification: keep what the arms built for them.
   if (!args.artifacts_dir.empty())
     for (std::size_t i = 0; i < arms.size(); ++i)

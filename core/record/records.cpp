@@ -194,6 +194,11 @@ KQ_JSON_FIELDS(WorkerStart) {
 }
 KQ_JSON_FIELDS(TimingStopped) { f("reason", r.reason); }
 KQ_JSON_FIELDS(Done) {}
+KQ_JSON_FIELDS(Warmed) {
+  f("seconds", r.seconds);
+  f("calls", r.calls);
+}
+KQ_JSON_FIELDS(Alive) {}
 
 template <class R>
 void write(json& j, const R& r) {

@@ -267,6 +267,20 @@ struct Done {  // worker to parent: the timing worker finished
   static constexpr std::string_view kType = "done";
 };
 
+// From a timing worker started beside qualification (timing/early_worker.hpp): its arms' first
+// calls made at the timed points, and how long they took (compiles, plan searches), written after
+// its worker_start...
+struct Warmed {
+  static constexpr std::string_view kType = "warmed";
+  double seconds = 0;
+  int calls = 0;
+};
+// ...then, while it waits for the arms that qualified, a sign of life every minute (worker to
+// parent only).
+struct Alive {
+  static constexpr std::string_view kType = "alive";
+};
+
 // The record's "type", or "" for anything that is not an object with a string "type".
 std::string_view type_of(const json& j);
 template <class R>
@@ -275,25 +289,27 @@ bool is(const json& j) {
 }
 
 // Every record type, for what is written once per type (the JSON functions below).
-#define KQ_RECORD_TYPES(X) \
-  X(CaseStart)             \
-  X(Prepared)              \
-  X(Waiting)               \
-  X(CaseResult)            \
-  X(CaseStages)            \
-  X(CaseCounts)            \
-  X(VerdictRecord)         \
-  X(SanitizerFinding)      \
-  X(SizeStart)             \
-  X(ArmSkip)               \
-  X(ArmNote)               \
-  X(GraphInfo)             \
-  X(LightSample)           \
-  X(FloorSample)           \
-  X(RoundSample)           \
-  X(TimingReject)          \
-  X(SizeEnd)               \
-  X(Recheck) X(Profile) X(ProfilerAttached) X(Disturbed) X(WorkerStart) X(TimingStopped) X(Done)
+#define KQ_RECORD_TYPES(X)                                                                      \
+  X(CaseStart)                                                                                  \
+  X(Prepared)                                                                                   \
+  X(Waiting)                                                                                    \
+  X(CaseResult)                                                                                 \
+  X(CaseStages)                                                                                 \
+  X(CaseCounts)                                                                                 \
+  X(VerdictRecord)                                                                              \
+  X(SanitizerFinding)                                                                           \
+  X(SizeStart)                                                                                  \
+  X(ArmSkip)                                                                                    \
+  X(ArmNote)                                                                                    \
+  X(GraphInfo)                                                                                  \
+  X(LightSample)                                                                                \
+  X(FloorSample)                                                                                \
+  X(RoundSample)                                                                                \
+  X(TimingReject)                                                                               \
+  X(SizeEnd)                                                                                    \
+  X(Recheck)                                                                                    \
+  X(Profile) X(ProfilerAttached) X(Disturbed) X(WorkerStart) X(TimingStopped) X(Done) X(Warmed) \
+      X(Alive)
 
 #define KQ_RECORD_JSON(R)            \
   void to_json(json& j, const R& r); \

@@ -445,12 +445,12 @@ class SizeRun {
 }  // namespace
 
 void time_arms(const std::vector<TimedArm>& arms, const Spec& spec, const Emit& emit,
-               bool cpu_beside_cuda) {
+               bool cpu_beside_cuda, std::map<std::string, std::string> rejected) {
   // Which samples are checked is drawn afresh for every run: an arm cannot learn it.
   std::random_device rd;
   const std::uint64_t check_seed = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
-  std::map<std::string, std::string> rejected;  // arm -> why, kept across sizes
-  std::map<std::string, double> cpu_rate;       // CPU arm -> seconds a byte, from its last size
+  // `rejected`: arm -> why, kept across sizes
+  std::map<std::string, double> cpu_rate;  // CPU arm -> seconds a byte, from its last size
   // Once every arm of its own is rejected, a worker has nothing left to time.
   auto any_own_left = [&] {
     return std::any_of(arms.begin(), arms.end(), [&](const TimedArm& a) {

@@ -16,6 +16,7 @@
 // graph_output, wrong_stream or device_state), size_end, recheck, profile and
 // profiler_attached.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,7 +35,8 @@ struct TimedArm {
 // cpu_beside_cuda false (kq run --quick): where a CUDA arm is timed, no CPU arm is. A CPU arm is
 // never a candidate beside CUDA ones, and its set-up (a CPU torch.compile build: 40 s on the
 // H200's host) can take longer than all the rounds of a first look.
+// `rejected`: arms rejected before the first size (arm -> why), never set up.
 void time_arms(const std::vector<TimedArm>& arms, const Spec& spec, const Emit& emit,
-               bool cpu_beside_cuda = true);
+               bool cpu_beside_cuda = true, std::map<std::string, std::string> rejected = {});
 
 }  // namespace kq

@@ -37,6 +37,17 @@ struct TimeStageResult {
   std::string problem;     // the first worker that died or hung, and how
 };
 
-TimeStageResult time_stage(const std::vector<StageArm>& arms, const TimeStageOptions& options);
+class EarlyTimingWorker;  // timing/early_worker.hpp
+struct WorkerExit;        // worker/supervise.hpp
+
+// `early`: a worker started beside qualification, which times the first plan (the clean
+// worker) when it can; else that plan's worker starts here like the others.
+TimeStageResult time_stage(const std::vector<StageArm>& arms, const TimeStageOptions& options,
+                           EarlyTimingWorker* early = nullptr);
+
+// After a worker of `plan` ended: "" when it finished (`done`: its last record came, and it exited
+// 0), else what happened to it, also written as a timing_stopped record.
+std::string worker_problem(const TimingWorkerPlan& plan, bool done, const WorkerExit& ex,
+                           const std::function<void(const nlohmann::json&)>& write);
 
 }  // namespace kq

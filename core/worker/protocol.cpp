@@ -104,6 +104,18 @@ double decode_seconds(const std::string& s) {
   return v;
 }
 
+int decode_fd(const std::string& s) {
+  std::size_t used = 0;
+  int v = -1;
+  try {
+    v = std::stoi(s, &used);
+  } catch (const std::logic_error&) {
+    used = 0;
+  }
+  if (used == 0 || used != s.size() || v < 0) throw WorkerArgsError("bad descriptor '" + s + "'");
+  return v;
+}
+
 }  // namespace
 
 std::vector<std::string> QualifyWorkerArgs::to_argv() const {
@@ -150,14 +162,15 @@ std::vector<std::string> TimeWorkerArgs::to_argv() const {
   if (!sizes.empty()) argv.insert(argv.end(), {"--sizes", encode_sizes(sizes)});
   encode_points(added_points, argv);
   for (const auto& o : origins) argv.insert(argv.end(), {"--origin", o});
+  if (roster_fd >= 0) argv.insert(argv.end(), {"--roster-fd", std::to_string(roster_fd)});
   return argv;
 }
 
 TimeWorkerArgs TimeWorkerArgs::parse(const std::vector<std::string>& args) {
-  ArgReader r(
-      args,
-      {"spec", "plugin", "arm", "artifacts-dir", "sizes", "added-point", "origin", "cpu-budget"},
-      {"no-blocking-kernel", "brief", "quick"});
+  ArgReader r(args,
+              {"spec", "plugin", "arm", "artifacts-dir", "sizes", "added-point", "origin",
+               "cpu-budget", "roster-fd"},
+              {"no-blocking-kernel", "brief", "quick"});
   TimeWorkerArgs a;
   a.spec = r.required("spec");
   a.plugins = r.all("plugin");
@@ -172,6 +185,7 @@ TimeWorkerArgs TimeWorkerArgs::parse(const std::vector<std::string>& args) {
   if (r.has("sizes")) a.sizes = decode_sizes(r.one("sizes"));
   a.added_points = decode_points(r.all("added-point"));
   a.origins = r.all("origin");
+  if (r.has("roster-fd")) a.roster_fd = decode_fd(r.one("roster-fd"));
   return a;
 }
 

@@ -57,6 +57,9 @@ struct TimeWorkerArgs {
   bool brief = false;                // a few rounds per size (kq selftest)
   bool quick = false;                // kq run --quick: quick_timing() (timing/stopping.hpp)
   std::vector<std::string> origins;  // the arms' files, as QualifyWorkerArgs's
+  // A worker started beside qualification (timing/early_worker.hpp): it warms its arms, then
+  // reads from this descriptor the names of those to time, one a line, up to end of file.
+  int roster_fd = -1;
 
   std::vector<std::string> to_argv() const;  // the arguments after the mode
   static TimeWorkerArgs parse(const std::vector<std::string>& args);

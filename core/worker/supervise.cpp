@@ -83,7 +83,7 @@ std::filesystem::path self_executable() { return std::filesystem::read_symlink("
 WorkerExit supervise_worker(const std::vector<std::string>& argv,
                             const std::filesystem::path& stderr_log, double initial_silence_s,
                             const std::function<double(const nlohmann::json&)>& on_record,
-                            const std::vector<int>& inherit) {
+                            const std::vector<int>& inherit, const std::atomic<bool>* stop) {
   install_interrupt_handlers();
   int pipefd[2];
   if (pipe2(pipefd, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
@@ -129,6 +129,10 @@ WorkerExit supervise_worker(const std::vector<std::string>& argv,
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
     if (left <= 0) {
       ex.hung = true;
+      kill(-pid, SIGKILL);
+      break;
+    }
+    if (stop != nullptr && stop->load()) {
       kill(-pid, SIGKILL);
       break;
     }

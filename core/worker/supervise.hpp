@@ -2,6 +2,7 @@
 // silent past its deadline is killed (hung); one that dies by a signal or exits without its
 // final record has crashed. Either way the caller carries on with the next worker.
 #pragma once
+#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -23,10 +24,12 @@ struct WorkerExit {
 // worker may now stay silent. `initial_silence_s` applies until the first record. The
 // descriptors in `inherit` (close-on-exec here) are the worker's too, under the same numbers;
 // no other worker started meanwhile gets them.
+// `stop`, when given and set, kills the worker (checked every second at most).
 WorkerExit supervise_worker(const std::vector<std::string>& argv,
                             const std::filesystem::path& stderr_log, double initial_silence_s,
                             const std::function<double(const nlohmann::json&)>& on_record,
-                            const std::vector<int>& inherit = {});
+                            const std::vector<int>& inherit = {},
+                            const std::atomic<bool>* stop = nullptr);
 
 // The path of the running executable (/proc/self/exe).
 std::filesystem::path self_executable();

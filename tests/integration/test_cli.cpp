@@ -66,6 +66,10 @@ TEST_CASE("unknown command and bad options are usage errors") {
   r = run_kq("qualify specs/residual_relu.yaml --jobs 0");
   CHECK(r.exit_code == 2);
   CHECK(r.out.find("--jobs") != std::string::npos);
+  r = run_kq("run specs/residual_relu.yaml --early-timing sometimes");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("--early-timing: give 'on', 'off' or 'auto', not 'sometimes'") !=
+        std::string::npos);
 }
 
 TEST_CASE("kq version names the commit") {

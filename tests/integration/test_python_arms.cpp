@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "test_support.hpp"
+#include "util/json_lines.hpp"
 #include "util/sha256.hpp"
 
 namespace {
@@ -721,4 +722,43 @@ TEST_CASE("an arm file from outside is timed in a worker of its own, beside the 
   CHECK(weighed);  // against cpu_tbb@fast
   CHECK(kq::test::read_file(dir / "run" / "report.md").find("- worker fast (") !=
         std::string::npos);
+}
+
+// kq run --early-timing on: the clean timing worker starts beside qualification, makes its arms'
+// first calls, and then times only the arms that qualified (the roster); an arm that did not
+// (numpy_residual_relu computes relu(x + residual), not copy.yaml's y = x) is dropped unseen.
+TEST_CASE("the timing worker started beside qualification times only the arms that qualified") {
+  const auto dir = kq::test::temp_dir("early-timing") / "run";
+  const std::string spec = (kq::test::source_dir() / "tests/data/specs/copy.yaml").string();
+  auto r = run_kq("run '" + spec +
+                  "' --arms cpu_tbb,numpy_residual_relu --quick --sizes 4096,65536 "
+                  "--early-timing on --out " +
+                  dir.string());
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("the timing worker starts now") != std::string::npos);
+  CHECK(r.out.find("numpy_residual_relu: unsupported") != std::string::npos);
+  const auto records = kq::read_json_lines(dir / "rounds.jsonl");
+  REQUIRE(records.size() >= 3);
+  CHECK(records[0]["type"] == "worker_start");
+  CHECK(records[0]["arms"] == nlohmann::json::array({"cpu_tbb"}));
+  CHECK(records[1]["type"] == "warmed");
+  CHECK(records[1]["calls"].get<int>() >= 4);  // cpu_tbb twice at each size: none for numpy
+  int rounds = 0;
+  for (const auto& j : records) {
+    CHECK(j.value("arm", "cpu_tbb") == "cpu_tbb");
+    CHECK(j["type"] != "alive");  // the worker's sign of life stays with kq
+    rounds += j["type"] == "round";
+  }
+  CHECK(rounds >= 20);
+  CHECK(kq::test::read_file(dir / "logs/time.log").find("first call(s) beside qualification") !=
+        std::string::npos);
+
+  // Off: the worker starts after qualification, with no warmed record.
+  const auto off = kq::test::temp_dir("early-timing-off") / "run";
+  r = run_kq("run '" + spec + "' --arms cpu_tbb --quick --sizes 4096 --early-timing off --out " +
+             off.string());
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("the timing worker starts now") == std::string::npos);
+  for (const auto& j : kq::read_json_lines(off / "rounds.jsonl")) CHECK(j["type"] != "warmed");
 }
