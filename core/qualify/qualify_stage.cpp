@@ -268,14 +268,21 @@ void release_shared_cases(std::unique_ptr<SharedCaseFeed> feed) {
   std::cout << line << std::flush;
 }
 
-// The order in which workers start: CPU arms first, each kind in the order given. A CPU arm's
-// largest cases run at host speed, tens of seconds where a CUDA arm's take a few, so a CPU arm
-// started last, when the other slots have emptied, would set the stage's wall time alone.
+// The order in which workers start: CPU arms first, then the arms loaded from files (Python),
+// then the rest, each group in the order given: the longest first, as far as the kind tells. A
+// CPU arm's largest cases run at host speed, tens of seconds where a CUDA arm's take a few, and
+// an arm from a file compiles as it goes (torch.compile builds every static shape anew, Triton
+// JITs each): either, started last when the other slots have emptied, would set the stage's wall
+// time alone.
 std::vector<std::size_t> launch_order(const std::vector<StageArm>& arms) {
   std::vector<std::size_t> order(arms.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_partition(order.begin(), order.end(),
-                        [&](std::size_t i) { return arms[i].identity.device != Device::cuda; });
+  const auto rank = [&](std::size_t i) {
+    const ArmIdentity& a = arms[i].identity;
+    return a.device != Device::cuda ? 0 : !a.origin.empty() ? 1 : 2;
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t x, std::size_t y) { return rank(x) < rank(y); });
   return order;
 }
 
