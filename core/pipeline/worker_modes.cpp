@@ -125,8 +125,15 @@ bool worker_qualify(const QualifyWorkerArgs& args) {
     plan.quick = args.quick;
     plan.timing_sizes = args.timing_sizes;
     SharedCases shared = adopt_shared_cases(args.case_data);
-    auto verdict =
-        qualify_arm(*arm->arm, arm->identity, spec, plan_cases(spec, plan), emit, &shared);
+    std::vector<Case> cases = plan_cases(spec, plan);
+    if (args.shards > 1) {  // this worker's share: every shards-th case from its own
+      std::vector<Case> mine;
+      for (std::size_t i = static_cast<std::size_t>(args.shard); i < cases.size();
+           i += static_cast<std::size_t>(args.shards))
+        mine.push_back(std::move(cases[i]));
+      cases = std::move(mine);
+    }
+    auto verdict = qualify_arm(*arm->arm, arm->identity, spec, cases, emit, &shared);
     if (!args.artifacts_dir.empty() && verdict.verdict != rec::Verdict::unsupported &&
         verdict.verdict != rec::Verdict::crashed)
       write_arm_artifacts(std::filesystem::path(args.artifacts_dir) / name, *arm->arm,

@@ -58,7 +58,8 @@ void report_linger(const std::string& arm, const std::string& pass,
 WorkerVerdict run_worker(const StageArm& a, const QualifyStageOptions& opt, SharedCaseFeed* feed,
                          const std::vector<std::string>& prefix, const std::string& pass,
                          bool quick, const std::filesystem::path& log,
-                         const std::function<void(const json&)>& record, double slowdown) {
+                         const std::function<void(const json&)>& record, double slowdown,
+                         int shard = 0, int shards = 1) {
   const std::string& name = a.identity.name;
   QualifyWorkerArgs w;
   w.spec = opt.spec_file.string();
@@ -75,7 +76,9 @@ WorkerVerdict run_worker(const StageArm& a, const QualifyStageOptions& opt, Shar
       ::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) != 0)
     sockets[0] = sockets[1] = -1;  // then the worker computes those itself
   if (feed != nullptr) w.case_data = feed->subscribe(sockets[0], sockets[1]);
-  if (pass.empty()) w.artifacts_dir = opt.artifacts_dir.string();
+  w.shard = shard;
+  w.shards = shards;
+  if (pass.empty() && shard == 0) w.artifacts_dir = opt.artifacts_dir.string();
   std::vector<std::string> argv = prefix;
   argv.insert(argv.end(), {self_executable().string(), kWorkerQualifyMode});
   for (auto& arg : w.to_argv()) argv.push_back(std::move(arg));
@@ -135,15 +138,106 @@ std::filesystem::path find_compute_sanitizer() {
 
 namespace {
 
-// One arm's qualification: its worker, then (for a CUDA arm with sanitize tools) one worker per
-// tool under compute-sanitizer. Returns the final verdict.
-rec::VerdictRecord qualify_one(const StageArm& a, const QualifyStageOptions& opt,
-                               SharedCaseFeed* feed,
-                               const std::function<void(const json&)>& record) {
+// How many workers share an arm's cases. An arm loaded from a file compiles as it goes
+// (torch.compile builds every static shape anew, Triton JITs each kernel) and is the longest of
+// a stage by far: where the stage runs four workers or more at once, two share its cases.
+int shards_for(const StageArm& a, const QualifyStageOptions& opt) {
+  return !a.identity.origin.empty() && opt.jobs >= 4 ? 2 : 1;
+}
+
+// The verdict of an arm whose cases were shared: a crash or hang first, then the rejection by
+// the case that comes first in the plan, then a shard never judged (unsupported, tampering...),
+// else qualified; the counts and stages summed.
+rec::VerdictRecord merge_shards(const std::vector<rec::VerdictRecord>& shards,
+                                const std::vector<std::string>& case_order) {
+  auto position = [&](const rec::VerdictRecord& v) {
+    auto it = std::find(case_order.begin(), case_order.end(), v.case_name.value_or(""));
+    return it - case_order.begin();
+  };
+  auto rank = [](rec::Verdict v) {
+    return v == rec::Verdict::crashed || v == rec::Verdict::hung ? 0
+           : v == rec::Verdict::rejected                         ? 1
+           : v == rec::Verdict::qualified                        ? 3
+                                                                 : 2;
+  };
+  const rec::VerdictRecord* pick = &shards.front();
+  for (const rec::VerdictRecord& v : shards)
+    if (rank(v.verdict) < rank(pick->verdict) ||
+        (rank(v.verdict) == 1 && rank(pick->verdict) == 1 && position(v) < position(*pick)))
+      pick = &v;
+  rec::VerdictRecord out = *pick;
+  rec::CaseCounts counts;
+  rec::CaseStages stages;
+  bool any_counts = false, any_stages = false;
+  for (const rec::VerdictRecord& v : shards) {
+    if (v.counts) {
+      any_counts = true;
+      counts.passed += v.counts->passed;
+      counts.refused += v.counts->refused;
+      counts.failed += v.counts->failed;
+      counts.skipped += v.counts->skipped;
+      counts.total += v.counts->total;
+    }
+    if (v.stages) {
+      any_stages = true;
+      for (auto [sum, add] : {std::pair{&stages.generate, v.stages->generate},
+                              {&stages.reference, v.stages->reference},
+                              {&stages.upload, v.stages->upload},
+                              {&stages.run, v.stages->run},
+                              {&stages.download, v.stages->download},
+                              {&stages.compare, v.stages->compare}})
+        *sum += add;
+    }
+  }
+  if (any_counts) out.counts = counts;
+  if (any_stages) out.stages = stages;
+  return out;
+}
+
+// An arm's cases shared by `shards` workers side by side (shards_for); their verdicts merged
+// into the one recorded.
+rec::VerdictRecord run_shards(const StageArm& a, const QualifyStageOptions& opt,
+                              SharedCaseFeed* feed, const std::function<void(const json&)>& record,
+                              int shards, const std::vector<std::string>& case_order) {
   const std::string& name = a.identity.name;
-  rec::VerdictRecord verdict = run_worker(a, opt, feed, {}, "", opt.quick,
-                                          opt.log_dir / ("qualify-" + name + ".log"), record, 1.0)
-                                   .verdict;
+  auto all_but_verdicts = [&](const json& j) {
+    if (!rec::is<rec::VerdictRecord>(j)) record(j);
+  };
+  std::vector<rec::VerdictRecord> verdicts(static_cast<std::size_t>(shards));
+  std::vector<std::exception_ptr> failures(static_cast<std::size_t>(shards));
+  std::vector<std::thread> workers;
+  for (int k = 0; k < shards; ++k)
+    workers.emplace_back([&, k] {
+      const auto log = opt.log_dir / ("qualify-" + name +
+                                      (k == 0 ? "" : ".shard" + std::to_string(k + 1)) + ".log");
+      try {
+        verdicts[static_cast<std::size_t>(k)] =
+            run_worker(a, opt, feed, {}, "", opt.quick, log, all_but_verdicts, 1.0, k, shards)
+                .verdict;
+      } catch (...) {
+        failures[static_cast<std::size_t>(k)] = std::current_exception();
+      }
+    });
+  for (auto& t : workers) t.join();
+  for (const auto& f : failures)
+    if (f) std::rethrow_exception(f);
+  rec::VerdictRecord merged = merge_shards(verdicts, case_order);
+  record(merged);
+  return merged;
+}
+
+// One arm's qualification: its worker (or workers, shards_for), then (for a CUDA arm with
+// sanitize tools) one worker per tool under compute-sanitizer. Returns the final verdict.
+rec::VerdictRecord qualify_one(const StageArm& a, const QualifyStageOptions& opt,
+                               SharedCaseFeed* feed, const std::function<void(const json&)>& record,
+                               const std::vector<std::string>& case_order) {
+  const std::string& name = a.identity.name;
+  const int shards = shards_for(a, opt);
+  rec::VerdictRecord verdict =
+      shards > 1 ? run_shards(a, opt, feed, record, shards, case_order)
+                 : run_worker(a, opt, feed, {}, "", opt.quick,
+                              opt.log_dir / ("qualify-" + name + ".log"), record, 1.0)
+                       .verdict;
 
   const bool sanitize = a.identity.device == Device::cuda && !opt.sanitize_tools.empty() &&
                         verdict.verdict != rec::Verdict::unsupported;
@@ -205,8 +299,34 @@ std::size_t planned_workers(const std::vector<StageArm>& arms, const QualifyStag
   std::size_t n = 0;
   for (const StageArm& a : arms)
     if (starts_worker(a, cuda_ok))
-      n += a.identity.device == Device::cuda ? 1 + opt.sanitize_tools.size() : 1;
+      n += static_cast<std::size_t>(shards_for(a, opt)) +
+           (a.identity.device == Device::cuda ? opt.sanitize_tools.size() : 0);
   return n;
+}
+
+// The spec as the workers read it, and the plan they make of it.
+Spec stage_spec(const QualifyStageOptions& opt) {
+  Spec spec = load_spec(opt.spec_file);
+  add_timing_points(spec, opt.added_points);
+  return spec;
+}
+PlanOptions stage_plan(const QualifyStageOptions& opt) {
+  PlanOptions plan;
+  plan.quick = opt.quick;
+  plan.timing_sizes = opt.timing_sizes;
+  return plan;
+}
+
+// The names of the plan's cases in its order, where an arm's cases are shared (shards_for):
+// the first failure of a shared arm is the first in this order.
+std::vector<std::string> case_order(const std::vector<StageArm>& arms,
+                                    const QualifyStageOptions& opt) {
+  std::vector<std::string> names;
+  if (std::none_of(arms.begin(), arms.end(),
+                   [&](const StageArm& a) { return shards_for(a, opt) > 1; }))
+    return names;
+  for (const Case& c : plan_cases(stage_spec(opt), stage_plan(opt))) names.push_back(c.name);
+  return names;
 }
 
 // The cases' data for the stage's workers, or none where fewer than two workers would read it.
@@ -223,13 +343,10 @@ std::unique_ptr<SharedCaseFeed> share_cases(const std::vector<StageArm>& arms,
               << std::flush;
     return nullptr;
   }
-  Spec spec = load_spec(opt.spec_file);
-  add_timing_points(spec, opt.added_points);
-  PlanOptions plan;
-  plan.quick = opt.quick;
-  plan.timing_sizes = opt.timing_sizes;
-  auto feed = std::make_unique<SharedCaseFeed>(spec, plan_cases(spec, plan), shared_cases_budget(),
-                                               opt.log_dir / "shared-cases.log");
+  const Spec spec = stage_spec(opt);
+  auto feed =
+      std::make_unique<SharedCaseFeed>(spec, plan_cases(spec, stage_plan(opt)),
+                                       shared_cases_budget(), opt.log_dir / "shared-cases.log");
   char line[240];
   std::snprintf(line, sizeof line,
                 "  inputs and references of %zu cases computed once for every arm: %.2f GB in "
@@ -320,6 +437,7 @@ std::vector<rec::VerdictRecord> qualify_stage(const std::vector<StageArm>& arms,
   ::setenv(kBigCaseLockEnv, (opt.log_dir / "big-case.lock").c_str(), 1);
   std::vector<rec::VerdictRecord> verdicts(arms.size());
   const std::vector<std::size_t> order = launch_order(arms);
+  const std::vector<std::string> order_of_cases = case_order(arms, opt);
   std::atomic<std::size_t> next{0};
   std::exception_ptr failure;
   auto work = [&] {
@@ -334,7 +452,7 @@ std::vector<rec::VerdictRecord> qualify_stage(const std::vector<StageArm>& arms,
           record(verdicts[i]);
           continue;
         }
-        verdicts[i] = qualify_one(a, opt, feed.get(), record);
+        verdicts[i] = qualify_one(a, opt, feed.get(), record, order_of_cases);
         if (opt.on_arm_done) opt.on_arm_done(a);
       } catch (...) {
         std::lock_guard lock(mu);

@@ -104,7 +104,7 @@ double decode_seconds(const std::string& s) {
   return v;
 }
 
-int decode_fd(const std::string& s) {
+int decode_natural(const std::string& s) {
   std::size_t used = 0;
   int v = -1;
   try {
@@ -112,8 +112,19 @@ int decode_fd(const std::string& s) {
   } catch (const std::logic_error&) {
     used = 0;
   }
-  if (used == 0 || used != s.size() || v < 0) throw WorkerArgsError("bad descriptor '" + s + "'");
+  if (used == 0 || used != s.size() || v < 0)
+    throw WorkerArgsError("bad count or descriptor '" + s + "'");
   return v;
+}
+
+// "K/N", 1 <= K <= N: shard K - 1 of N.
+void decode_shard(const std::string& s, int& shard, int& shards) {
+  const auto slash = s.find('/');
+  const int k = slash == std::string::npos ? -1 : decode_natural(s.substr(0, slash));
+  const int n = slash == std::string::npos ? -1 : decode_natural(s.substr(slash + 1));
+  if (k < 1 || n < 1 || k > n) throw WorkerArgsError("bad shard '" + s + "' (K/N, 1 <= K <= N)");
+  shard = k - 1;
+  shards = n;
 }
 
 }  // namespace
@@ -128,13 +139,15 @@ std::vector<std::string> QualifyWorkerArgs::to_argv() const {
   if (!artifacts_dir.empty()) argv.insert(argv.end(), {"--artifacts-dir", artifacts_dir});
   if (!case_data.empty()) argv.insert(argv.end(), {"--case-data", case_data});
   for (const auto& o : origins) argv.insert(argv.end(), {"--origin", o});
+  if (shards > 1)
+    argv.insert(argv.end(), {"--shard", std::to_string(shard + 1) + "/" + std::to_string(shards)});
   return argv;
 }
 
 QualifyWorkerArgs QualifyWorkerArgs::parse(const std::vector<std::string>& args) {
   ArgReader r(args,
               {"spec", "plugin", "arm", "timing-sizes", "added-point", "hang-timeout",
-               "artifacts-dir", "case-data", "origin"},
+               "artifacts-dir", "case-data", "origin", "shard"},
               {"quick"});
   QualifyWorkerArgs a;
   a.spec = r.required("spec");
@@ -147,6 +160,7 @@ QualifyWorkerArgs QualifyWorkerArgs::parse(const std::vector<std::string>& args)
   a.artifacts_dir = r.one("artifacts-dir");
   a.case_data = r.one("case-data");
   a.origins = r.all("origin");
+  if (r.has("shard")) decode_shard(r.one("shard"), a.shard, a.shards);
   return a;
 }
 
@@ -185,7 +199,7 @@ TimeWorkerArgs TimeWorkerArgs::parse(const std::vector<std::string>& args) {
   if (r.has("sizes")) a.sizes = decode_sizes(r.one("sizes"));
   a.added_points = decode_points(r.all("added-point"));
   a.origins = r.all("origin");
-  if (r.has("roster-fd")) a.roster_fd = decode_fd(r.one("roster-fd"));
+  if (r.has("roster-fd")) a.roster_fd = decode_natural(r.one("roster-fd"));
   return a;
 }
 

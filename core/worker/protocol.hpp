@@ -39,6 +39,9 @@ struct QualifyWorkerArgs {
   // The file that defines the arm when its plugin loads arms from files (ArmIdentity::origin):
   // the worker's plugins load only the files named here (KQ_ARM_FILES, kq/arm.hpp).
   std::vector<std::string> origins;
+  // One of several workers sharing the arm's cases (qualify/qualify_stage.hpp): the cases whose
+  // position in the plan is `shard` modulo `shards`.
+  int shard = 0, shards = 1;
 
   std::vector<std::string> to_argv() const;  // the arguments after the mode
   static QualifyWorkerArgs parse(const std::vector<std::string>& args);

@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -216,8 +217,11 @@ TEST_CASE("a worker imports only the files of the arms it holds") {
               "    numpy.maximum(outputs[0], 0, out=outputs[0])\n"
               "    numpy.add(outputs[0], 0, out=outputs[0])\n");
   setenv("KQ_PYTHON_ARMS", arms.c_str(), 1);
-  auto r = run_kq("run specs/residual_relu.yaml --arms py_first --quick --sizes 4096 --out '" +
-                  (dir / "run").string() + "'");
+  // One worker an arm (with four at once an arm from a file gets two: qualify_stage.hpp).
+  auto r = run_kq(
+      "run specs/residual_relu.yaml --arms py_first --quick --sizes 4096 --jobs 1 "
+      "--out '" +
+      (dir / "run").string() + "'");
   unsetenv("KQ_PYTHON_ARMS");
   INFO(r.out);
   CHECK(r.exit_code == 0);
@@ -761,4 +765,37 @@ TEST_CASE("the timing worker started beside qualification times only the arms th
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("the timing worker starts now") == std::string::npos);
   for (const auto& j : kq::read_json_lines(off / "rounds.jsonl")) CHECK(j["type"] != "warmed");
+}
+
+// Where four workers or more run at once, an arm from a file has its cases shared by two
+// workers; the verdict recorded is one, the same as one worker's: its counts summed, a rejection
+// by the case that comes first in the plan.
+TEST_CASE("an arm from a file qualified by two workers gets one worker's verdict") {
+  std::string arms = "numpy_residual_relu,broken_numpy_tamper";
+  if (!torch_version().empty()) arms += ",broken_torch_mutates_input_cpu";
+  auto verdicts = [&](int jobs) {
+    const auto dir = kq::test::temp_dir("python-shards-" + std::to_string(jobs)) / "run";
+    auto r = run_kq("qualify specs/residual_relu.yaml --include-broken --quick --arms " + arms +
+                    " --jobs " + std::to_string(jobs) + " --out " + dir.string());
+    INFO(r.out);
+    CHECK(r.exit_code == 1);  // candidates rejected
+    std::map<std::string, nlohmann::json> by_arm;
+    std::map<std::string, int> cases;
+    for (auto j : kq::read_json_lines(dir / "qualification.jsonl")) {
+      if (j["type"] == "case") ++cases[j["arm"]];
+      if (j["type"] != "verdict") continue;
+      CHECK(by_arm.count(j["arm"]) == 0);  // one verdict an arm
+      j.erase("at_s");
+      j.erase("stages");
+      by_arm[j["arm"]] = j;
+    }
+    CHECK(cases["numpy_residual_relu"] == by_arm["numpy_residual_relu"]["counts"]["total"]);
+    CHECK(fs::exists(dir / "logs/qualify-numpy_residual_relu.shard2.log") == (jobs >= 4));
+    return by_arm;
+  };
+  const auto one = verdicts(1), shared = verdicts(4);
+  CHECK(one.size() == shared.size());
+  for (const auto& [arm, v] : one) CHECK(shared.at(arm) == v);
+  CHECK(one.at("numpy_residual_relu")["verdict"] == "qualified");
+  CHECK(one.at("broken_numpy_tamper")["check"] == "tampering");
 }
