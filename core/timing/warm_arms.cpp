@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <memory>
 #include <set>
+#include <thread>
 
 #include "device/cuda_check.hpp"
 #include "device/device_state.hpp"
@@ -37,30 +39,34 @@ class PointTensors {
   std::unique_ptr<CaseTensors> cuda_, cpu_;
 };
 
-}  // namespace
+struct LaneOptions {
+  bool any_cuda = false;        // in the worker: CPU arms are then held to the call budget
+  bool cpu_beside_cuda = true;  // false: no CPU arm where there are CUDA ones (--quick)
+  bool check_device = true;     // after every CUDA call, the device as kq left it
+};
 
-WarmResult warm_arms(const std::vector<TimedArm>& arms, const Spec& spec, bool cpu_beside_cuda,
-                     const std::function<void()>& alive) {
-  WarmResult out;
-  const bool any_cuda = std::any_of(arms.begin(), arms.end(), [](const TimedArm& a) {
-    return a.identity.device == Device::cuda;
+// Every arm of `arms` called at every point, one after another, on a stream of the lane's own.
+// Returns the calls made; adds to `changed` the arms whose call changed the device.
+int warm_lane(const std::vector<const TimedArm*>& arms, const Spec& spec, const LaneOptions& o,
+              const std::function<void()>& alive, std::map<std::string, std::string>& changed) {
+  if (arms.empty()) return 0;
+  const bool lane_cuda = std::any_of(arms.begin(), arms.end(), [](const TimedArm* a) {
+    return a->identity.device == Device::cuda;
   });
-  std::shared_ptr<Stream> cuda_stream;
-  if (any_cuda) {
-    cuda_stream = std::make_shared<Stream>(Device::cuda);
-    expected_device_state();  // read before any arm's first call here
-  }
+  std::unique_ptr<Stream> cuda_stream;
+  if (lane_cuda) cuda_stream = std::make_unique<Stream>(Device::cuda);
   const Stream cpu_stream(Device::cpu);
   std::set<std::string> given_up;
   std::map<std::string, double> cpu_rate;  // CPU arm -> seconds a byte, from its last call
+  int calls = 0;
   for (const TimedPoint& p : timed_points(spec, spec.timing.sizes)) {
     PointTensors tensors(spec, p);
-    for (const TimedArm& a : arms) {
-      const std::string& name = a.identity.name;
-      const bool cuda = a.identity.device == Device::cuda;
+    for (const TimedArm* a : arms) {
+      const std::string& name = a->identity.name;
+      const bool cuda = a->identity.device == Device::cuda;
       if (given_up.count(name)) continue;
-      if (!cuda && any_cuda) {
-        if (!cpu_beside_cuda) continue;
+      if (!cuda && o.any_cuda) {
+        if (!o.cpu_beside_cuda) continue;
         const double budget = spec.timing.cpu_call_budget_s;
         if (auto r = cpu_rate.find(name);
             budget > 0 && r != cpu_rate.end() && r->second * p.bytes > budget)
@@ -68,29 +74,82 @@ WarmResult warm_arms(const std::vector<TimedArm>& arms, const Spec& spec, bool c
       }
       alive();
       try {
-        CaseTensors& t = tensors.on(a.identity.device);
+        CaseTensors& t = tensors.on(a->identity.device);
         const Stream& stream = cuda ? *cuda_stream : cpu_stream;
         Problem problem{&spec.op, t.input_views(), t.output_views(), stream.handle()};
-        throw_unless_ok(a.arm->prepare(problem), "prepare()");
+        throw_unless_ok(a->arm->prepare(problem), "prepare()");
         auto call = [&] {
           const auto t0 = clock_type::now();
-          throw_unless_ok(a.arm->run(t.input_views(), t.output_views(), stream.handle()), "run()");
+          throw_unless_ok(a->arm->run(t.input_views(), t.output_views(), stream.handle()), "run()");
           stream.synchronize("a first call");
-          ++out.calls;
+          ++calls;
           return std::chrono::duration<double>(clock_type::now() - t0).count();
         };
         call();
         // A CPU arm's rate from a second call: the first may have compiled.
         if (!cuda) cpu_rate[name] = call() / std::max(p.bytes, 1.0);
-        if (!cuda) continue;
-        if (std::string changed = check_device_state(stream.handle()); !changed.empty())
-          out.changed_device.emplace(name, changed);
+        if (!cuda || !o.check_device) continue;
+        if (std::string c = check_device_state(stream.handle()); !c.empty())
+          changed.emplace(name, c);
       } catch (const std::exception& e) {
         rethrow_if_sticky(e);
         given_up.insert(name);
       }
     }
   }
+  // Unchecked calls: whatever they changed is put back now, and said.
+  if (!o.check_device && cuda_stream)
+    if (std::string c = check_device_state(cuda_stream->handle()); !c.empty())
+      changed.emplace("", c);
+  return calls;
+}
+
+}  // namespace
+
+WarmResult warm_arms(const std::vector<TimedArm>& arms, const Spec& spec, bool cpu_beside_cuda,
+                     const std::function<void()>& alive) {
+  LaneOptions o;
+  o.any_cuda = std::any_of(arms.begin(), arms.end(),
+                           [](const TimedArm& a) { return a.identity.device == Device::cuda; });
+  o.cpu_beside_cuda = cpu_beside_cuda;
+  if (o.any_cuda) expected_device_state();  // read before any arm's first call here
+
+  std::vector<const TimedArm*> all, from_files, plugins;
+  for (const TimedArm& a : arms) {
+    all.push_back(&a);
+    (a.identity.origin.empty() ? plugins : from_files).push_back(&a);
+  }
+  WarmResult out;
+  if (o.any_cuda && !from_files.empty() && !plugins.empty()) {
+    // Two lanes side by side: the arms from files (one interpreter, one at a time: they compile
+    // in Python) here, the plugins' in a thread (cuDNN's plan searches, NVRTC). A change to the
+    // device cannot be told apart there: it is put back after both, and all the calls are made
+    // again one after another, each checked, to find whose it was.
+    o.check_device = false;
+    std::map<std::string, std::string> changed;
+    int plugin_calls = 0;
+    std::exception_ptr failure;
+    std::thread lane([&] {
+      try {
+        plugin_calls = warm_lane(plugins, spec, o, alive, changed);
+      } catch (...) {
+        failure = std::current_exception();
+      }
+    });
+    std::map<std::string, std::string> changed_here;
+    try {
+      out.calls = warm_lane(from_files, spec, o, alive, changed_here);
+    } catch (...) {
+      lane.join();
+      throw;
+    }
+    lane.join();
+    if (failure) std::rethrow_exception(failure);
+    out.calls += plugin_calls;
+    if (changed.empty() && changed_here.empty()) return out;
+    o.check_device = true;
+  }
+  out.calls += warm_lane(all, spec, o, alive, out.changed_device);
   return out;
 }
 

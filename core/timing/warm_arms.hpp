@@ -6,7 +6,10 @@
 //
 // An arm that cannot be set up at a point is not tried again. A CPU arm is called where
 // time_arms would time it: beside CUDA arms, not with --quick, and only while its last call
-// says the next fits the CPU call budget.
+// says the next fits the CPU call budget. Where there are CUDA arms from files and from plugins,
+// the two kinds are warmed side by side (the files' in this thread, one interpreter; the
+// plugins' in another); a change to the device found after that is looked for again call by
+// call, one arm after another.
 #pragma once
 #include <functional>
 #include <map>
