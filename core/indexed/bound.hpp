@@ -2,8 +2,9 @@
 // each float64 value v the reference computes, E, a first-order bound on the error an arm makes
 // computing it in a floating-point type of unit roundoff u, in units of u. Inputs are exact; each
 // operation adds the error its operands carry, scaled by how much it amplifies them, and its own
-// rounding, |v|. A sum of K terms rounds like sqrt(K) roundings of its magnitudes: the typical,
-// not the worst-case growth, since a kernel's partial sums are free to be added in any order.
+// rounding, |v|. A sum of K terms rounds like sqrt(K) roundings of its magnitudes (the typical
+// growth: a kernel's partial sums are free to be added in any order), or like its running sums
+// where those are larger (alike terms, whose roundings do not cancel: SumBound).
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -84,19 +85,28 @@ inline double apply_bound(Op op, const Term* a, double v) {
   return 0.0;
 }
 
-// The bound of a sum of K terms t_i: sum E_i + sqrt(K) sum |t_i|. Plain float64 sums: a bound
-// needs no last digit.
+// The bound of a sum of K terms t_i: sum E_i + max(sqrt(K) sum |t_i|, sum over i >= 2 of
+// |s_i|), s_i the running sums in the reduced index's order. sqrt(K) is how random roundings
+// grow; where the terms are alike (a constant, a large offset), each partial sum rounds the same
+// way and the error of a running sum (a thread's FMA loop, cuBLAS's per-output accumulation)
+// grows like K: the sum of the partial sums, which one rounding each bounds, covers it (one
+// float32 running sum of 65536 equal terms is off by 40 sqrt(K) u sum |t_i|). Plain float64
+// sums: a bound needs no last digit.
 class SumBound {
  public:
   void add(const Term& t) {
     errors_ += t.e;
     magnitudes_ += std::fabs(t.v);
+    running_ += t.v;
+    if (terms_ > 0) partials_ += std::fabs(running_);  // the first term is not a rounding
     ++terms_;
   }
-  double value() const { return errors_ + std::sqrt(static_cast<double>(terms_)) * magnitudes_; }
+  double value() const {
+    return errors_ + std::max(std::sqrt(static_cast<double>(terms_)) * magnitudes_, partials_);
+  }
 
  private:
-  double errors_ = 0.0, magnitudes_ = 0.0;
+  double errors_ = 0.0, magnitudes_ = 0.0, running_ = 0.0, partials_ = 0.0;
   std::int64_t terms_ = 0;
 };
 

@@ -299,3 +299,48 @@ TEST_CASE("a spec's case data holds the bounds of the outputs compared by them")
   const auto cases = kq::plan_cases(softmax, quick);
   CHECK(kq::CaseDataLayout(softmax, cases.front()).bound_bytes(0) == 0);
 }
+
+// Alike terms round alike: a float32 running sum (one thread's FMA loop, the vendor's
+// per-output accumulation) of a constant or of values on a large offset is off by up to about
+// 0.16 sqrt(K) times sqrt(K) u sum |t_i| (40 times at K = 65536), beyond sqrt(K) growth; the
+// running sums' part of the bound covers it, and a bfloat16 running sum still fails.
+TEST_CASE("float32 running sums of alike terms stay within the bound; bfloat16 ones do not") {
+  for (const std::int64_t kN : {std::int64_t{4097}, std::int64_t{65536}}) {
+    constexpr std::int64_t kM = 4;
+    Declarations d;
+    d.dims = {{"M", DimKind::free}, {"N", DimKind::reduced}};
+    d.tensors = {{"x", Role::input, DType::f32, {"M", "N"}},
+                 {"y", Role::output, DType::f32, {"M"}}};
+    const Program p = parse("y[m] = sum(n, x[m, n])", d);
+    std::mt19937_64 rng(11);
+    std::uniform_real_distribution<float> draw(0.0f, 1.0f);
+    std::vector<double> x(static_cast<std::size_t>(kM * kN));
+    for (std::int64_t n = 0; n < kN; ++n) {
+      const auto at = [&](std::int64_t m) { return static_cast<std::size_t>(m * kN + n); };
+      x[at(0)] = 0.1f;
+      x[at(1)] = 1.0f / 3.0f;
+      x[at(2)] = 1.0f + 0.01f * draw(rng);  // a large offset, a little noise
+      x[at(3)] = -(100.0f + draw(rng));
+    }
+    Tensors in;
+    in["x"] = Buffer::of(DType::f32, {kM, kN}, x);
+    const Evaluation e = evaluate_with_bounds(p, {{"M", kM}, {"N", kN}}, in, outputs_of(p));
+    kq::OutputRule rule;
+    rule.bound_scale = kq::kAccumulationBoundFactor * kq::unit_roundoff(DType::f32);
+    const auto bits = [](float f) { return std::uint64_t{std::bit_cast<std::uint32_t>(f)}; };
+    for (std::int64_t m = 0; m < kM; ++m) {
+      float s32 = 0.0f, s16 = 0.0f;
+      for (std::int64_t n = 0; n < kN; ++n) {
+        const auto xi = static_cast<float>(x[static_cast<std::size_t>(m * kN + n)]);
+        s32 = std::fma(xi, 1.0f, s32);
+        s16 = add_bf16(s16, xi);
+      }
+      INFO("K = ", kN, ", row ", m, ": float32 ", s32, ", bfloat16 ", s16, ", want ",
+           e.outputs.at("y").get(m));
+      const auto want = bits(static_cast<float>(e.outputs.at("y").get(m)));
+      const double bound = e.bounds.at("y").get(m);
+      CHECK(kq::element_matches(rule, DType::f32, bound, want, bits(s32)));
+      CHECK_FALSE(kq::element_matches(rule, DType::f32, bound, want, bits(s16)));
+    }
+  }
+}
