@@ -84,6 +84,18 @@ const std::set<std::string> kSoftmaxes = {
     "specs/softmax_bf16.yaml", "specs/kernelbench/23_softmax.yaml",
     "tests/data/specs_v2/softmax.yaml", "tests/data/specs_v2/softmax_f32.yaml"};
 
+// The float32 products C = A B of KernelBench with A (M, K) and B (K, N): the matmul candidates
+// take these four and decline the square, batched, transposed and tall-skinny ones (their
+// shapes differ). They are run on the irregular one alone: a CPU product of the others' quick
+// plans takes minutes, and cpu_tbb qualifies each of them over the whole plan.
+const std::set<std::string> kMatmuls = {"specs/kernelbench/02_standard_matmul.yaml",
+                                        "specs/kernelbench/06_matmul_large_k.yaml",
+                                        "specs/kernelbench/07_matmul_small_k.yaml",
+                                        "specs/kernelbench/08_matmul_irregular_shapes.yaml"};
+const std::set<std::string> kMatmulsNotRun = {"specs/kernelbench/02_standard_matmul.yaml",
+                                              "specs/kernelbench/06_matmul_large_k.yaml",
+                                              "specs/kernelbench/07_matmul_small_k.yaml"};
+
 const std::vector<Candidate> kCandidates = {
     {"broken_cpu_softmax_no_max",
      kSoftmaxes,
@@ -103,6 +115,9 @@ const std::vector<Candidate> kCandidates = {
      // M is a reduced dim there: the value cases are 4097 x 4097 (20 s for cpu_tbb);
      // cross_entropy.yaml has the same statements.
      {"specs/kernelbench/95_cross_entropy_loss.yaml"}},
+    {"broken_cpu_matmul_k_tail_skipped", kMatmuls, {}, kMatmulsNotRun},
+    {"broken_cpu_matmul_bf16_accumulation", kMatmuls, {}, kMatmulsNotRun},
+    {"broken_cpu_matmul_tf32_inputs", kMatmuls, {}, kMatmulsNotRun},
 };
 
 kq::PlanOptions quick() {

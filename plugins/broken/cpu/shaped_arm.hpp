@@ -83,6 +83,28 @@ inline constexpr const char* kSoftmax = R"(
   shapes: in0[d0, d1] out0[d0, d1] tmp0[d0] tmp1[d0, d1] tmp2[d0]
 )";
 
+// The canonical text of a matrix product, C = A B, A (M, K) and B (K, N) row-major (KernelBench
+// problems 2, 6, 7 and 8): three candidates break one step each.
+inline constexpr const char* kMatmul = R"(
+  out0[i0, i1] = sum(i2, mul(in0[i0, i2], in1[i2, i1]))
+  shapes: in0[d0, d1] in1[d1, d2] out0[d0, d2]
+)";
+
+// A matrix product in float32; `product(m, n, k)` the term a kernel adds for (m, n) at k, `add`
+// how it adds it to the running sum (exactly, in float64, unless the flaw says otherwise), over
+// k < `k_end(K)`; the sum rounded once into C.
+template <class Product, class Add, class KEnd>
+void matmul(const TensorView& a, const TensorView& b, const TensorView& c, Product product, Add add,
+            KEnd k_end) {
+  const std::int64_t M = a.shape[0], K = a.shape[1], N = b.shape[1];
+  for (std::int64_t m = 0; m < M; ++m)
+    for (std::int64_t n = 0; n < N; ++n) {
+      double s = 0;
+      for (std::int64_t k = 0; k < k_end(K); ++k) s = add(s, product(m, n, k));
+      put(c, {m, n}, s);
+    }
+}
+
 // Softmax in f32 or bf16 (computed in f32).
 inline std::vector<Signature> softmax_dtypes() {
   return {{DType::f32, DType::f32}, {DType::bf16, DType::bf16}};
