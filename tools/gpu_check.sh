@@ -86,6 +86,24 @@ specs="$kq_dir/specs"
 kq_env=(env "LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
 twice=cuda_fused_residual_relu_v4_b1024
 
+# Qualification's timeline from a run's qualification.jsonl: when each arm's first case began and
+# its verdict came, in seconds of the stage, by verdict.
+arm_spans() {
+  python3 - "$1" <<'PY'
+import json, sys
+span = {}
+for r in (json.loads(l) for l in open(sys.argv[1])):
+    if "at_s" not in r or r.get("pass"):
+        continue
+    if r.get("type") == "case_start":
+        span.setdefault(r["arm"], [r["at_s"], None])
+    if r.get("type") == "verdict" and r["arm"] in span:
+        span[r["arm"]][1] = r["at_s"]
+for arm, (a, b) in sorted(span.items(), key=lambda kv: kv[1][1] or 0):
+    print("%-36s from %6.1f s to %6.1f s" % (arm, a, b or -1))
+PY
+}
+
 prune() {
   find "$out" \( -name '*.cubin' -o -name '*.sass' -o -name '*.ptx' -o -name '*.lock' \) -delete
   # Logs beyond 256 KiB keep their head and tail.
@@ -285,20 +303,7 @@ EOF
       grep -E '"type":"(worker_start|warmed|size_start|size_end)"' \
         "$out/wall/$i-$r/rounds.jsonl" >"$out/wall-$i-$r.sizes.jsonl" 2>/dev/null
       head -n 60 "$out/wall-$i-$r.log" | cut -c1-300
-      python3 - "$out/wall/$i-$r/qualification.jsonl" <<'PY'
-import json, sys
-records = [json.loads(l) for l in open(sys.argv[1])]
-span = {}  # arm -> [first case's start, verdict], in seconds of the stage
-for r in records:
-    if "at_s" not in r or r.get("pass"):
-        continue
-    if r.get("type") == "case_start":
-        span.setdefault(r["arm"], [r["at_s"], None])
-    if r.get("type") == "verdict" and r["arm"] in span:
-        span[r["arm"]][1] = r["at_s"]
-print("arms by verdict (first case .. verdict, s): " + ", ".join(
-    "%s %.1f..%.1f" % (arm, a, b or -1) for arm, (a, b) in sorted(span.items(), key=lambda kv: kv[1][1] or 0)))
-PY
+      arm_spans "$out/wall/$i-$r/qualification.jsonl"
     done
     ;;
   full)
@@ -317,18 +322,8 @@ for r in cases[:24]:
     st = " ".join("%s %.2f" % kv for kv in sorted(r.get("stages", {}).items()))
     print("%-28s %-22s %7.2f s  %s  (%s)" % (r["arm"], r["case"], r["seconds"], st,
                                              r.get("checked_on", "?")))
-# The timeline: when each arm's first case began and its verdict came, in seconds of the stage.
-span = {}
-for r in (json.loads(l) for l in open(sys.argv[1])):
-    if "at_s" not in r or r.get("pass"):
-        continue
-    if r.get("type") == "case_start":
-        span.setdefault(r["arm"], [r["at_s"], None])
-    if r.get("type") == "verdict" and r["arm"] in span:
-        span[r["arm"]][1] = r["at_s"]
-for arm, (a, b) in sorted(span.items(), key=lambda kv: kv[1][1] or 0):
-    print("%-36s from %6.1f s to %6.1f s" % (arm, a, b or -1))
 PY
+    arm_spans "$out/full/qualification.jsonl"
     ;;
   first)
     examples="$here/../examples/first_arm"

@@ -39,15 +39,6 @@ double prepare_budget_seconds(const Spec& spec, const Case& c) {
 
 namespace {
 
-void add(rec::CaseStages& total, const rec::CaseStages& s) {
-  total.generate += s.generate;
-  total.reference += s.reference;
-  total.upload += s.upload;
-  total.run += s.run;
-  total.download += s.download;
-  total.compare += s.compare;
-}
-
 // One line per case in the worker's log (its stderr): the result and where the time went.
 void log_case(const Case& c, const CaseOutcome& o) {
   const rec::CaseStages& s = o.stages;
@@ -169,7 +160,7 @@ rec::VerdictRecord qualify_arm(IKernelArm& arm, const ArmIdentity& id, const Spe
         checked_case(arm, id, spec, c, crash, emit, shared ? shared->find(c.name) : nullptr);
     const rec::CaseResult r = case_record(id.name, c, o);
     emit(r);
-    add(stages, o.stages);
+    stages += o.stages;
     log_case(c, o);
     count(counts, o.result);
     if (o.result == CaseOutcome::Result::failed && !first_failure) first_failure = r;

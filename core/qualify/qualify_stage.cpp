@@ -166,31 +166,17 @@ rec::VerdictRecord merge_shards(const std::vector<rec::VerdictRecord>& shards,
         (rank(v.verdict) == 1 && rank(pick->verdict) == 1 && position(v) < position(*pick)))
       pick = &v;
   rec::VerdictRecord out = *pick;
-  rec::CaseCounts counts;
-  rec::CaseStages stages;
-  bool any_counts = false, any_stages = false;
+  out.counts.reset();
+  out.stages.reset();
+  auto sum = [](auto& into, const auto& part) {
+    if (!part) return;
+    if (!into) into.emplace();
+    *into += *part;
+  };
   for (const rec::VerdictRecord& v : shards) {
-    if (v.counts) {
-      any_counts = true;
-      counts.passed += v.counts->passed;
-      counts.refused += v.counts->refused;
-      counts.failed += v.counts->failed;
-      counts.skipped += v.counts->skipped;
-      counts.total += v.counts->total;
-    }
-    if (v.stages) {
-      any_stages = true;
-      for (auto [sum, add] : {std::pair{&stages.generate, v.stages->generate},
-                              {&stages.reference, v.stages->reference},
-                              {&stages.upload, v.stages->upload},
-                              {&stages.run, v.stages->run},
-                              {&stages.download, v.stages->download},
-                              {&stages.compare, v.stages->compare}})
-        *sum += add;
-    }
+    sum(out.counts, v.counts);
+    sum(out.stages, v.stages);
   }
-  if (any_counts) out.counts = counts;
-  if (any_stages) out.stages = stages;
   return out;
 }
 

@@ -75,6 +75,15 @@ struct Waiting {
 // (comparison, guard zones, inputs read back).
 struct CaseStages {
   double generate = 0, reference = 0, upload = 0, run = 0, download = 0, compare = 0;
+  CaseStages& operator+=(const CaseStages& s) {
+    generate += s.generate;
+    reference += s.reference;
+    upload += s.upload;
+    run += s.run;
+    download += s.download;
+    compare += s.compare;
+    return *this;
+  }
 };
 
 struct CaseResult {
@@ -102,6 +111,14 @@ struct CaseResult {
 struct CaseCounts {
   int passed = 0, refused = 0, failed = 0, skipped = 0, total = 0;
   bool operator==(const CaseCounts&) const = default;
+  CaseCounts& operator+=(const CaseCounts& c) {
+    passed += c.passed;
+    refused += c.refused;
+    failed += c.failed;
+    skipped += c.skipped;
+    total += c.total;
+    return *this;
+  }
 };
 
 struct VerdictRecord {
@@ -289,27 +306,27 @@ bool is(const json& j) {
 }
 
 // Every record type, for what is written once per type (the JSON functions below).
-#define KQ_RECORD_TYPES(X)                                                                      \
-  X(CaseStart)                                                                                  \
-  X(Prepared)                                                                                   \
-  X(Waiting)                                                                                    \
-  X(CaseResult)                                                                                 \
-  X(CaseStages)                                                                                 \
-  X(CaseCounts)                                                                                 \
-  X(VerdictRecord)                                                                              \
-  X(SanitizerFinding)                                                                           \
-  X(SizeStart)                                                                                  \
-  X(ArmSkip)                                                                                    \
-  X(ArmNote)                                                                                    \
-  X(GraphInfo)                                                                                  \
-  X(LightSample)                                                                                \
-  X(FloorSample)                                                                                \
-  X(RoundSample)                                                                                \
-  X(TimingReject)                                                                               \
-  X(SizeEnd)                                                                                    \
-  X(Recheck)                                                                                    \
-  X(Profile) X(ProfilerAttached) X(Disturbed) X(WorkerStart) X(TimingStopped) X(Done) X(Warmed) \
-      X(Alive)
+#define KQ_RECORD_TYPES(X) \
+  X(CaseStart)             \
+  X(Prepared)              \
+  X(Waiting)               \
+  X(CaseResult)            \
+  X(CaseStages)            \
+  X(CaseCounts)            \
+  X(VerdictRecord)         \
+  X(SanitizerFinding)      \
+  X(SizeStart)             \
+  X(ArmSkip)               \
+  X(ArmNote)               \
+  X(GraphInfo)             \
+  X(LightSample)           \
+  X(FloorSample)           \
+  X(RoundSample)           \
+  X(TimingReject)          \
+  X(SizeEnd)               \
+  X(Recheck)               \
+  X(Profile)               \
+  X(ProfilerAttached) X(Disturbed) X(WorkerStart) X(TimingStopped) X(Done) X(Warmed) X(Alive)
 
 #define KQ_RECORD_JSON(R)            \
   void to_json(json& j, const R& r); \

@@ -10,22 +10,13 @@
 namespace kq::broken::cpu {
 namespace {
 
-class MatmulBf16Accumulation final : public ShapedArm {
+class MatmulBf16Accumulation final : public MatmulArm {
  public:
-  MatmulBf16Accumulation()
-      : ShapedArm("matmul_bf16_accumulation", "values", "a float32 matrix product C = A B", kMatmul,
-                  {{DType::f32, DType::f32, DType::f32}}) {}
+  MatmulBf16Accumulation() : MatmulArm("matmul_bf16_accumulation") {}
 
  protected:
-  Status compute(std::span<const TensorView> in, std::span<const TensorView> out, void *) override {
-    matmul(
-        in[0], in[1], out[0],
-        [&](std::int64_t m, std::int64_t n, std::int64_t k) {
-          return get(in[0], {m, k}) * get(in[1], {k, n});
-        },
-        [](double s, double t) { return round_to(DType::bf16, s + t); },
-        [](std::int64_t K) { return K; });
-    return Status::ok();
+  double accumulate(double sum, double term) const override {
+    return round_to(DType::bf16, sum + term);
   }
 };
 

@@ -9,22 +9,12 @@
 namespace kq::broken::cpu {
 namespace {
 
-class MatmulKTailSkipped final : public ShapedArm {
+class MatmulKTailSkipped final : public MatmulArm {
  public:
-  MatmulKTailSkipped()
-      : ShapedArm("matmul_k_tail_skipped", "values", "a float32 matrix product C = A B", kMatmul,
-                  {{DType::f32, DType::f32, DType::f32}}) {}
+  MatmulKTailSkipped() : MatmulArm("matmul_k_tail_skipped") {}
 
  protected:
-  Status compute(std::span<const TensorView> in, std::span<const TensorView> out, void *) override {
-    matmul(
-        in[0], in[1], out[0],
-        [&](std::int64_t m, std::int64_t n, std::int64_t k) {
-          return get(in[0], {m, k}) * get(in[1], {k, n});
-        },
-        [](double s, double t) { return s + t; }, [](std::int64_t K) { return K - K % 32; });
-    return Status::ok();
-  }
+  std::int64_t terms(std::int64_t K) const override { return K - K % 32; }
 };
 
 }  // namespace

@@ -84,26 +84,39 @@ inline constexpr const char* kSoftmax = R"(
 )";
 
 // The canonical text of a matrix product, C = A B, A (M, K) and B (K, N) row-major (KernelBench
-// problems 2, 6, 7 and 8): three candidates break one step each.
+// problems 2, 6, 7 and 8): three candidates (MatmulArm) break one step each.
 inline constexpr const char* kMatmul = R"(
   out0[i0, i1] = sum(i2, mul(in0[i0, i2], in1[i2, i1]))
   shapes: in0[d0, d1] in1[d1, d2] out0[d0, d2]
 )";
 
-// A matrix product in float32; `product(m, n, k)` the term a kernel adds for (m, n) at k, `add`
-// how it adds it to the running sum (exactly, in float64, unless the flaw says otherwise), over
-// k < `k_end(K)`; the sum rounded once into C.
-template <class Product, class Add, class KEnd>
-void matmul(const TensorView& a, const TensorView& b, const TensorView& c, Product product, Add add,
-            KEnd k_end) {
-  const std::int64_t M = a.shape[0], K = a.shape[1], N = b.shape[1];
-  for (std::int64_t m = 0; m < M; ++m)
-    for (std::int64_t n = 0; n < N; ++n) {
-      double s = 0;
-      for (std::int64_t k = 0; k < k_end(K); ++k) s = add(s, product(m, n, k));
-      put(c, {m, n}, s);
-    }
-}
+// A float32 matrix product C = A B done right but for one step, which each candidate overrides:
+// the term it adds for (m, n) at k, how it adds it to the running sum (exactly, in float64), or
+// how many k it sums; the sum rounded once into C.
+class MatmulArm : public ShapedArm {
+ public:
+  explicit MatmulArm(const char* flaw)
+      : ShapedArm(flaw, "values", "a float32 matrix product C = A B", kMatmul,
+                  {{DType::f32, DType::f32, DType::f32}}) {}
+
+ protected:
+  virtual double term(double a, double b) const { return a * b; }
+  virtual double accumulate(double sum, double term) const { return sum + term; }
+  virtual std::int64_t terms(std::int64_t K) const { return K; }
+
+  Status compute(std::span<const TensorView> in, std::span<const TensorView> out, void*) override {
+    const TensorView &a = in[0], &b = in[1], &c = out[0];
+    const std::int64_t M = a.shape[0], K = a.shape[1], N = b.shape[1];
+    for (std::int64_t m = 0; m < M; ++m)
+      for (std::int64_t n = 0; n < N; ++n) {
+        double s = 0;
+        for (std::int64_t k = 0; k < terms(K); ++k)
+          s = accumulate(s, term(get(a, {m, k}), get(b, {k, n})));
+        put(c, {m, n}, s);
+      }
+    return Status::ok();
+  }
+};
 
 // Softmax in f32 or bf16 (computed in f32).
 inline std::vector<Signature> softmax_dtypes() {
