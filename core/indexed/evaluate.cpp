@@ -11,6 +11,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "indexed/contraction.hpp"
 #include "indexed/instance.hpp"
 #include "indexed/machine.hpp"
 
@@ -85,6 +86,7 @@ void run_statement(const Instance& in, FullStore& store, int statement) {
   out.assign(static_cast<std::size_t>(in.numel(s.tensor)), 0.0);
   std::vector<double>* out_bound = store.bounds_of(s.tensor);
   if (out_bound) out_bound->assign(out.size(), 0.0);
+  if (run_contraction(in, statement, out, out_bound)) return;  // a matrix product, compiled
   const std::vector<std::int64_t>& strides = in.strides[static_cast<std::size_t>(s.tensor)];
   // A scan statement runs line by line along its scan index; any other, element by element.
   std::vector<std::size_t> outer;

@@ -93,7 +93,8 @@ bool element_matches(const OutputRule& rule, DType dtype, double bound, std::uin
   if (std::isnan(want) || std::isnan(got)) return std::isnan(want) && std::isnan(got);
   if (std::isinf(want) || std::isinf(got)) return want == got;
   if (std::isnan(bound)) return true;
-  return std::fabs(got - want) <= rule.bound_scale * bound + ulp_at(dtype, want_bits);
+  return std::fabs(got - want) <=
+         rule.bound_scale * bound + rule.bound_ulps * ulp_at(dtype, want_bits);
 }
 
 }  // namespace kq
@@ -128,6 +129,7 @@ std::vector<OutputRule> output_rules(const Spec& spec, const Case& c) {
         break;
       case ShapedCompare::Kind::accumulation_bound:
         o.bound_scale = kAccumulationBoundFactor * unit_roundoff(sc.compute);
+        o.bound_ulps = static_cast<double>(sh.max_ulp);
         break;
     }
     const DType dtype = sc.program->decls.tensors[static_cast<std::size_t>(sh.output)].dtype;

@@ -35,6 +35,9 @@ struct OutputRule {
   OutputRule(const CompareRule& r) : rule(r) {}  // NOLINT: format 1's one rule as it is
   CompareRule rule;
   double bound_scale = 0.0;
+  // By the bound: how many ulps of the output's dtype are allowed beyond it (the output's own
+  // rounding, and roundings of intermediates the spec admits: `{bound: accumulation, ulp: N}`).
+  double bound_ulps = 1.0;
   // A case of small integers whose output is exact (qualify/exact_integers.hpp): `rule` is then
   // {ulp: 0}, the same value exactly (a zero of either sign: which sign a product or a max of
   // zeros gives may depend on the order).

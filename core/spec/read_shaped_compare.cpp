@@ -9,7 +9,8 @@ namespace kq::spec_detail {
 namespace {
 
 constexpr const char* kForms =
-    "expected bitwise, {ulp: N}, {atol: F, rtol: F} or {bound: accumulation}";
+    "expected bitwise, {ulp: N}, {atol: F, rtol: F} or {bound: accumulation} (with ulp: N, "
+    "the ulps allowed beyond the bound, 1 by default)";
 
 ShapedCompare read_rule(const Field& f, const ix::TensorDecl& out, const ix::Declarations& decls) {
   ShapedCompare rule;
@@ -28,15 +29,24 @@ ShapedCompare read_rule(const Field& f, const ix::TensorDecl& out, const ix::Dec
   }
   MapFields m(f, {"ulp", "atol", "rtol", "bound"});
   const auto ulp = m.get("ulp"), atol = m.get("atol"), rtol = m.get("rtol"), bound = m.get("bound");
-  const int forms = (ulp ? 1 : 0) + (atol || rtol ? 1 : 0) + (bound ? 1 : 0);
+  const int forms = (ulp && !bound ? 1 : 0) + (atol || rtol ? 1 : 0) + (bound ? 1 : 0);
   if (forms > 1) f.fail("ulp, atol/rtol and bound are alternatives; give one of them");
-  if (ulp) {
+  if (bound) {
+    read_choice(*bound, "bound", {"accumulation"});
+    rule.kind = ShapedCompare::Kind::accumulation_bound;
+    rule.max_ulp = 1;  // the output's own rounding
+    if (ulp) {
+      rule.max_ulp = read_int(*ulp);
+      if (rule.max_ulp < 1)
+        ulp->fail(
+            "beside a bound, the ulps allowed beyond it: an integer >= 1 (the output's own "
+            "rounding), got " +
+            shown(*ulp));
+    }
+  } else if (ulp) {
     rule.kind = ShapedCompare::Kind::ulp;
     rule.max_ulp = read_int(*ulp);
     if (rule.max_ulp < 0) ulp->fail("must be an integer >= 0, got " + shown(*ulp));
-  } else if (bound) {
-    read_choice(*bound, "bound", {"accumulation"});
-    rule.kind = ShapedCompare::Kind::accumulation_bound;
   } else {
     rule.kind = ShapedCompare::Kind::tolerance;
     if (atol) rule.atol = read_formula(*atol, decls);

@@ -26,7 +26,7 @@ struct ShapedCompare {
   enum class Kind : std::uint8_t { bitwise, ulp, tolerance, accumulation_bound };
   int output = -1;  // its tensor in program->decls.tensors
   Kind kind = Kind::bitwise;
-  std::int64_t max_ulp = 0;     // ulp
+  std::int64_t max_ulp = 0;     // ulp; accumulation_bound: the ulps allowed beyond the bound
   std::optional<Formula> atol;  // tolerance: at least one of the two; an absent one is 0
   std::optional<Formula> rtol;
 };
