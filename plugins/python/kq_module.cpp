@@ -8,6 +8,7 @@
 
 #include "kq/indexed.hpp"
 #include "kq/indexed_text.hpp"
+#include "kq/matmul_form.hpp"
 #include "tensor_object.hpp"
 
 namespace py = pybind11;
@@ -146,6 +147,23 @@ py::object program_object(const ix::Program& p) {
   d["indices"] = indices;
   d["nodes"] = nodes;
   d["statements"] = statements;
+  // The matrix product the statements are, where they are one (kq/matmul_form.hpp): A, B and
+  // the bias by position among the inputs, the layouts and the epilogue; None otherwise.
+  py::object matmul = py::none();
+  if (const std::optional<ix::MatmulForm> f = ix::match_matmul(p)) {
+    py::dict m;
+    m["a"] = f->a;
+    m["b"] = f->b;
+    m["bias"] = f->bias >= 0 ? py::object(py::int_(f->bias)) : py::object(py::none());
+    m["batch"] = f->batch;
+    m["m_dims"] = f->m_dims;
+    m["n_dims"] = f->n_dims;
+    m["a_transposed"] = f->a_transposed;
+    m["b_transposed"] = f->b_transposed;
+    m["gelu"] = f->gelu;
+    matmul = namespace_of(m);
+  }
+  d["matmul"] = matmul;
   return namespace_of(d);
 }
 
