@@ -189,9 +189,10 @@ PY
       python3 - "$f" "$chosen/$s.yaml" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
-first = re.search(r"(?m)^  points: \[(\{[^}]*\})", text)
+# The timing points' flow list (qualification points may be a block list above it).
+first = re.search(r"(?m)^  points: \[(\{[^}]*\}).*$", text)
 if first:
-    text = re.sub(r"(?m)^  points:.*", "  points: [" + first.group(1) + "]", text, count=1)
+    text = text[:first.start()] + "  points: [" + first.group(1) + "]" + text[first.end():]
 open(sys.argv[2], "w").write(text)
 PY
       start=$(date +%s%N)
