@@ -39,7 +39,8 @@ std::string rule_text(const ShapedCompare& r) {
     case ShapedCompare::Kind::ulp:
       return "ulp " + std::to_string(r.max_ulp);
     case ShapedCompare::Kind::accumulation_bound:
-      return "bound: accumulation";
+      return r.max_ulp > 1 ? "bound: accumulation, ulp " + std::to_string(r.max_ulp)
+                           : "bound: accumulation";
     case ShapedCompare::Kind::tolerance:
       break;
   }

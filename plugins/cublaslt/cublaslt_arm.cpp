@@ -112,9 +112,14 @@ class CublasLtArm final : public GuardedArm {
     LtProblem p;
     s = describe(problem.inputs, problem.outputs[0], p);
     if (!s.is_ok() || p.g.M * p.g.N * p.g.batch == 0 || p.g.K == 0) return s;
-    if (p.has_bias && !bias_copy_)
-      s = cuda(cudaMalloc(&bias_copy_, static_cast<std::size_t>(p.g.N) * dtype_size(p.bias) + 16),
-               "bias buffer");
+    const std::size_t bias_bytes = static_cast<std::size_t>(p.g.N) * dtype_size(p.bias);
+    if (p.has_bias && bias_bytes > bias_capacity_) {
+      if (bias_copy_) cudaFree(bias_copy_);
+      bias_copy_ = nullptr;
+      bias_capacity_ = 0;
+      s = cuda(cudaMalloc(&bias_copy_, bias_bytes), "bias buffer");
+      if (s.is_ok()) bias_capacity_ = bias_bytes;
+    }
     if (!s.is_ok()) return s;
     const Key key = key_of(p);
     if (plans_.count(key)) return Status::ok();
@@ -236,7 +241,8 @@ class CublasLtArm final : public GuardedArm {
   ix::MatmulForm form_;
   cublasLtHandle_t handle_ = nullptr;
   void* workspace_ = nullptr;
-  void* bias_copy_ = nullptr;
+  void* bias_copy_ = nullptr;  // where a bias not 16-byte aligned is copied
+  std::size_t bias_capacity_ = 0;
   std::map<Key, std::unique_ptr<LtPlan>> plans_;
 };
 
