@@ -3,6 +3,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "indexed/accumulate.hpp"
@@ -12,13 +13,6 @@
 
 namespace kq::ix {
 namespace {
-
-// The tensor (position in decls.tensors) of the k-th input.
-int input_tensor(const Program& p, int k) {
-  for (std::size_t t = 0; t < p.decls.tensors.size(); ++t)
-    if (p.decls.tensors[t].role == Role::input && k-- == 0) return static_cast<int>(t);
-  return -1;
-}
 
 std::int64_t product_of(const Instance& in, const std::vector<int>& vars, std::size_t first,
                         std::size_t count) {
@@ -31,35 +25,65 @@ std::int64_t product_of(const Instance& in, const std::vector<int>& vars, std::s
 // One output row's running state over its N columns: Machine::reduce's accumulator and bound,
 // held as arrays so that the loop over the columns runs without a call per term.
 struct RowState {
-  explicit RowState(std::int64_t n, bool bounds)
-      : sum(static_cast<std::size_t>(n)), bound(bounds ? static_cast<std::size_t>(n) : 0) {}
+  RowState(std::int64_t n, bool bounds, std::vector<std::int64_t> indices)
+      : sum(static_cast<std::size_t>(n)),
+        bound(bounds ? static_cast<std::size_t>(n) : 0),
+        idx(std::move(indices)) {}
   std::vector<CompensatedSum> sum;
   std::vector<SumBound> bound;
+  std::vector<std::int64_t> idx;  // the statement's indices at the element being finished
 };
+
+// Whether the subtree at `node`, the product aside, is elementwise over the statement's own
+// indices: numbers, params, dims, its indices, inputs subscripted by its indices, operations.
+// Sets `reduce` to the product's node (one only).
+bool elementwise_around(const Program& p, const Instance& in, const Statement& s, int node,
+                        int& reduce) {
+  const Node& n = p.nodes[static_cast<std::size_t>(node)];
+  auto own = [&](int var) { return std::find(s.lhs.begin(), s.lhs.end(), var) != s.lhs.end(); };
+  switch (n.kind) {
+    case NodeKind::number:
+    case NodeKind::param:
+    case NodeKind::dim:
+      return true;
+    case NodeKind::index:
+      return own(n.ref);
+    case NodeKind::access:
+      if (!in.inputs[static_cast<std::size_t>(n.ref)]) return false;
+      for (int a : n.args) {
+        const Node& sub = p.nodes[static_cast<std::size_t>(a)];
+        if (sub.kind != NodeKind::index || !own(sub.ref)) return false;
+      }
+      return true;
+    case NodeKind::apply:
+      for (int a : n.args)
+        if (!elementwise_around(p, in, s, a, reduce)) return false;
+      return true;
+    case NodeKind::reduce:
+      if (reduce >= 0) return false;
+      reduce = node;
+      return true;
+    case NodeKind::scan:
+      return false;
+  }
+  return false;
+}
 
 class Product {
  public:
-  Product(const Instance& in, const Statement& s, const MatmulForm& f) : in_(in), s_(s), f_(f) {
+  Product(const Instance& in, const Statement& s, int reduce, const ProductForm& f)
+      : in_(in), s_(s), f_(f), reduce_(reduce), idx_(in.extents.size(), 0) {
     const Program& p = *in.program;
     const auto nb = static_cast<std::size_t>(f.batch), nm = static_cast<std::size_t>(f.m_dims);
     batch_ = product_of(in, s.lhs, 0, nb);
     M_ = product_of(in, s.lhs, nb, nm);
     N_ = product_of(in, s.lhs, nb + nm, static_cast<std::size_t>(f.n_dims));
-    for (int i = s.root; i >= 0; --i) {
-      const Node& n = p.nodes[static_cast<std::size_t>(i)];
-      if (n.kind == NodeKind::reduce) {
-        reduce_ = i;
-        break;
-      }
-    }
     const Node& r = p.nodes[static_cast<std::size_t>(reduce_)];
     K_ = in.extents[static_cast<std::size_t>(r.over[0])];
-    mul_ = r.args[0];
-    const Node& m = p.nodes[static_cast<std::size_t>(mul_)];
-    a_first_ = p.nodes[static_cast<std::size_t>(m.args[0])].ref == input_tensor(p, f.a);
-    a_ = in.inputs[static_cast<std::size_t>(input_tensor(p, f.a))];
-    b_ = in.inputs[static_cast<std::size_t>(input_tensor(p, f.b))];
-    if (f.bias >= 0) bias_ = in.inputs[static_cast<std::size_t>(input_tensor(p, f.bias))];
+    const Node& m = p.nodes[static_cast<std::size_t>(r.args[0])];
+    a_first_ = p.nodes[static_cast<std::size_t>(m.args[0])].ref == f.a_tensor;
+    a_ = in.inputs[static_cast<std::size_t>(f.a_tensor)];
+    b_ = in.inputs[static_cast<std::size_t>(f.b_tensor)];
   }
 
   void run(std::vector<double>& out, std::vector<double>* bounds) const {
@@ -74,7 +98,7 @@ class Product {
       });
       tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, M_, 1),
                         [&](const tbb::blocked_range<std::int64_t>& r) {
-                          RowState st(N_, bounds != nullptr);
+                          RowState st(N_, bounds != nullptr, idx_);
                           for (std::int64_t m = r.begin(); m < r.end(); ++m)
                             row(g, m, b, st, out, bounds);
                         });
@@ -111,33 +135,63 @@ class Product {
       }
     }
     const std::int64_t base = (g * M_ + m) * N_;
+    std::vector<std::int64_t>& idx = st.idx;
     for (std::int64_t n = 0; n < N_; ++n) {
       const auto j = static_cast<std::size_t>(n);
       const Term sum{st.sum[j].value(), bounds ? st.bound[j].value() : 0.0};
-      const Term y = epilogue(s_.root, sum, n, bounds != nullptr);
+      std::int64_t rest = base + n;  // the statement's indices at this element
+      for (std::size_t d = s_.lhs.size(); d-- > 0;) {
+        const auto v = static_cast<std::size_t>(s_.lhs[d]);
+        idx[v] = rest % in_.extents[v];
+        rest /= in_.extents[v];
+      }
+      const Term y = epilogue(s_.root, sum, idx, bounds != nullptr);
       out[static_cast<std::size_t>(base + n)] = y.v;
       if (bounds) (*bounds)[static_cast<std::size_t>(base + n)] = y.e;
     }
   }
 
-  // Machine::eval of the nodes above the sum: the bias's element and applies.
-  Term epilogue(int node, const Term& sum, std::int64_t n, bool bounds) const {
+  // Machine::eval of the nodes around the sum, at the statement's indices `idx`.
+  Term epilogue(int node, const Term& sum, const std::vector<std::int64_t>& idx,
+                bool bounds) const {
     if (node == reduce_) return sum;
-    const Node& x = in_.program->nodes[static_cast<std::size_t>(node)];
-    if (x.kind == NodeKind::access) return {bias_->get(n)};
+    const Program& p = *in_.program;
+    const Node& x = p.nodes[static_cast<std::size_t>(node)];
+    switch (x.kind) {
+      case NodeKind::number:
+        return {x.value};
+      case NodeKind::param:
+        return {p.decls.params[static_cast<std::size_t>(x.ref)].value};
+      case NodeKind::dim:
+        return {static_cast<double>(in_.dims[static_cast<std::size_t>(x.ref)])};
+      case NodeKind::index:
+        return {static_cast<double>(idx[static_cast<std::size_t>(x.ref)])};
+      case NodeKind::access: {
+        const auto t = static_cast<std::size_t>(x.ref);
+        std::int64_t linear = 0;
+        for (std::size_t d = 0; d < x.args.size(); ++d)
+          linear +=
+              idx[static_cast<std::size_t>(p.nodes[static_cast<std::size_t>(x.args[d])].ref)] *
+              in_.strides[t][d];
+        return {in_.inputs[t]->get(linear)};
+      }
+      default:
+        break;
+    }
     Term a[3];
-    for (std::size_t k = 0; k < x.args.size(); ++k) a[k] = epilogue(x.args[k], sum, n, bounds);
+    for (std::size_t k = 0; k < x.args.size(); ++k) a[k] = epilogue(x.args[k], sum, idx, bounds);
     const double v = ref::apply(x.op, a[0].v, a[1].v, a[2].v);
     return {v, bounds ? apply_bound(x.op, a, v) : 0.0};
   }
 
   const Instance& in_;
   const Statement& s_;
-  MatmulForm f_;
+  ProductForm f_;
+  int reduce_ = -1;
+  std::vector<std::int64_t> idx_;  // a template: every index variable, zero
   std::int64_t batch_ = 1, M_ = 0, N_ = 0, K_ = 0;
-  int reduce_ = -1, mul_ = -1;
   bool a_first_ = true;
-  const Buffer *a_ = nullptr, *b_ = nullptr, *bias_ = nullptr;
+  const Buffer *a_ = nullptr, *b_ = nullptr;
 };
 
 }  // namespace
@@ -146,9 +200,14 @@ bool run_contraction(const Instance& in, int statement, std::vector<double>& out
                      std::vector<double>* bounds) {
   const Program& p = *in.program;
   if (p.statements.size() != 1 || statement != 0) return false;
-  const std::optional<MatmulForm> f = match_matmul(p);
+  const Statement& s = p.statements[0];
+  int reduce = -1;
+  if (s.scan_index >= 0 || !elementwise_around(p, in, s, s.root, reduce) || reduce < 0)
+    return false;
+  const std::optional<ProductForm> f =
+      match_product(p, s, p.nodes[static_cast<std::size_t>(reduce)]);
   if (!f) return false;
-  Product(in, p.statements[0], *f).run(out, bounds);
+  Product(in, s, reduce, *f).run(out, bounds);
   return true;
 }
 

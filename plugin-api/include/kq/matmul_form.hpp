@@ -72,45 +72,31 @@ inline bool operand_order(const std::vector<int>& got, const std::vector<int>& p
 
 }  // namespace matmul_detail
 
-// The form of the product, or nullopt with *why saying what does not fit.
-inline std::optional<MatmulForm> match_matmul(const Program& p, std::string* why = nullptr) {
+// The product a reduction node of statement `st` computes: the tensors of A and B (positions in
+// decls.tensors) and how the statement's left-hand side splits into batch, m and n indices.
+struct ProductForm {
+  int a_tensor = -1, b_tensor = -1;
+  int batch = 0, m_dims = 1, n_dims = 1;
+  bool a_transposed = false, b_transposed = false;
+};
+
+// Whether node `n` of statement `st` is `sum(k, A[...] * B[...])` as the header describes (the
+// epilogue around it aside), or nullopt with *why.
+inline std::optional<ProductForm> match_product(const Program& p, const Statement& st,
+                                                const Node& n, std::string* why = nullptr) {
   using namespace matmul_detail;
-  auto no = [&](const char* reason) -> std::optional<MatmulForm> {
+  auto no = [&](const char* reason) -> std::optional<ProductForm> {
     if (why) *why = reason;
     return std::nullopt;
   };
-  if (p.statements.size() != 1) return no("one statement only");
-  const Statement& st = p.statements[0];
-  if (p.decls.tensors[static_cast<std::size_t>(st.tensor)].role != Role::output)
-    return no("the statement must write an output");
-  for (const TensorDecl& t : p.decls.tensors)
-    if (t.role == Role::output && &t != &p.decls.tensors[static_cast<std::size_t>(st.tensor)])
-      return no("one output only");
-  MatmulForm f;
-  const Node* n = &p.nodes[static_cast<std::size_t>(st.root)];
-  if (n->kind == NodeKind::apply && n->op == Op::gelu) {
-    f.gelu = true;
-    n = &p.nodes[static_cast<std::size_t>(n->args[0])];
-  }
-  const Node* bias = nullptr;
-  if (n->kind == NodeKind::apply && n->op == Op::add) {
-    const Node& l = p.nodes[static_cast<std::size_t>(n->args[0])];
-    const Node& r = p.nodes[static_cast<std::size_t>(n->args[1])];
-    if (l.kind == NodeKind::reduce && r.kind == NodeKind::access)
-      n = &l, bias = &r;
-    else if (r.kind == NodeKind::reduce && l.kind == NodeKind::access)
-      n = &r, bias = &l;
-    else
-      return no("an epilogue of `+ bias[n]` and gelu only");
-  }
-  if (n->kind != NodeKind::reduce || n->reduction != Reduction::sum || n->over.size() != 1)
+  if (n.kind != NodeKind::reduce || n.reduction != Reduction::sum || n.over.size() != 1)
     return no("a sum over one index of a product");
-  const int k = n->over[0];
-  const Node& prod = p.nodes[static_cast<std::size_t>(n->args[0])];
+  const int k = n.over[0];
+  const Node& prod = p.nodes[static_cast<std::size_t>(n.args[0])];
   if (prod.kind != NodeKind::apply || prod.op != Op::mul) return no("a sum of products");
   const Node& na = p.nodes[static_cast<std::size_t>(prod.args[0])];
   const Node& nb = p.nodes[static_cast<std::size_t>(prod.args[1])];
-  std::vector<int> ia, ib, ibias;
+  std::vector<int> ia, ib;
   if (na.kind != NodeKind::access || nb.kind != NodeKind::access || !plain_subscripts(p, na, ia) ||
       !plain_subscripts(p, nb, ib))
     return no("a product of two tensors subscripted by plain indices");
@@ -142,19 +128,67 @@ inline std::optional<MatmulForm> match_matmul(const Program& p, std::string* why
   }
   if (mg.empty() || ng.empty()) return no("an m index and an n index");
   if (has(lhs, k)) return no("k summed, not kept");
+  ProductForm f;
   if (!operand_order(ia, batch, mg, k, f.a_transposed))
     return no("A subscripted [batch..., m..., k] or [batch..., k, m...]");
   bool k_first = false;
   if (!operand_order(ib, batch, ng, k, k_first))
     return no("B subscripted [batch..., k, n...] or [batch..., n..., k]");
   f.b_transposed = !k_first;
-  f.a = input_position(p, fa.ref);
-  f.b = input_position(p, fb.ref);
-  if (f.a < 0 || f.b < 0) return no("A and B must be inputs");
+  if (p.decls.tensors[static_cast<std::size_t>(fa.ref)].role != Role::input ||
+      p.decls.tensors[static_cast<std::size_t>(fb.ref)].role != Role::input)
+    return no("A and B must be inputs");
+  f.a_tensor = fa.ref;
+  f.b_tensor = fb.ref;
   f.batch = static_cast<int>(batch.size());
   f.m_dims = static_cast<int>(mg.size());
   f.n_dims = static_cast<int>(ng.size());
+  return f;
+}
+
+// The form of the product, or nullopt with *why saying what does not fit.
+inline std::optional<MatmulForm> match_matmul(const Program& p, std::string* why = nullptr) {
+  using namespace matmul_detail;
+  auto no = [&](const char* reason) -> std::optional<MatmulForm> {
+    if (why) *why = reason;
+    return std::nullopt;
+  };
+  if (p.statements.size() != 1) return no("one statement only");
+  const Statement& st = p.statements[0];
+  if (p.decls.tensors[static_cast<std::size_t>(st.tensor)].role != Role::output)
+    return no("the statement must write an output");
+  for (const TensorDecl& t : p.decls.tensors)
+    if (t.role == Role::output && &t != &p.decls.tensors[static_cast<std::size_t>(st.tensor)])
+      return no("one output only");
+  MatmulForm f;
+  const Node* n = &p.nodes[static_cast<std::size_t>(st.root)];
+  if (n->kind == NodeKind::apply && n->op == Op::gelu) {
+    f.gelu = true;
+    n = &p.nodes[static_cast<std::size_t>(n->args[0])];
+  }
+  const Node* bias = nullptr;
+  if (n->kind == NodeKind::apply && n->op == Op::add) {
+    const Node& l = p.nodes[static_cast<std::size_t>(n->args[0])];
+    const Node& r = p.nodes[static_cast<std::size_t>(n->args[1])];
+    if (l.kind == NodeKind::reduce && r.kind == NodeKind::access)
+      n = &l, bias = &r;
+    else if (r.kind == NodeKind::reduce && l.kind == NodeKind::access)
+      n = &r, bias = &l;
+    else
+      return no("an epilogue of `+ bias[n]` and gelu only");
+  }
+  const std::optional<ProductForm> prod = match_product(p, st, *n, why);
+  if (!prod) return std::nullopt;
+  f.a = input_position(p, prod->a_tensor);
+  f.b = input_position(p, prod->b_tensor);
+  f.batch = prod->batch;
+  f.m_dims = prod->m_dims;
+  f.n_dims = prod->n_dims;
+  f.a_transposed = prod->a_transposed;
+  f.b_transposed = prod->b_transposed;
   if (bias) {
+    std::vector<int> ibias;
+    const std::vector<int> ng(st.lhs.end() - f.n_dims, st.lhs.end());
     if (!plain_subscripts(p, *bias, ibias) || ibias != ng)
       return no("a bias subscripted by the n indices alone");
     f.bias = input_position(p, bias->ref);
