@@ -118,6 +118,8 @@ const std::vector<Candidate> kCandidates = {
     {"broken_cpu_matmul_k_tail_skipped", kMatmuls, {}, kMatmulsNotRun},
     {"broken_cpu_matmul_bf16_accumulation", kMatmuls, {}, kMatmulsNotRun},
     {"broken_cpu_matmul_tf32_inputs", kMatmuls, {}, kMatmulsNotRun},
+    {"broken_cpu_matmul_mn_tail_skipped", kMatmuls, {}, kMatmulsNotRun},
+    {"broken_cpu_matmul_transposed_stride", {"specs/kernelbench/17_matmul_transposed_b.yaml"}},
 };
 
 kq::PlanOptions quick() {

@@ -91,8 +91,8 @@ inline constexpr const char* kMatmul = R"(
 )";
 
 // A float32 matrix product C = A B done right but for one step, which each candidate overrides:
-// the term it adds for (m, n) at k, how it adds it to the running sum (exactly, in float64), or
-// how many k it sums; the sum rounded once into C.
+// the term it adds for (m, n) at k, how it adds it to the running sum (exactly, in float64), how
+// many k it sums, or how many rows and columns it writes; the sum rounded once into C.
 class MatmulArm : public ShapedArm {
  public:
   explicit MatmulArm(const char* flaw)
@@ -103,12 +103,15 @@ class MatmulArm : public ShapedArm {
   virtual double term(double a, double b) const { return a * b; }
   virtual double accumulate(double sum, double term) const { return sum + term; }
   virtual std::int64_t terms(std::int64_t K) const { return K; }
+  // How many rows and columns of C it writes.
+  virtual std::int64_t rows(std::int64_t M) const { return M; }
+  virtual std::int64_t cols(std::int64_t N) const { return N; }
 
   Status compute(std::span<const TensorView> in, std::span<const TensorView> out, void*) override {
     const TensorView &a = in[0], &b = in[1], &c = out[0];
     const std::int64_t M = a.shape[0], K = a.shape[1], N = b.shape[1];
-    for (std::int64_t m = 0; m < M; ++m)
-      for (std::int64_t n = 0; n < N; ++n) {
+    for (std::int64_t m = 0; m < rows(M); ++m)
+      for (std::int64_t n = 0; n < cols(N); ++n) {
         double s = 0;
         for (std::int64_t k = 0; k < terms(K); ++k)
           s = accumulate(s, term(get(a, {m, k}), get(b, {k, n})));
@@ -117,6 +120,12 @@ class MatmulArm : public ShapedArm {
     return Status::ok();
   }
 };
+
+// C = A B^T, A (M, K) and B (N, K) row-major (KernelBench problem 17, nn.Linear's weight).
+inline constexpr const char* kMatmulBT = R"(
+  out0[i0, i1] = sum(i2, mul(in0[i0, i2], in1[i1, i2]))
+  shapes: in0[d0, d1] in1[d2, d1] out0[d0, d2]
+)";
 
 // Softmax in f32 or bf16 (computed in f32).
 inline std::vector<Signature> softmax_dtypes() {
