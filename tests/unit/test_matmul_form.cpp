@@ -47,9 +47,9 @@ const Expected kForms[] = {
     {"kernelbench/16_matmul_transposed_a.yaml", 0, 1, -1, 0, 1, 1, true, false, false},
     {"kernelbench/17_matmul_transposed_b.yaml", 0, 1, -1, 0, 1, 1, false, true, false},
     {"kernelbench/18_matmul_transposed_both.yaml", 0, 1, -1, 0, 1, 1, true, true, false},
-    {"matmul_bf16.yaml", 0, 1, -1, 0, 1, 1, false, false, false},
-    {"linear_bias_bf16.yaml", 0, 1, 2, 0, 1, 1, false, true, false},
-    {"linear_gelu_bf16.yaml", 0, 1, 2, 0, 1, 1, false, true, true},
+    {"gemm/matmul_bf16.yaml", 0, 1, -1, 0, 1, 1, false, false, false},
+    {"gemm/linear_bias_bf16.yaml", 0, 1, 2, 0, 1, 1, false, true, false},
+    {"gemm/linear_gelu_bf16.yaml", 0, 1, 2, 0, 1, 1, false, true, true},
 };
 
 // A program of one statement over tensors declared f32 with these shapes.
@@ -181,8 +181,8 @@ TEST_CASE("the reference's compiled product gives the statement machine's values
       {"kernelbench/10_3d_tensor_matrix_matmul.yaml", {{"N", 2}, {"M", 3}, {"L", 5}, {"K", 9}}},
       {"kernelbench/16_matmul_transposed_a.yaml", {{"M", 4}, {"N", 6}, {"K", 65}}},
       {"kernelbench/18_matmul_transposed_both.yaml", {{"M", 4}, {"N", 6}, {"K", 17}}},
-      {"linear_gelu_bf16.yaml", {{"M", 3}, {"N", 9}, {"K", 129}}},
-      {"linear_bias_bf16.yaml", {{"M", 2}, {"N", 5}, {"K", 0}}},
+      {"gemm/linear_gelu_bf16.yaml", {{"M", 3}, {"N", 9}, {"K", 129}}},
+      {"gemm/linear_bias_bf16.yaml", {{"M", 2}, {"N", 5}, {"K", 0}}},
       {"kernelbench/14_upper_triangular_matmul.yaml", {{"N", 9}}},
       {"kernelbench/15_lower_triangular_matmul.yaml", {{"M", 8}}},
   };

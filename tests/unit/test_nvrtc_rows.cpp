@@ -32,7 +32,7 @@ const fs::path kRoot = KQ_SOURCE_DIR;
 // relative to the source tree.
 std::vector<std::string> shipped_shaped_specs() {
   std::vector<std::string> out;
-  for (const char* dir : {"specs", "specs/kernelbench", "tests/data/specs_v2"})
+  for (const char* dir : {"specs", "specs/kernelbench", "specs/gemm", "tests/data/specs_v2"})
     for (const auto& e : fs::directory_iterator(kRoot / dir)) {
       if (e.path().extension() != ".yaml") continue;
       const kq::Spec s = kq::load_spec(e.path());
@@ -145,9 +145,9 @@ TEST_CASE("nvrtc rows: the shipped format-2 specs lower or decline with a reason
       {"specs/layer_norm_bf16.yaml", ""},
       {"specs/rms_norm_bf16.yaml", ""},
       {"specs/softmax_bf16.yaml", ""},
-      {"specs/linear_bias_bf16.yaml", ""},
-      {"specs/linear_gelu_bf16.yaml", ""},
-      {"specs/matmul_bf16.yaml",
+      {"specs/gemm/linear_bias_bf16.yaml", ""},
+      {"specs/gemm/linear_gelu_bf16.yaml", ""},
+      {"specs/gemm/matmul_bf16.yaml",
        "N, the reduced dim, is not the innermost extent of input A[N, N]"},
       {"specs/kernelbench/01_square_matmul.yaml",
        "N, the reduced dim, is not the innermost extent of input A[N, N]"},

@@ -156,7 +156,7 @@ TEST_CASE("dims tied by index arithmetic: points outside left out, gathers offse
 TEST_CASE("every shipped format-2 spec plans its cases within the element budgets") {
   const fs::path specs = fs::path(KQ_SOURCE_DIR) / "specs";
   int checked = 0;
-  for (const fs::path& dir : {specs, specs / "kernelbench"}) {
+  for (const fs::path& dir : {specs, specs / "kernelbench", specs / "gemm"}) {
     for (const auto& e : fs::directory_iterator(dir)) {
       if (e.path().extension() != ".yaml") continue;
       const kq::Spec spec = kq::load_spec(e.path());
