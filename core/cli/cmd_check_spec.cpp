@@ -28,9 +28,10 @@ int cmd_check_spec(const std::vector<std::string>& args) {
       }
       std::cout << f << ": ok: " << s.op.op << " = " << to_text(s.op.semantics, s.op.inputs) << " ("
                 << to_string(s.op.dtype)
-                << (s.op.compute == s.op.dtype
+                << (s.op.compute == s.op.dtype && !s.op.tf32
                         ? ""
-                        : ", computed in " + std::string(to_string(s.op.compute)))
+                        : ", computed in " +
+                              std::string(s.op.tf32 ? "tf32" : to_string(s.op.compute)))
                 << ", " << s.op.inputs.size() << " inputs, " << s.timing.sizes.size()
                 << " timing sizes, baseline " << baseline_text(s.decision)
                 << (s.decision.eager.empty() ? "" : ", eager " + eager_text(s.decision)) << ")\n";

@@ -25,6 +25,20 @@ std::string too_fast(const TimedFacts& f, double median_s, const char* what) {
          fmt("%.0f", 100 * kLightMargin) + "% is flagged where the bytes exceed the L2)";
 }
 
+constexpr const char* kTooFastFlops = "faster than its FLOPs can run";
+
+// A median that runs the call's FLOPs faster than the vendor GEMM can, or "".
+std::string too_fast_flops(const TimedFacts& f, double median_s, const char* what) {
+  if (median_s <= 0 || f.compute_tflops <= 0 || f.flops <= 0) return "";
+  const double tflops = f.flops / median_s / 1e12;
+  if (tflops <= kLightMargin * f.compute_tflops) return "";
+  return std::string(kTooFastFlops) + ": " + what + " runs " + fmt("%.4g", f.flops / 1e9) +
+         " GFLOP per call at " + fmt("%.0f", tflops) + " TFLOP/s, " +
+         fmt("%.0f", 100 * tflops / f.compute_tflops) + "% of the vendor GEMM's " +
+         fmt("%.0f", f.compute_tflops) + " TFLOP/s in this run (more than " +
+         fmt("%.0f", 100 * kLightMargin) + "% is flagged)";
+}
+
 }  // namespace
 
 std::vector<Flag> plausibility_flags(const TimedFacts& f) {
@@ -34,6 +48,10 @@ std::vector<Flag> plausibility_flags(const TimedFacts& f) {
     flags.push_back({"faster_than_bytes", kTooFast, m});
   if (auto m = too_fast(f, f.graph_median_s, "its graph replay"); !m.empty())
     flags.push_back({"faster_than_bytes", kTooFast, m});
+  if (auto m = too_fast_flops(f, f.median_s, "its median single launch"); !m.empty())
+    flags.push_back({"faster_than_flops", kTooFastFlops, m});
+  if (auto m = too_fast_flops(f, f.graph_median_s, "its graph replay"); !m.empty())
+    flags.push_back({"faster_than_flops", kTooFastFlops, m});
   const bool profiled = f.profile != nullptr && !f.profile->contains("unavailable");
   const int kernels = profiled ? f.profile->value("kernels", 0) : 0;
   if (profiled && f.size > 0 &&

@@ -6,6 +6,9 @@
 //                       faster than kLightMargin times the device copy timed in the same run,
 //                       where those bytes exceed the L2 (a good float4 kernel reaches about 105%
 //                       of the copy; a warm cache legitimately beats it only below the L2)
+//   faster_than_flops   the median runs the call's FLOPs faster than kLightMargin times the
+//                       vendor GEMM (the compute light) timed in the same run: no cache holds
+//                       arithmetic, so at any size
 //   launches_no_work    a CUDA call on a non-empty problem launched no kernel, copy or set
 //   graph_fewer_kernels the captured graph holds fewer kernel nodes per call than one call
 //                       launches: its replay does not time the call's work
@@ -29,6 +32,8 @@ struct TimedFacts {
   double median_s = 0;        // single launches
   double graph_median_s = 0;  // graph replay, per call; 0 when not timed
   double light_gbps = 0;      // the device copy in the same run; 0 when not measured
+  double flops = 0;           // one call's FLOPs; 0 when not counted
+  double compute_tflops = 0;  // the vendor GEMM in the same run; 0 when not measured
   double l2_bytes = 0;        // 0 when unknown
   const nlohmann::json* profile = nullptr;  // CUPTI's record of one call, when taken
   const rec::GraphInfo* graph = nullptr;    // the captured graph, when captured

@@ -128,7 +128,7 @@ std::vector<OutputRule> output_rules(const Spec& spec, const Case& c) {
         r.rtol = sh.rtol ? evaluate(*sh.rtol, sc, at) : 0.0;
         break;
       case ShapedCompare::Kind::accumulation_bound:
-        o.bound_scale = kAccumulationBoundFactor * unit_roundoff(sc.compute);
+        o.bound_scale = kAccumulationBoundFactor * contract_roundoff(sc);
         o.bound_ulps = static_cast<double>(sh.max_ulp);
         break;
     }

@@ -140,13 +140,23 @@ void apply_control_rules(const std::vector<rec::LightSample>& lights,
                          const std::vector<rec::FloorSample>& floors, double usual_clock_mhz,
                          std::map<std::int64_t, Light>& light,
                          std::map<std::int64_t, Light>& host_light,
+                         std::map<std::int64_t, ComputeLight>* compute_light,
                          std::map<std::int64_t, std::vector<double>>& floor_s,
                          std::vector<LeftOut>* light_left_out,
                          std::vector<LeftOut>* floor_left_out) {
   std::map<std::int64_t, std::vector<double>> device_gbps, host_gbps, device_s, host_s;
+  std::map<std::int64_t, std::vector<double>> gemm_tflops;
+  std::map<std::int64_t, std::string> gemm_what;
   for (const auto& l : lights) {
     const LeftOut why = left_out(l, usual_clock_mhz);
     if (light_left_out) light_left_out->push_back(why);
+    if (l.flops) {  // the compute light
+      if (why == LeftOut::counted && l.seconds > 0 && *l.flops > 0) {
+        gemm_tflops[l.size].push_back(*l.flops / l.seconds / 1e12);
+        gemm_what[l.size] = l.what.value_or("");
+      }
+      continue;
+    }
     if (why != LeftOut::counted || !(l.seconds > 0) || !(l.bytes > 0)) continue;
     const bool host = l.device == "cpu";
     (host ? host_gbps : device_gbps)[l.size].push_back(l.bytes / l.seconds / 1e9);
@@ -162,6 +172,11 @@ void apply_control_rules(const std::vector<rec::LightSample>& lights,
     for (const auto& [size, v] : *from) {
       const SampleStats st = summarize(v);
       (*into)[size] = {st.n, st.median, st.max, v, summarize(secs->at(size)).median};
+    }
+  if (compute_light)
+    for (const auto& [size, v] : gemm_tflops) {
+      const SampleStats st = summarize(v);
+      (*compute_light)[size] = {st.n, st.median, st.max, gemm_what[size]};
     }
 }
 
@@ -188,12 +203,12 @@ void apply_sample_rules(RunData& run) {
   }
 
   apply_control_rules(run.light_samples, run.floor_samples, run.usual_clock_mhz, run.light,
-                      run.host_light, run.floor_samples_s, &run.light_left_out,
+                      run.host_light, &run.compute_light, run.floor_samples_s, &run.light_left_out,
                       &run.floor_left_out);
   for (WorkerTiming& w : run.isolated) {
     std::map<std::int64_t, Light> host_light;  // an isolated worker's host copy: not compared
     apply_control_rules(w.light_samples, w.floor_samples, run.usual_clock_mhz, w.light, host_light,
-                        w.floor_samples_s, nullptr, nullptr);
+                        nullptr, w.floor_samples_s, nullptr, nullptr);
   }
 }
 

@@ -141,6 +141,8 @@ KQ_JSON_FIELDS(LightSample) {
   sample_fields(r, f);
   f("bytes", r.bytes);
   f("device", r.device);
+  f("flops", r.flops);
+  f("what", r.what);
 }
 KQ_JSON_FIELDS(FloorSample) { sample_fields(r, f); }
 KQ_JSON_FIELDS(RoundSample) {

@@ -189,10 +189,14 @@ struct SampleCommon {
   std::optional<double> sm_clock_mhz;
 };
 
-struct LightSample : SampleCommon {  // a copy, the speed of light (timing/light.hpp)
+// A copy, the speed of light (timing/light.hpp), or with `flops` the compute light: the
+// vendor GEMM (timing/compute_light.hpp).
+struct LightSample : SampleCommon {
   static constexpr std::string_view kType = "light";
-  double bytes = 0;                   // read and written by the copy
-  std::optional<std::string> device;  // "cpu": the host copy; absent: the device copy
+  double bytes = 0;                   // read and written by the copy (0: the compute light)
+  std::optional<std::string> device;  // "cpu": the host copy; absent: on the CUDA device
+  std::optional<double> flops;        // the compute light: one product's FLOPs
+  std::optional<std::string> what;    // the compute light: "bf16 4096^3 (f32 accumulation)"
 };
 
 struct FloorSample : SampleCommon {  // the launch floor: an empty kernel (timing/light.hpp)

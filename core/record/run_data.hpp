@@ -65,6 +65,14 @@ struct Light {
   double seconds = 0;           // their median time
 };
 
+// The compute light at one size: the vendor GEMM timed among the arms.
+struct ComputeLight {
+  int n = 0;               // products counted at this size
+  double tflops = 0;       // their median rate, TFLOP/s (1e12 FLOPs per second)
+  double best_tflops = 0;  // the fastest product
+  std::string what;        // "bf16 4096^3 (f32 accumulation)"
+};
+
 // An isolated timing worker (rec::WorkerStart): the records that belong to it alone, the
 // controls and its sizes' starts and ends. Its arms' records (rounds, rechecks, rejections...)
 // are in RunData's lists with every other worker's: arm names are unique across workers.
@@ -118,8 +126,9 @@ struct RunData {
   // Every (arm, size, mode) with a round sample; one whose samples were all left out is present
   // with no seconds.
   std::map<SampleKey, KeptSamples> samples;
-  std::map<std::int64_t, Light> light;       // the device copy: sizes with one counted
-  std::map<std::int64_t, Light> host_light;  // the host copy (beside CPU arms): the same
+  std::map<std::int64_t, Light> light;                 // the device copy: sizes with one counted
+  std::map<std::int64_t, Light> host_light;            // the host copy (beside CPU arms): the same
+  std::map<std::int64_t, ComputeLight> compute_light;  // the vendor GEMM: the same
   std::map<std::int64_t, std::vector<double>>
       floor_samples_s;  // the launch floor's counted samples, in order
 

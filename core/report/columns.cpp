@@ -77,6 +77,8 @@ const std::vector<Column>& timing_columns() {
        false},
       {"GFLOP/s", Hint::rate,
        [](const TimingCell& c) { return number(c.tflops ? *c.tflops * 1e3 : c.tflops); }, false},
+      {"% of vendor GEMM", Hint::percentage,
+       [](const TimingCell& c) { return number(c.pct_compute); }, false},
       {"graph replay per call", Hint::duration,
        [](const TimingCell& c) { return number(c.graph_median_s); }, false},
       {"host enqueue", Hint::duration, [](const TimingCell& c) { return number(c.host_median_s); },
@@ -130,6 +132,19 @@ std::vector<const Column*> shown_columns(const std::vector<TimingCell>& cells) {
     if (any) shown.push_back(&c);
   }
   return shown;
+}
+
+std::string compute_light_text(const TimingRow& row) {
+  if (!row.compute_light_tflops) return "";
+  std::string t = ", compute light (the vendor GEMM, " + row.compute_light_what.value_or("") +
+                  ", same run): " + num("%.1f", *row.compute_light_tflops) + " TFLOP/s";
+  if (row.bound && row.flops && row.bytes > 0 && row.light_gbps && *row.light_gbps > 0) {
+    const double ridge = *row.compute_light_tflops * 1e12 / (*row.light_gbps * 1e9);
+    t += "; roofline: " + *row.bound + "-bound (" + num("%.3g", *row.flops / row.bytes) +
+         " FLOP/byte, ridge " + num("%.3g", ridge) + "), the " +
+         (*row.bound == "compute" ? "vendor GEMM" : "device copy") + " its light";
+  }
+  return t;
 }
 
 }  // namespace kq

@@ -57,6 +57,10 @@ std::vector<const Column*> shown_columns(const std::vector<TimingCell>& cells);
 
 // "738 us", "4.1 ms", "12 ns"; in HTML "738 µs".
 std::string format_seconds(double s);
+
+// A product's point: ", compute light (the vendor GEMM, bf16 4096^3 (f32 accumulation), same
+// run): 640 TFLOP/s; roofline: compute-bound (1365 FLOP/byte, ridge 134)", or "" without one.
+std::string compute_light_text(const TimingRow& row);
 std::string format_duration(double s, Markup m);
 
 }  // namespace kq

@@ -348,7 +348,7 @@ void size_section(std::ostringstream& h, const TimingRow& row) {
       << format_duration(*row.floor_s, Markup::html);
   if (row.host_light_gbps)
     h << ", host copy beside the CPU arms: " << num(*row.host_light_gbps, "%.1f") << " GB/s";
-  h << "</p>\n";
+  h << esc(compute_light_text(row)) << "</p>\n";
   if (!row.notes.empty()) {
     h << "<ul>\n";
     for (const std::string& note : row.notes) h << "<li>" << esc(note) << "</li>\n";

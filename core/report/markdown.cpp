@@ -157,7 +157,7 @@ void size_section(std::ostringstream& md, const TimingRow& row) {
        << format_duration(*row.floor_s, Markup::markdown);
   if (row.host_light_gbps)
     md << ", host copy beside the CPU arms: " << num(*row.host_light_gbps, "%.1f") << " GB/s";
-  md << "\n\n";
+  md << compute_light_text(row) << "\n\n";
   for (const std::string& note : row.notes) md << "- " << note << "\n";
   timing_table(md, row.arms);
   md << "\n";

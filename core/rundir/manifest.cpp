@@ -63,7 +63,7 @@ nlohmann::json build_manifest(const Spec& spec, const std::vector<StageArm>& arm
       {"spec_sha256", spec.sha256},
       {"spec",
        {{"dtype", std::string(to_string(spec.op.dtype))},
-        {"compute", std::string(to_string(spec.op.compute))},
+        {"compute", spec.op.tf32 ? std::string("tf32") : std::string(to_string(spec.op.compute))},
         {"inputs", spec.op.inputs},
         {"outputs", outputs},
         {"semantics", spec.op.semantics.text},

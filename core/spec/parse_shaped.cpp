@@ -11,10 +11,14 @@ namespace kq::spec_detail {
 namespace {
 
 // compute: what the operation computes in and what `u` is the unit roundoff of; f32 by default.
-DType read_shaped_compute(const std::optional<Field>& f) {
-  if (!f) return DType::f32;
-  static constexpr DType kComputes[] = {DType::f32, DType::f64, DType::f16, DType::bf16};
-  return kComputes[read_choice(*f, "compute", {"f32", "f64", "f16", "bf16"})];
+// tf32 is f32 whose products may read their operands as TF32 (ShapedContract::tf32).
+void read_shaped_compute(const std::optional<Field>& f, ShapedContract& c) {
+  if (!f) return;
+  static constexpr DType kComputes[] = {DType::f32, DType::f64, DType::f16, DType::bf16,
+                                        DType::f32};
+  const std::size_t i = read_choice(*f, "compute", {"f32", "f64", "f16", "bf16", "tf32"});
+  c.compute = kComputes[i];
+  c.tf32 = i == 4;
 }
 
 // The layout reader's default alignment is one element: here, of the widest input or output.
@@ -99,8 +103,9 @@ void parse_shaped(const Field& root, Spec& spec) {
   const YAML::Mark version = top.require("kq_spec").mark();
   c.version_line = version.line + 1;
   c.version_column = version.column + 1;
-  c.compute = read_shaped_compute(top.get("compute"));
+  read_shaped_compute(top.get("compute"), c);
   spec.op.compute = c.compute;
+  spec.op.tf32 = c.tf32;
   c.program = std::make_shared<const ix::Program>(
       read_statements(top.require("semantics"), decls, declared));
   name_tensors(c.program, spec.op);

@@ -17,11 +17,15 @@ double unit_roundoff(DType compute) {
   }
 }
 
+double contract_roundoff(const ShapedContract& c) {
+  return c.tf32 ? std::ldexp(1.0, -11) : unit_roundoff(c.compute);
+}
+
 double evaluate(const Formula& f, const ShapedContract& c, const Point& p) {
   std::vector<double> params;
   params.reserve(c.program->decls.params.size());
   for (const ix::ParamDecl& d : c.program->decls.params) params.push_back(d.value);
-  return evaluate(f, p.dims, params, unit_roundoff(c.compute));
+  return evaluate(f, p.dims, params, contract_roundoff(c));
 }
 
 }  // namespace kq

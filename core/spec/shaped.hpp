@@ -42,6 +42,9 @@ struct ShapedContract {
   // Shared with Spec::op.program, which arms see.
   std::shared_ptr<const ix::Program> program;
   DType compute = DType::f32;          // what u is the unit roundoff of
+  // compute: tf32: f32 whose products may round their operands to TF32 (10 mantissa bits), as
+  // tensor cores do; u is then TF32's, 2^-11. An f32 product admitted, a bf16 one refused.
+  bool tf32 = false;
   std::vector<ShapedCompare> compare;  // one per output, in the order of the outputs
   CostOverrides cost;
   std::vector<Point> qualification_points;  // extra points; may be empty
@@ -52,6 +55,9 @@ struct ShapedContract {
 
 // 2^-24 for f32, 2^-53 for f64, 2^-11 for f16, 2^-8 for bf16.
 double unit_roundoff(DType compute);
+
+// The u of the contract's formulas and bounds: the compute type's, TF32's under compute: tf32.
+double contract_roundoff(const ShapedContract& c);
 
 // A formula of the contract evaluated at a point (the params' values and the compute type's u).
 double evaluate(const Formula& f, const ShapedContract& c, const Point& p);

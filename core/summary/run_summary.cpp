@@ -82,6 +82,7 @@ KQ_JSON_FIELDS(TimingCell) {
   f("gbps", r.gbps);
   f("pct_light", r.pct_light);
   f("tflops", r.tflops);
+  f("pct_compute", r.pct_compute);
   f("graph_median_s", r.graph_median_s);
   f("host_median_s", r.host_median_s);
   f("throttled", r.throttled);
@@ -105,6 +106,9 @@ KQ_JSON_FIELDS(TimingRow) {
   f("light_gbps", r.light_gbps);
   f("floor_s", r.floor_s);
   f("host_light_gbps", r.host_light_gbps);
+  f("compute_light_tflops", r.compute_light_tflops);
+  f("compute_light_what", r.compute_light_what);
+  f("bound", r.bound);
   f("cupti_attached", r.cupti_attached);
   f("arms", r.arms);
   f("notes", r.notes);

@@ -126,6 +126,7 @@ struct TimingCell {
   double median_s = 0, min_s = 0, q1_s = 0, q3_s = 0, rel_noise = 0;
   std::optional<double> gbps, pct_light;  // bandwidth, and as % of the device copy
   std::optional<double> tflops;           // format 2: the statements' FLOPs per second
+  std::optional<double> pct_compute;      // tflops as % of the compute light (the vendor GEMM)
   std::optional<double> graph_median_s, host_median_s;
   std::optional<int> throttled, unheld;  // samples left out, by reason
   std::optional<KernelProfile> profile;
@@ -147,6 +148,11 @@ struct TimingRow {
   std::optional<int> rounds;
   std::string stopped_by;
   std::optional<double> light_gbps, floor_s, host_light_gbps;
+  // A product's point: the vendor GEMM timed in the same rounds (timing/compute_light.hpp),
+  // what it computed, and the roofline's pick: "compute" where the point's FLOPs per byte
+  // exceed the GPU's ridge (the compute light's rate over the copy's), else "memory".
+  std::optional<double> compute_light_tflops;
+  std::optional<std::string> compute_light_what, bound;
   std::optional<std::string> cupti_attached;  // a smaller size's profile left CUPTI attached
   std::vector<TimingCell> arms;
   std::vector<std::string> notes;  // what the reports say under the size's heading

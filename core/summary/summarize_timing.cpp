@@ -59,10 +59,11 @@ auto find_or_null(const Map& m, const Key& k) -> decltype(&m.begin()->second) {
 // What a size's row shares with its arms' cells.
 struct SizeFacts {
   std::int64_t size = 0;
-  std::string where;      // "4096 elements" or, format 2, the point "M=32768,N=4096"
-  double bytes = 0;       // moved by one call
-  double flops = 0;       // format 2: one call's, from the statements
-  double light_gbps = 0;  // 0: no copy counted at this size
+  std::string where;          // "4096 elements" or, format 2, the point "M=32768,N=4096"
+  double bytes = 0;           // moved by one call
+  double flops = 0;           // format 2: one call's, from the statements
+  double light_gbps = 0;      // 0: no copy counted at this size
+  double compute_tflops = 0;  // 0: no vendor GEMM counted at this size
   double l2_bytes = 0;
   const std::map<std::string, std::vector<double>>* single = nullptr;
 };
@@ -97,6 +98,8 @@ void flag_cell(TimingCell& a, const SizeFacts& f, const TimingIndex& x, ArmConte
   facts.median_s = a.median_s;
   facts.graph_median_s = a.graph_median_s.value_or(0.0);
   facts.light_gbps = f.light_gbps;
+  facts.flops = f.flops;
+  facts.compute_tflops = f.compute_tflops;
   facts.l2_bytes = f.l2_bytes;
   if (const auto* p = find_or_null(x.profiles, key)) facts.profile = &(*p)->body;
   if (const auto* g = find_or_null(x.graphs, key)) {
@@ -129,6 +132,8 @@ TimingCell arm_cell(const std::string& arm, const std::vector<double>& v, const 
   if (st.median > 0 && f.flops > 0) a.tflops = f.flops / st.median / 1e12;
   if (a.gbps && f.light_gbps > 0 && context.device_of(arm) != "cpu")
     a.pct_light = 100.0 * *a.gbps / f.light_gbps;
+  if (a.tflops && f.compute_tflops > 0 && context.device_of(arm) != "cpu")
+    a.pct_compute = 100.0 * *a.tflops / f.compute_tflops;
   if (const auto* g = find_or_null(x.graph, f.size))
     if (const auto* ga = find_or_null(*g, arm)) a.graph_median_s = summarize(*ga).median;
   if (const auto* h = find_or_null(x.host, f.size))
@@ -171,6 +176,15 @@ std::vector<std::string> size_notes(const TimingRow& row, const RunData& run) {
   return notes;
 }
 
+// The roofline's light for a point: compute where its FLOPs per byte exceed the ridge (the
+// vendor GEMM's FLOP/s over the copy's byte/s, both measured in this run), else memory.
+std::optional<std::string> roofline_bound(const SizeFacts& f) {
+  if (f.compute_tflops <= 0 || f.light_gbps <= 0 || f.bytes <= 0 || f.flops <= 0)
+    return std::nullopt;
+  const double ridge = f.compute_tflops * 1e12 / (f.light_gbps * 1e9);
+  return f.flops / f.bytes > ridge ? "compute" : "memory";
+}
+
 TimingRow size_row(std::int64_t size, const std::map<std::string, std::vector<double>>& per_arm,
                    const RunData& run, const RunSummary& s, const TimingIndex& x,
                    ArmContext& context, std::vector<FlagRow>& flags, const std::string& baseline) {
@@ -199,6 +213,11 @@ TimingRow size_row(std::int64_t size, const std::map<std::string, std::vector<do
   if (const Light* li = find_or_null(run.light, size)) {
     row.light_gbps = li->gbps;
     f.light_gbps = li->gbps;
+  }
+  if (const ComputeLight* cl = find_or_null(run.compute_light, size)) {
+    row.compute_light_tflops = f.compute_tflops = cl->tflops;
+    row.compute_light_what = cl->what;
+    row.bound = roofline_bound(f);
   }
   if (const auto* fl = find_or_null(run.floor_samples_s, size)) row.floor_s = summarize(*fl).median;
   if (const Light* hl = find_or_null(run.host_light, size)) row.host_light_gbps = hl->gbps;

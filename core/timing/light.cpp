@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "device/cuda_check.hpp"
+#include "timing/compute_light.hpp"
 
 namespace kq {
 namespace {
@@ -63,6 +64,8 @@ double time_light(Light& l) {
   return l.timer->time([&] {
     if (l.floor)
       launch_empty_kernel(l.stream->handle());
+    else if (l.gemm)
+      enqueue_gemm_light(*l.gemm, l.stream->handle());
     else if (l.device == Device::cuda)
       device_copy(l);
     else

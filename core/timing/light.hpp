@@ -9,6 +9,7 @@
 #pragma once
 #include <cstddef>
 #include <memory>
+#include <string>
 
 #include "device/memory.hpp"
 #include "device/stream.hpp"
@@ -17,6 +18,8 @@
 
 namespace kq {
 
+struct GemmLight;
+
 struct Light {
   Device device = Device::cuda;
   bool floor = false;  // the launch floor: an empty kernel, no bytes
@@ -24,6 +27,10 @@ struct Light {
   std::shared_ptr<Stream> stream;  // CUDA only
   std::unique_ptr<SampleTimer> timer;
   std::size_t bytes = 0;  // copied; read + written = 2 * bytes
+  // The compute light (timing/compute_light.hpp): the vendor GEMM, its FLOPs and what it is.
+  std::shared_ptr<GemmLight> gemm;
+  double flops = 0;
+  std::string what;
 };
 
 // A copy reading and writing `moved` bytes in all (a call's bytes: plan/timed_points.hpp).

@@ -18,6 +18,7 @@
 #include "qualify/compare.hpp"
 #include "record/instance_name.hpp"
 #include "timing/clock_probe.hpp"
+#include "timing/compute_light.hpp"
 #include "timing/fresh_inputs.hpp"
 #include "timing/light.hpp"
 #include "timing/slot.hpp"
@@ -142,6 +143,7 @@ class SizeRun {
       probe_ = std::make_unique<ClockProbe>();
       lights_.push_back(make_light(point_.bytes, Device::cuda, pol.blocking_kernel, cuda_stream_));
       lights_.push_back(make_floor(spec_, cuda_stream_));
+      compute_light();
     }
     if (std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.cuda(); }))
       lights_.push_back(make_light(point_.bytes, Device::cpu, false, nullptr));
@@ -151,6 +153,17 @@ class SizeRun {
     }
     for (std::size_t i = 0; i < lights_.size(); ++i)
       steps_.push_back({static_cast<int>(i), StepKind::light});
+  }
+
+  // A matrix product's point: the vendor GEMM beside the copy (timing/compute_light.hpp).
+  void compute_light() {
+    const std::optional<GemmLightType> type = product_type(spec_);
+    if (!type) return;
+    std::string why;
+    if (auto l = make_compute_light(*type, spec_.timing.blocking_kernel, cuda_stream_, &why))
+      lights_.push_back(std::move(l));
+    else
+      emit_(rec::ArmNote{"kq", size_, "no compute light (the vendor GEMM): " + why});
   }
 
   // A CPU arm beside a CUDA one whose call takes (or, from its earlier sizes, will take) longer
@@ -354,6 +367,11 @@ class SizeRun {
     r.round = round;
     r.seconds = seconds;
     r.bytes = 2 * l.bytes;
+    if (l.gemm) {
+      r.bytes = 0;
+      r.flops = l.flops;
+      r.what = l.what;
+    }
     if (l.device == Device::cpu) r.device = "cpu";
     sample_facts(r, *l.timer, stream);
     emit_(r);

@@ -105,6 +105,7 @@ class CublasLtArm final : public GuardedArm {
 
   Status on_prepare(const Problem& problem) override {
     Status s = recognise(spec(), form_);
+    tf32_ = spec().tf32;
     if (!s.is_ok()) return s;
     if (!handle_) s = lt_status(cublasLtCreate(&handle_), "cublasLtCreate");
     if (s.is_ok() && !workspace_) s = cuda(cudaMalloc(&workspace_, kWorkspace), "workspace");
@@ -209,6 +210,7 @@ class CublasLtArm final : public GuardedArm {
     p.g = *g;
     p.ab = in[static_cast<std::size_t>(form_.a)].dtype;
     p.c = c.dtype;
+    p.tf32 = tf32_ && p.ab == DType::f32;
     p.has_bias = form_.bias >= 0;
     if (p.has_bias) {
       p.bias = in[static_cast<std::size_t>(form_.bias)].dtype;
@@ -239,6 +241,7 @@ class CublasLtArm final : public GuardedArm {
   }
 
   ix::MatmulForm form_;
+  bool tf32_ = false;  // compute: tf32: f32 products on the tensor cores
   cublasLtHandle_t handle_ = nullptr;
   void* workspace_ = nullptr;
   void* bias_copy_ = nullptr;  // where a bias not 16-byte aligned is copied

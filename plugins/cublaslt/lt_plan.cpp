@@ -103,7 +103,9 @@ Status LtPlan::create(cublasLtHandle_t handle, const LtProblem& p, std::size_t m
   if (!transposed_view(p.g.c, out) || out.op != CUBLAS_OP_N)
     return Status::unsupported("C must be row-major (unit stride along N)");
   const bool f64 = p.ab == DType::f64;
-  const cublasComputeType_t compute = f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
+  const cublasComputeType_t compute = f64      ? CUBLAS_COMPUTE_64F
+                                      : p.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                               : CUBLAS_COMPUTE_32F;
   const cudaDataType_t scale = f64 ? CUDA_R_64F : CUDA_R_32F;
   Status s = lt(cublasLtMatmulDescCreate(&desc_, compute, scale), "cublasLtMatmulDescCreate");
   if (s.is_ok()) s = set(desc_, CUBLASLT_MATMUL_DESC_TRANSA, first.op, "transa");

@@ -22,6 +22,7 @@ struct LtProblem {
   DType c = DType::f32;     // C
   DType bias = DType::f32;  // where there is one
   bool has_bias = false;
+  bool tf32 = false;  // f32 operands read as TF32 (the spec's compute: tf32)
   std::int64_t align_a = 16, align_b = 16, align_c = 16;  // the pointers' alignment, in bytes
 };
 

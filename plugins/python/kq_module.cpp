@@ -193,6 +193,7 @@ py::object spec_object(const OpSpec& spec) {
   d["description"] = spec.description;
   d["dtype"] = std::string(to_string(spec.dtype));
   d["compute"] = std::string(to_string(spec.compute));
+  d["tf32"] = spec.tf32;  // compute f32, TF32 products admitted
   d["inputs"] = spec.inputs;
   d["outputs"] = outputs;
   d["semantics"] = spec.semantics.text;

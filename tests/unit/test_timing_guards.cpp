@@ -251,3 +251,19 @@ TEST_CASE("a disturbed timing worker adopts nothing, and the decision says why")
   CHECK(arms["base"]["verdict"] == "qualified");  // nobody is rejected for it
   CHECK(arms["cheat"]["verdict"] == "qualified");
 }
+
+TEST_CASE("a product faster than the vendor GEMM can run its FLOPs is flagged, at any size") {
+  kq::TimedFacts f = big_cuda_call();
+  f.bytes = 3.0 * 4096 * 4096 * 2;  // a bf16 product's operands and result
+  f.flops = 2.0 * 4096 * 4096 * 4096;
+  f.compute_tflops = 700;
+  f.median_s = f.flops / (0.8 * 700e12);  // 80% of cuBLAS: fine
+  CHECK(kq::plausibility_flags(f).empty());
+  f.median_s = f.flops / (3 * 700e12);  // three times cuBLAS's rate: work skipped
+  auto flags = kq::plausibility_flags(f);
+  REQUIRE(flags.size() == 1);
+  CHECK(flags[0].kind == "faster_than_flops");
+  CHECK(flags[0].message.find("300%") != std::string::npos);
+  f.compute_tflops = 0;  // no compute light measured: nothing to say
+  CHECK(kq::plausibility_flags(f).empty());
+}

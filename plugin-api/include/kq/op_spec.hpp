@@ -47,6 +47,9 @@ struct OpSpec {
   // and bf16 (spec field `compute`). The reference is always float64 rounded once to `dtype`;
   // `compare` says how far an output computed in `compute` may be from it.
   DType compute = DType::f32;
+  // Format 2, compute: tf32: compute is f32, and a product may round its operands to TF32
+  // (tensor cores' f32 mode); the compare admits it. An arm may still compute in full f32.
+  bool tf32 = false;
   std::vector<std::string> inputs;
   std::vector<OutputSpec> outputs;
   Expr semantics;  // format 1: one expression; it defines outputs[0]

@@ -5,7 +5,7 @@ alone, never by the op's name.
 
 A and B of one type (f16, bf16 or f32), C and the bias of that type, computed in f32: tl.dot
 accumulates in f32, with input_precision="ieee" for f32 operands (no TF32, which the f32
-contracts do not admit). The bias and gelu are applied to the f32 accumulator and C is rounded
+contracts do not admit; under compute: tf32 tl.dot's default, TF32). The bias and gelu are applied to the f32 accumulator and C is rounded
 once. Offsets are 64-bit; the M, N and K tails are masked.
 
 Tiles: where the problem is small (under 2^27 multiply-adds: every qualification case) one
@@ -118,6 +118,7 @@ class TritonMatmul(kq.Arm):
 
     def prepare(self, problem):
         self._f = problem.spec.program.matmul
+        self._tf32 = bool(getattr(problem.spec, "tf32", False))  # compute: tf32 admits it
         self._chosen = getattr(self, "_chosen", {})
         self._tables = getattr(self, "_tables", {})
         self._compiled = getattr(self, "_compiled", {})
@@ -218,7 +219,7 @@ class TritonMatmul(kq.Arm):
             a, b, bias if bias is not None else c, c, M, N, K,
             a.stride(0), a.stride(1), a.stride(2), b.stride(0), b.stride(1), b.stride(2),
             c.stride(0), c.stride(1), c.stride(2),
-            HAS_BIAS=bias is not None, GELU=bool(self._f.gelu), IEEE=a.dtype == torch.float32,
+            HAS_BIAS=bias is not None, GELU=bool(self._f.gelu), IEEE=a.dtype == torch.float32 and not self._tf32,
             BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm, num_warps=warps, num_stages=stages)
         if keep and k is not None and len(self._compiled) < 8:
             self._compiled.setdefault((cfg, a.dtype, self._f.gelu, bias is not None), k)
