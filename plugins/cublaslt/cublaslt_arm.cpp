@@ -161,7 +161,9 @@ class CublasLtArm final : public GuardedArm {
     std::string table =
         "# cuBLASLt's choices\n\nOne row per prepared problem: the heuristic's first algorithm "
         "(cublasLtMatmulAlgoGetHeuristic) for its shape and pointer alignments (A/B/C, bytes). "
-        "Numbers are cuBLASLt's ids (cublasLtMatmulAlgoConfigAttributes_t).\n\n"
+        "Numbers are cuBLASLt's ids (cublasLtMatmulAlgoConfigAttributes_t). For 16-bit "
+        "outputs the output-type reduction scheme (4: split-K partial sums rounded to 16 bits) "
+        "is excluded from the search.\n\n"
         "| batch | M | N | K | align | algo | tile | split-K | reduction | swizzle | stages | "
         "cluster | workspace | waves |\n"
         "|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";

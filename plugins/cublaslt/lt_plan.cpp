@@ -135,6 +135,18 @@ Status LtPlan::create(cublasLtHandle_t handle, const LtProblem& p, std::size_t m
            "alignment of C");
   pref_set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, static_cast<std::uint32_t>(p.align_c),
            "alignment of D");
+  // A split-K algorithm may sum its partial products in the output's type; for 16-bit outputs
+  // that rounds partial sums to 16 bits, outside a contract that computes in f32 (on the H200
+  // the heuristic chose it for bf16 at 1025^3, and kq rejected the result).
+  // With a bias epilogue on 16-bit outputs even the f32 split-K reduction lost the product's
+  // precision before the bias (H200: linear_bias_bf16 at 31 x 2 x 7, split-K 16, 7 ulps off
+  // under cancellation): there no split-K at all.
+  if (p.c == DType::f16 || p.c == DType::bf16)
+    pref_set(CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+             static_cast<std::uint32_t>(p.has_bias ? 0
+                                                   : CUBLASLT_REDUCTION_SCHEME_MASK &
+                                                         ~CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE),
+             "reduction schemes");
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
   if (s.is_ok())

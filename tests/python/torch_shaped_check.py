@@ -147,6 +147,27 @@ semantics: |
   g[z, i] = sum(k, a[z, k, i] * v[k])
 compare: {c: {bound: accumulation}, t: {bound: accumulation}, g: {bound: accumulation}}
 """),
+    # 16-bit products computed in f32: a bias after the product (which must stay f32) and a
+    # bare product (which may be rounded once, into the output).
+    "linear_bf16": ({"M": 5, "N": 3, "K": 33}, """
+dims: {M: free, N: free, K: reduced}
+compute: f32
+inputs: {x: {dtype: bf16, shape: [M, K]}, w: {dtype: bf16, shape: [N, K]},
+         bias: {dtype: bf16, shape: [N]}}
+outputs: {y: {dtype: bf16, shape: [M, N]}}
+semantics: |
+  y[m, n] = sum(k, x[m, k] * w[n, k]) + bias[n]
+compare: {y: {bound: accumulation}}
+"""),
+    "mm_bf16": ({"M": 4, "N": 6, "K": 9}, """
+dims: {M: free, N: free, K: reduced}
+compute: f32
+inputs: {a: {dtype: bf16, shape: [K, M]}, b: {dtype: bf16, shape: [K, N]}}
+outputs: {c: {dtype: bf16, shape: [N, M]}}
+semantics: |
+  c[j, i] = sum(k, a[k, i] * b[k, j])
+compare: {c: {bound: accumulation}}
+"""),
     "view_flat": ({"N": 13, "G": 3, "CG": 4}, """
 dims: {N: free, G: free, CG: free}
 inputs: {x: {dtype: f32, shape: [N]}}
@@ -325,6 +346,14 @@ def _ref_matmul(a, d):
             "t": _np.triu(x[0].T @ x[1])}
 
 
+def _ref_linear_bf16(a, d):
+    return {"y": a["x"] @ a["w"].T + a["bias"]}
+
+
+def _ref_mm_bf16(a, d):
+    return {"c": (a["a"].T @ a["b"]).T}
+
+
 def _ref_view_flat(a, d):
     x = a["x"]
     total = x.sum()
@@ -426,6 +455,36 @@ def _arms(device, names=None):
     return [a for a in arms if names is None or a.name in names]
 
 
+# What the CUDA arms' source says, with torch.mm's out_dtype (True) and without: a 16-bit
+# product before an epilogue comes back in f32, else the operands are widened; a bare one runs
+# in 16 bits, rounded once into the output. On the CPU (torch 1.13's einsum rounds bf16 sums to
+# bf16) the operands are always widened.
+_CUDA_EXPECT = {
+    "linear_bf16": {True: ["torch.mm(x, w.t(), out_dtype=DT) + bias"],
+                    False: ["x, w, bias = x.to(DT), w.to(DT), bias.to(DT)"]},
+    "mm_bf16": {True: ["c_out.copy_(torch.einsum('ki,kj->ij', a, b).T)"],
+                False: ["c_out.copy_(torch.einsum('ki,kj->ij', a, b).T)"]},
+}
+_EXPECT["linear_bf16"] = ["x, w, bias = x.to(DT), w.to(DT), bias.to(DT)"]
+_EXPECT["mm_bf16"] = ["a, b = a.to(DT), b.to(DT)"]
+
+
+def _cuda_source_problems(spec):
+    import _torch_shaped
+
+    problems = []
+    saved = list(_torch_shaped._MM_OUT_DTYPE)
+    try:
+        for mm_out, lines in _CUDA_EXPECT.get(spec.op, {}).items():
+            _torch_shaped._MM_OUT_DTYPE[:] = [mm_out]
+            source = _torch_shaped.source(spec, "eager", "cuda")
+            problems += ["cuda source (out_dtype %s) lacks %r:\n%s" % (mm_out, line, source)
+                         for line in lines if line not in source]
+    finally:
+        _torch_shaped._MM_OUT_DTYPE[:] = saved
+    return problems
+
+
 def check(spec, device="cpu", verbose=True, arms=None):
     """Runs each torch arm on the spec, in float64 and as the spec says; the problems found."""
     global _np
@@ -466,6 +525,8 @@ def check(spec, device="cpu", verbose=True, arms=None):
             if reference is not None:
                 problems += _compare(s, outs, reference(values, dims), exact, where)
         source = arm.artifacts()[0][2]
+        if arm.kind == "eager" and dev == "cpu":
+            problems += _cuda_source_problems(spec)
         for line in _EXPECT.get(spec.op, []):
             if line not in source:
                 problems.append("%s: the source lacks %r:\n%s" % (arm.name, line, source))

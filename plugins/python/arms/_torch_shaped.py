@@ -35,7 +35,9 @@ Precision: float inputs are widened to the compute type (x = x.to(DT), DT the sp
 where their dtype differs; temporaries stay in DT, unrounded; each output is written once into
 the caller's tensor by out.copy_(...), which rounds to nearest even (integer outputs truncate
 an integral value exactly, bool takes != 0); a scalar output by out[...] = value, the same copy
-(torch 2.11's Inductor drops a copy_ into a 0-d input on the CPU). Arithmetic on integers only
+(torch 2.11's Inductor drops a copy_ into a 0-d input on the CPU). A matrix product of 16-bit
+operands computed in f32 is the exception, on CUDA: a 16-bit GEMM accumulating in f32, its
+result rounded to 16 bits only where it is the output (see _Translator's note). Arithmetic on integers only
 (integer inputs, index values, argmax results, integral constants) stays in int64, exact, as
 kq's float64 reference is; anything else meeting a float is converted to DT. Gathers index
 with int64.
@@ -247,7 +249,7 @@ class _Stored:
 
 
 class _Translator:
-    def __init__(self, spec, name):
+    def __init__(self, spec, name, device):
         p = spec.program
         self.p, self.spec, self.name = p, spec, name
         self.nodes, self.tensors, self.indices = p.nodes, p.tensors, p.indices
@@ -275,16 +277,27 @@ class _Translator:
             kind = {"i32": "int", "i64": "long", "bool": "bool"}.get(t.dtype, "float")
             self.stored[k] = _Stored(self.param_names[k], range(len(t.shape)), kind)
         # A product of two 16-bit operands computed in f32 (spec.program.matmul, A and B of
-        # one f16 or bf16 type): einsum on the operands as stored, which torch runs as a 16-bit
-        # GEMM accumulating in f32 (cuBLAS; oneDNN on the CPU), the product then widened. As a
-        # user writes F.linear in bf16; widening the operands first would make it an f32 GEMM
-        # (on the H200 50 TFLOP/s with TF32 off, against 700 in bf16).
-        self.narrow = set()
+        # one f16 or bf16 type) runs as a 16-bit GEMM accumulating in f32, as F.linear in bf16
+        # does, never on widened operands (on the H200 an f32 GEMM with TF32 off runs at 50
+        # TFLOP/s, the bf16 one at 700). Its f32 sums may be rounded to 16 bits only where the
+        # contract rounds them too: a bare product into an output of the operands' type
+        # (einsum). Before an epilogue (a bias, gelu) that rounding is outside the contract
+        # (under cancellation, many ulps of the output), so the product must come back in f32:
+        # torch.mm(..., out_dtype=DT) where this torch has it (CUDA, 2.8 on), else the
+        # operands are widened. torch_arms.py also turns off cuBLAS's reduced-precision
+        # split-K reductions, which round partial sums to 16 bits. On the CPU the operands are
+        # widened: torch 1.13's bf16 einsum there rounds its sums to bf16.
+        self.narrow, self.mm_f32 = set(), False
         form = getattr(p, "matmul", None)
-        if form is not None and spec.compute == "f32":
+        if form is not None and spec.compute == "f32" and device == "cuda":
             a, b = inputs[form.a], inputs[form.b]
-            if p.tensors[a].dtype in ("f16", "bf16") and p.tensors[a].dtype == p.tensors[b].dtype:
-                self.narrow = {a, b}
+            dtype = p.tensors[a].dtype
+            if dtype in ("f16", "bf16") and dtype == p.tensors[b].dtype:
+                st = p.statements[0]
+                if p.nodes[st.root].kind == "reduce" and p.tensors[st.tensor].dtype == dtype:
+                    self.narrow = {a, b}
+                elif form.batch == 0 and form.m_dims == 1 and form.n_dims == 1 and _mm_out_dtype():
+                    self.narrow, self.mm_f32 = {a, b}, True
         self.dim_index = {d.name: i for i, d in enumerate(p.dims)}
         # Where a dim's value is read: the first input, else output, it sizes.
         self.dim_source = {}
@@ -720,10 +733,21 @@ class _Translator:
         letter = dict(zip(axes, names))
         subscripts = "%s,%s->%s" % tuple("".join(letter[x] for x in v)
                                          for v in (a.axes, b.axes, rest))
+        narrow = {self.nodes[x].ref for x in body.args} <= self.narrow
+        if narrow and self.mm_f32:
+            return _Val(self._mm_f32(a, b, n.over[0], rest), rest, "float")
+        # Narrow here is a bare product into an output of the operands' type: einsum's 16-bit
+        # result is already that output's rounding, copied as it is.
         product = "torch.einsum(%r, %s, %s)" % (subscripts, a.code, b.code)
-        if {self.nodes[x].ref for x in body.args} <= self.narrow:
-            product += ".to(DT)"
         return _Val(product, rest, "float")
+
+    def _mm_f32(self, a, b, k, rest):
+        """torch.mm of 2-d operands, each transposed (a view) to (m, k) and (k, n), into DT."""
+        a_code = a.code if a.axes[-1] == k else "%s.t()" % a.atom()
+        b_code = b.code if b.axes[0] == k else "%s.t()" % b.atom()
+        product = "torch.mm(%s, %s, out_dtype=DT)" % (a_code, b_code)
+        m = next(x for x in a.axes if x != k)
+        return product if rest[0] == m else product + ".t()"
 
     def scan(self, n):
         body = self.value(n.args[0])
@@ -818,13 +842,29 @@ class _Translator:
         return (_SHIFT if self.uses_shift else "") + text
 
 
-def source(spec, name="shaped"):
+def source(spec, name="shaped", device="cpu"):
     """The function `name(inputs..., outputs...)` computing a format-2 spec's statements in
-    PyTorch, as Python source (torch, F, math and DT, the compute dtype, in its scope). Raises
-    kq.Unsupported with the reason where it cannot."""
+    PyTorch on `device`, as Python source (torch, F, math and DT, the compute dtype, in its
+    scope). Raises kq.Unsupported with the reason where it cannot."""
     if getattr(spec, "program", None) is None:
         raise kq.Unsupported("not a format-2 (shaped) spec")
-    return _Translator(spec, name).source()
+    return _Translator(spec, name, device).source()
+
+
+_MM_OUT_DTYPE = []
+
+
+def _mm_out_dtype():
+    """Whether this torch's CUDA torch.mm takes out_dtype (a 16-bit product returned in f32)."""
+    if not _MM_OUT_DTYPE:
+        try:
+            import torch
+
+            x = torch.ones(2, 2, dtype=torch.bfloat16, device="cuda")
+            _MM_OUT_DTYPE.append(torch.mm(x, x, out_dtype=torch.float32).dtype == torch.float32)
+        except (ImportError, TypeError, RuntimeError, AssertionError):
+            _MM_OUT_DTYPE.append(False)
+    return _MM_OUT_DTYPE[0]
 
 
 def define(text, name, spec):

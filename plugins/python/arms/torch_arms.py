@@ -263,6 +263,23 @@ def _compile_missing():
     return "PyTorch %s has no torch.compile (2.0 or later)" % torch.__version__
 
 
+def _exact_reductions(spec, device):
+    """cuBLAS may split K and sum the parts in the output's 16-bit type; torch allows it by
+    default (allow_bf16/fp16_reduced_precision_reduction). On the H200 a 1025^3 bf16 product
+    then had a quarter of its elements beyond float32 accumulation's bound. Allowed only where
+    the spec computes in its 16-bit dtype. Process-wide: the arms of one process serve one
+    spec, and each sets it again in prepare()."""
+    if device != "cuda":
+        return
+    import torch
+
+    allow = spec.compute in ("f16", "bf16")
+    matmul = torch.backends.cuda.matmul
+    for flag in ("allow_bf16_reduced_precision_reduction", "allow_fp16_reduced_precision_reduction"):
+        if hasattr(matmul, flag):
+            setattr(matmul, flag, allow)
+
+
 class _TorchArm(kq.Arm):
     family = "torch"
     tensors = "torch"
@@ -307,7 +324,7 @@ class _TorchArm(kq.Arm):
 
     def source_of(self, spec):
         if _shaped(spec):
-            return _torch_shaped.source(spec, self.kind)
+            return _torch_shaped.source(spec, self.kind, self.device)
         return eager_source(spec) if self.kind == "eager" else compiled_source(spec)
 
     def _define(self, source, spec):
@@ -323,6 +340,7 @@ class _TorchArm(kq.Arm):
             key = (spec.op, spec.compute, tuple(s.text for s in p.statements),
                    tuple((t.name, t.role, t.dtype, tuple(t.shape)) for t in p.tensors),
                    tuple((d.name, d.value) for d in p.params))
+        _exact_reductions(spec, self.device)
         if getattr(self, "_key", None) != key:
             self._key = key
             self._shaped = _shaped(spec)
