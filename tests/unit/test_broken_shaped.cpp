@@ -18,6 +18,7 @@
 #include "plan/plan_cases.hpp"
 #include "qualify/run_case.hpp"
 #include "spec/spec.hpp"
+#include "test_support.hpp"
 
 namespace {
 
@@ -256,4 +257,28 @@ TEST_CASE("layer_norm_one_pass is caught by offset_rows at bf16, where cpu_tbb p
     }
     CHECK(cases == 2);  // long rows and short ones
   }
+}
+
+// `compute: tf32` admits a product that reads its operands as TF32: the candidate that a float32
+// contract rejects passes there, while a bf16 sum and a skipped K tail are still rejected.
+TEST_CASE("a tf32 spec admits matmul_tf32_inputs; a float32 one rejects it") {
+  const fs::path path =
+      fs::path(KQ_SOURCE_DIR) / "specs/kernelbench/08_matmul_irregular_shapes.yaml";
+  std::string text = kq::test::read_file(path);
+  const std::string dims = "dims: {M: free, N: free, K: reduced}\n";
+  REQUIRE(text.find(dims) != std::string::npos);
+  text.replace(text.find(dims), dims.size(), dims + "compute: tf32\n");
+  const kq::Spec tf32 = kq::parse_spec(text, "08_matmul_tf32.yaml");
+  REQUIRE(tf32.op.tf32);
+  const kq::Spec& f32 = shaped_specs().at("specs/kernelbench/08_matmul_irregular_shapes.yaml");
+
+  const Verdict admitted = qualify(arm_named("broken_cpu_matmul_tf32_inputs"), tf32);
+  INFO("tf32: first failure " << admitted.case_name << " (" << admitted.check << ") "
+                              << admitted.message);
+  CHECK(admitted.check.empty());
+  CHECK(admitted.passed > 0);
+  CHECK(qualify(arm_named("broken_cpu_matmul_tf32_inputs"), f32).check == "values");
+  for (const char* still :
+       {"broken_cpu_matmul_bf16_accumulation", "broken_cpu_matmul_k_tail_skipped"})
+    CHECK_MESSAGE(qualify(arm_named(still), tf32).check == "values", still);
 }
