@@ -138,10 +138,9 @@ std::string compute_light_text(const TimingRow& row) {
   if (!row.compute_light_tflops) return "";
   std::string t = ", compute light (the vendor GEMM, " + row.compute_light_what.value_or("") +
                   ", same run): " + num("%.1f", *row.compute_light_tflops) + " TFLOP/s";
-  if (row.bound && row.flops && row.bytes > 0 && row.light_gbps && *row.light_gbps > 0) {
-    const double ridge = *row.compute_light_tflops * 1e12 / (*row.light_gbps * 1e9);
+  if (row.bound && row.ridge && row.flops && row.bytes > 0) {
     t += "; roofline: " + *row.bound + "-bound (" + num("%.3g", *row.flops / row.bytes) +
-         " FLOP/byte, ridge " + num("%.3g", ridge) + "), the " +
+         " FLOP/byte, ridge " + num("%.3g", *row.ridge) + "), the " +
          (*row.bound == "compute" ? "vendor GEMM" : "device copy") + " its light";
   }
   return t;

@@ -108,6 +108,7 @@ KQ_JSON_FIELDS(TimingRow) {
   f("host_light_gbps", r.host_light_gbps);
   f("compute_light_tflops", r.compute_light_tflops);
   f("compute_light_what", r.compute_light_what);
+  f("ridge", r.ridge);
   f("bound", r.bound);
   f("cupti_attached", r.cupti_attached);
   f("arms", r.arms);

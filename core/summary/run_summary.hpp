@@ -150,8 +150,8 @@ struct TimingRow {
   std::optional<double> light_gbps, floor_s, host_light_gbps;
   // A product's point: the vendor GEMM timed in the same rounds (timing/compute_light.hpp),
   // what it computed, and the roofline's pick: "compute" where the point's FLOPs per byte
-  // exceed the GPU's ridge (the compute light's rate over the copy's), else "memory".
-  std::optional<double> compute_light_tflops;
+  // exceed the GPU's ridge (the compute light's rate over the copy's, FLOP/byte), else "memory".
+  std::optional<double> compute_light_tflops, ridge;
   std::optional<std::string> compute_light_what, bound;
   std::optional<std::string> cupti_attached;  // a smaller size's profile left CUPTI attached
   std::vector<TimingCell> arms;
@@ -225,13 +225,14 @@ struct RunSummary {
   bool operator==(const RunSummary&) const = default;
 };
 
-#define KQ_SUMMARY_TYPES(X)                                                                        \
-  X(ArtifactFiles)                                                                                 \
-  X(ArmRow)                                                                                        \
-  X(ReasonGroup)                                                                                   \
-  X(Headline)                                                                                      \
-  X(LoadErrorRow) X(MachineFacts) X(KqBuild) X(KernelProfile) X(FlagNote) X(FlagRow) X(TimingCell) \
-      X(TimingRow) X(LightRow) X(LightSummary) X(WorkerSlowdown) X(WorkerRow) X(RunSummary)
+#define KQ_SUMMARY_TYPES(X)                                                                     \
+  X(ArtifactFiles)                                                                              \
+  X(ArmRow)                                                                                     \
+  X(ReasonGroup)                                                                                \
+  X(Headline)                                                                                   \
+  X(LoadErrorRow)                                                                               \
+  X(MachineFacts) X(KqBuild) X(KernelProfile) X(FlagNote) X(FlagRow) X(TimingCell) X(TimingRow) \
+      X(LightRow) X(LightSummary) X(WorkerSlowdown) X(WorkerRow) X(RunSummary)
 
 #define KQ_SUMMARY_JSON(T)                     \
   void to_json(nlohmann::json& j, const T& r); \

@@ -176,13 +176,13 @@ std::vector<std::string> size_notes(const TimingRow& row, const RunData& run) {
   return notes;
 }
 
-// The roofline's light for a point: compute where its FLOPs per byte exceed the ridge (the
-// vendor GEMM's FLOP/s over the copy's byte/s, both measured in this run), else memory.
-std::optional<std::string> roofline_bound(const SizeFacts& f) {
-  if (f.compute_tflops <= 0 || f.light_gbps <= 0 || f.bytes <= 0 || f.flops <= 0)
-    return std::nullopt;
-  const double ridge = f.compute_tflops * 1e12 / (f.light_gbps * 1e9);
-  return f.flops / f.bytes > ridge ? "compute" : "memory";
+// The roofline of a point: the ridge (the vendor GEMM's FLOP/s over the copy's byte/s, both
+// measured in this run) and its light: compute where the point's FLOPs per byte exceed the
+// ridge, else memory.
+void set_roofline(const SizeFacts& f, TimingRow& row) {
+  if (f.compute_tflops <= 0 || f.light_gbps <= 0 || f.bytes <= 0 || f.flops <= 0) return;
+  row.ridge = f.compute_tflops * 1e12 / (f.light_gbps * 1e9);
+  row.bound = f.flops / f.bytes > *row.ridge ? "compute" : "memory";
 }
 
 TimingRow size_row(std::int64_t size, const std::map<std::string, std::vector<double>>& per_arm,
@@ -217,7 +217,7 @@ TimingRow size_row(std::int64_t size, const std::map<std::string, std::vector<do
   if (const ComputeLight* cl = find_or_null(run.compute_light, size)) {
     row.compute_light_tflops = f.compute_tflops = cl->tflops;
     row.compute_light_what = cl->what;
-    row.bound = roofline_bound(f);
+    set_roofline(f, row);
   }
   if (const auto* fl = find_or_null(run.floor_samples_s, size)) row.floor_s = summarize(*fl).median;
   if (const Light* hl = find_or_null(run.host_light, size)) row.host_light_gbps = hl->gbps;

@@ -115,6 +115,7 @@ struct GemmLight {
   double one = 1.0, zero = 0.0;  // alpha and beta, for f64
   float onef = 1.0f, zerof = 0.0f;
   bool f64 = false;
+  std::string what;
   ~GemmLight() {
     if (layout) lt().layout_destroy(layout);
     if (desc) lt().desc_destroy(desc);
@@ -145,8 +146,7 @@ DeviceMemory random_operand(DType t, std::uint64_t seed) {
 
 }  // namespace
 
-std::unique_ptr<Light> make_compute_light(GemmLightType type, bool blocking_kernel,
-                                          const std::shared_ptr<Stream>& stream, std::string* why) {
+std::shared_ptr<GemmLight> make_gemm_light(GemmLightType type, std::string* why) {
   cudaDataType_t data = CUDA_R_32F, scale = CUDA_R_32F;
   cublasComputeType_t compute = type.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   switch (type.operands) {
@@ -194,21 +194,28 @@ std::unique_ptr<Light> make_compute_light(GemmLightType type, bool blocking_kern
     g->c = DeviceMemory(Device::cuda,
                         static_cast<std::size_t>(kSide * kSide) * dtype_size(type.operands));
     g->workspace = DeviceMemory(Device::cuda, std::max<std::size_t>(result.workspaceSize, 256));
-    auto l = std::make_unique<Light>();
-    l->device = Device::cuda;
-    l->stream = stream;
-    l->timer = std::make_unique<SampleTimer>(Device::cuda, stream->handle(), blocking_kernel);
-    l->gemm = g;
-    l->flops = 2.0 * static_cast<double>(kSide) * kSide * kSide;
-    l->what = gemm_light_what(type);
-    enqueue_gemm_light(*g, stream->handle());  // the first call pays cuBLASLt's set-up
-    stream->synchronize("the vendor GEMM's first call");
-    return l;
+    g->what = gemm_light_what(type);
+    enqueue_gemm_light(*g, nullptr);  // the first call pays cuBLASLt's set-up
+    cuda_check(cudaStreamSynchronize(nullptr), "the vendor GEMM's first call");
+    return g;
   } catch (const std::exception& e) {
     rethrow_if_sticky(e);
     if (why) *why = e.what();
     return nullptr;
   }
+}
+
+std::unique_ptr<Light> make_compute_light(const std::shared_ptr<GemmLight>& gemm,
+                                          bool blocking_kernel,
+                                          const std::shared_ptr<Stream>& stream) {
+  auto l = std::make_unique<Light>();
+  l->device = Device::cuda;
+  l->stream = stream;
+  l->timer = std::make_unique<SampleTimer>(Device::cuda, stream->handle(), blocking_kernel);
+  l->gemm = gemm;
+  l->flops = 2.0 * static_cast<double>(kSide) * kSide * kSide;
+  l->what = gemm->what;
+  return l;
 }
 
 void enqueue_gemm_light(GemmLight& g, void* stream) {
@@ -225,9 +232,13 @@ void enqueue_gemm_light(GemmLight& g, void* stream) {
 
 struct GemmLight {};
 
-std::unique_ptr<Light> make_compute_light(GemmLightType, bool, const std::shared_ptr<Stream>&,
-                                          std::string* why) {
+std::shared_ptr<GemmLight> make_gemm_light(GemmLightType, std::string* why) {
   if (why) *why = "this kq was built without CUDA";
+  return nullptr;
+}
+
+std::unique_ptr<Light> make_compute_light(const std::shared_ptr<GemmLight>&, bool,
+                                          const std::shared_ptr<Stream>&) {
   return nullptr;
 }
 

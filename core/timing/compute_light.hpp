@@ -27,10 +27,16 @@ struct GemmLightType {
 // nullopt where the spec holds none.
 std::optional<GemmLightType> product_type(const Spec& spec);
 
-// The vendor GEMM on `stream`, or nullptr with *why (no cuBLASLt in this build, no algorithm
-// for the type, no device memory for the operands).
-std::unique_ptr<Light> make_compute_light(GemmLightType type, bool blocking_kernel,
-                                          const std::shared_ptr<Stream>& stream, std::string* why);
+// The vendor GEMM (cuBLASLt's handle, plan and operands), built and called once, or nullptr
+// with *why (no cuBLASLt in this build, no algorithm for the type, no device memory for the
+// operands). Built once per timing run and shared by its points: the operands' random contents
+// take a second of host time.
+std::shared_ptr<GemmLight> make_gemm_light(GemmLightType type, std::string* why);
+
+// The compute light of one point: `gemm` timed on `stream`.
+std::unique_ptr<Light> make_compute_light(const std::shared_ptr<GemmLight>& gemm,
+                                          bool blocking_kernel,
+                                          const std::shared_ptr<Stream>& stream);
 
 // Enqueues one product on the light's stream.
 void enqueue_gemm_light(GemmLight& g, void* stream);

@@ -49,11 +49,20 @@ struct Step {
 };
 
 // One timed size: set-up, rounds, and what follows them.
+// The vendor GEMM of a timing run (timing/compute_light.hpp): built at the first point that
+// needs it, shared by the others.
+struct SharedGemm {
+  bool tried = false;
+  std::shared_ptr<GemmLight> gemm;
+  std::string why;
+};
+
 class SizeRun {
  public:
   SizeRun(const std::vector<TimedArm>& arms, const Spec& spec, const TimedPoint& point,
           std::uint64_t check_seed, std::map<std::string, std::string>& rejected,
-          std::map<std::string, double>& cpu_rate, const Emit& emit, bool cpu_beside_cuda)
+          std::map<std::string, double>& cpu_rate, SharedGemm& gemm, const Emit& emit,
+          bool cpu_beside_cuda)
       : spec_(spec),
         cpu_beside_cuda_(cpu_beside_cuda),
         point_(point),
@@ -62,6 +71,7 @@ class SizeRun {
         rules_(output_rules(spec, point.c)),
         rejected_(rejected),
         cpu_rate_(cpu_rate),
+        gemm_(gemm),
         emit_(emit),
         rng_(spec.qualification.seed + static_cast<std::uint64_t>(point.size)) {
     const auto t0 = clock_type::now();
@@ -159,11 +169,14 @@ class SizeRun {
   void compute_light() {
     const std::optional<GemmLightType> type = product_type(spec_);
     if (!type) return;
-    std::string why;
-    if (auto l = make_compute_light(*type, spec_.timing.blocking_kernel, cuda_stream_, &why))
-      lights_.push_back(std::move(l));
+    if (!gemm_.tried) {
+      gemm_.tried = true;
+      gemm_.gemm = make_gemm_light(*type, &gemm_.why);
+    }
+    if (gemm_.gemm)
+      lights_.push_back(make_compute_light(gemm_.gemm, spec_.timing.blocking_kernel, cuda_stream_));
     else
-      emit_(rec::ArmNote{"kq", size_, "no compute light (the vendor GEMM): " + why});
+      emit_(rec::ArmNote{"kq", size_, "no compute light (the vendor GEMM): " + gemm_.why});
   }
 
   // A CPU arm beside a CUDA one whose call takes (or, from its earlier sizes, will take) longer
@@ -445,6 +458,7 @@ class SizeRun {
   std::vector<OutputRule> rules_;  // by output
   std::map<std::string, std::string>& rejected_;
   std::map<std::string, double>& cpu_rate_;  // CPU arm -> seconds a byte, from its last size
+  SharedGemm& gemm_;
   const Emit& emit_;
   std::mt19937_64 rng_;
   std::shared_ptr<Stream> cuda_stream_;
@@ -475,9 +489,10 @@ void time_arms(const std::vector<TimedArm>& arms, const Spec& spec, const Emit& 
       return !is_worker_reference(a.identity.name) && !rejected.count(a.identity.name);
     });
   };
+  SharedGemm gemm;
   for (const TimedPoint& p : timed_points(spec, spec.timing.sizes)) {
     if (!any_own_left()) break;
-    SizeRun(arms, spec, p, check_seed, rejected, cpu_rate, emit, cpu_beside_cuda).run();
+    SizeRun(arms, spec, p, check_seed, rejected, cpu_rate, gemm, emit, cpu_beside_cuda).run();
   }
 }
 
