@@ -72,6 +72,9 @@
 #   tools/gpu_check.sh KQ_DIR OUT huge_shaped  full qualification of softmax_bf16 (huge points
 #                                           included) with KQ_HUGE_ARMS and the candidate with
 #                                           32-bit offsets (bin/plugins/full_only)
+#   tools/gpu_check.sh KQ_DIR OUT huge_matmul  full qualification of KernelBench 8 (A past 2^31
+#                                           elements) with KQ_HUGE_ARMS and the CUDA product
+#                                           candidates (bin/plugins/test_specs)
 #
 # kq needs NVRTC and CUPTI from the CUDA toolkit: /usr/local/cuda/lib64 goes on its library path
 # only (PyTorch, used by crosscheck.py, keeps its own).
@@ -221,9 +224,11 @@ PY
     # rejected it against the one it declares. KQ_BROKEN_SHAPED_FULL=1 adds the full plan
     # (the huge cases) for the candidates only caught there.
     v2="$here/../tests/data/specs_v2"
-    test_plugin="$kq_dir/bin/plugins/test_specs/libkq_broken_cpu_test_specs.so"
     plugins=()
-    [ -f "$test_plugin" ] && plugins=(--plugin-dir "$kq_dir/bin/plugins" --plugin "$test_plugin")
+    for p in "$kq_dir"/bin/plugins/test_specs/*.so; do
+      [ -f "$p" ] && plugins+=(--plugin "$p")
+    done
+    [ ${#plugins[@]} -gt 0 ] && plugins=(--plugin-dir "$kq_dir/bin/plugins" "${plugins[@]}")
     chosen=$(mktemp -d)
     while read -r spec arms; do
       [ -n "$spec" ] || continue
@@ -232,7 +237,9 @@ PY
       python3 - "$spec" "$chosen/$(basename "$spec")" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
-text = re.sub(r"(?m)^timing:.*(\n[ ]+.*)*", "timing: {points: [{M: 64, N: 4096}]}", text, count=1)
+product = re.search(r"(?m)^dims:.*\bK:", text)  # a matrix product's M, N and K
+point = "{M: 64, N: 64, K: 64}" if product else "{M: 64, N: 4096}"
+text = re.sub(r"(?m)^timing:.*(\n[ ]+.*)*", "timing: {points: [%s]}" % point, text, count=1)
 open(sys.argv[2], "w").write(text)
 PY
       spec="$chosen/$(basename "$spec")"
@@ -247,6 +254,8 @@ $specs/rms_norm_bf16.yaml broken_cpu_rms_norm_eps_outside
 $v2/argmax.yaml broken_cpu_argmax_last_tie
 $v2/cumsum_exclusive.yaml broken_cpu_cumsum_inclusive
 $v2/cross_entropy.yaml broken_cpu_cross_entropy_no_lse
+$specs/kernelbench/08_matmul_irregular_shapes.yaml broken_cpu_matmul_k_tail_skipped,broken_cpu_matmul_bf16_accumulation,broken_cpu_matmul_tf32_inputs,broken_cpu_matmul_mn_tail_skipped,broken_cuda_matmul_splitk_race
+$specs/kernelbench/17_matmul_transposed_b.yaml broken_cpu_matmul_transposed_stride
 ${KQ_BROKEN_SHAPED_EXTRA:-}
 EOF
     ;;
@@ -262,6 +271,21 @@ EOF
       --plugin-dir "$kq_dir/bin/plugins" --plugin "$kq_dir/bin/plugins/full_only/libkq_broken_cuda_shaped.so" \
       --arms "${KQ_HUGE_ARMS:-cuda_softmax,triton_softmax},broken_cuda_softmax_offsets32" -j 3 \
       --out "$out/huge" 2>&1 | tail -n 12
+    echo "wall: $(( ($(date +%s%N) - start) / 1000000 )) ms"
+    ;;
+  huge_matmul)
+    # Full qualification of KernelBench 8 (its huge point: A of 524161 x 4097, past 2^31
+    # elements), timed at one small point, with KQ_HUGE_ARMS and the CUDA product candidates
+    # (bin/plugins/test_specs): the one with 32-bit offsets is caught only there.
+    spec="$(mktemp -d)/08_matmul_irregular_shapes.yaml"
+    sed -E 's/^  points:.*/  points: [{M: 64, N: 64, K: 64}]/' \
+      "$specs/kernelbench/08_matmul_irregular_shapes.yaml" >"$spec"
+    step "full qualification of 08_matmul_irregular_shapes"
+    start=$(date +%s%N)
+    "${kq_env[@]}" timeout "${KQ_FULL_TIMEOUT:-540}" "$kq" qualify "$spec" --include-broken \
+      --plugin-dir "$kq_dir/bin/plugins" --plugin "$kq_dir/bin/plugins/test_specs/libkq_broken_cuda_matmul.so" \
+      --arms "${KQ_HUGE_ARMS:-cublaslt,triton_matmul},broken_cuda_matmul_offsets32,broken_cuda_matmul_splitk_race" \
+      -j 4 --out "$out/huge_matmul" 2>&1 | tail -n 12
     echo "wall: $(( ($(date +%s%N) - start) / 1000000 )) ms"
     ;;
   compile_profile)

@@ -282,3 +282,24 @@ TEST_CASE("a tf32 spec admits matmul_tf32_inputs; a float32 one rejects it") {
        {"broken_cpu_matmul_bf16_accumulation", "broken_cpu_matmul_k_tail_skipped"})
     CHECK_MESSAGE(qualify(arm_named(still), tf32).check == "values", still);
 }
+
+// The CUDA product candidates (plugins/broken/cuda_matmul; a GPU rejects them: gpu_check.sh's
+// broken_shaped and huge_matmul parts) take the same float32 products as the CPU ones. Here,
+// without a GPU, only what they take is checked.
+TEST_CASE("the CUDA matmul candidates take exactly the float32 products C = A B") {
+  const std::string path =
+      std::string(KQ_BIN_DIR) + "/plugins/test_specs/libkq_broken_cuda_matmul.so";
+  if (!fs::exists(path)) {
+    MESSAGE("skipped: " << path << " is not built (no CUDA in this build)");
+    return;
+  }
+  static const kq::ArmList list = load_arms(path);
+  REQUIRE(list.size() == 2);
+  for (const auto& arm : list) {
+    CHECK(arm->identity().expected_rejection.find("values") == 0);
+    for (const auto& [spec_path, spec] : shaped_specs()) {
+      INFO(arm->identity().name << " on " << spec_path);
+      CHECK(arm->supports(spec.op).is_ok() == (kMatmuls.count(spec_path) == 1));
+    }
+  }
+}
