@@ -25,6 +25,10 @@ commands:
   compare RUN_A RUN_B  per (arm, size, mode) timed in both runs: median B / median A with a
                      95% bootstrap interval, faster / slower / same (--threshold 0.02); and
                      the arms whose qualification verdict changed
+  sweep SPEC_OR_DIR... --out CAMPAIGN
+                     a campaign: one kq run per spec, each with its run directory and
+                     completion record; --resume CAMPAIGN runs the unfinished ones again
+  merge CAMPAIGN     one report (campaign.md, campaign.json) of a campaign's tasks
   artifacts RUN [ARM]  an arm's compiled artifacts (PTX, SASS, cubin, ptxas report) and hashes
   version            kq's version and the commit it was built from
 
@@ -55,6 +59,8 @@ int main(int argc, char** argv) {
       {"run", cmd_run},
       {"report", cmd_report},
       {"compare", cmd_compare},
+      {"sweep", cmd_sweep},
+      {"merge", cmd_merge},
       {"qualify", cmd_qualify},
       {"selftest", cmd_selftest},
       {"artifacts", cmd_artifacts},

@@ -72,9 +72,16 @@ Manifest read_manifest(const std::filesystem::path& file, std::vector<std::strin
     m.eager = spec.value("eager", std::vector<std::string>{});
     m.min_speedup = spec.value("min_speedup", 1.03);
     m.bytes_per_element = spec.value("bytes_per_element", 0.0);
-    for (const auto& a : j.value("arms", json::array()))
-      m.arms.push_back({a.value("name", ""), a.value("family", ""), a.value("device", ""),
-                        a.value("expected_rejection", "")});
+    for (const auto& a : j.value("arms", json::array())) {
+      ManifestArm arm{a.value("name", ""),
+                      a.value("family", ""),
+                      a.value("device", ""),
+                      a.value("expected_rejection", ""),
+                      {}};
+      for (const auto& s : a.value("sources", json::array()))
+        arm.sources.push_back(s.value("path", "") + " " + s.value("sha256", ""));
+      m.arms.push_back(std::move(arm));
+    }
   } catch (const std::exception& e) {
     problems.push_back(file.filename().string() + ": " + e.what());
   }

@@ -24,6 +24,7 @@ namespace kq {
 // An arm as manifest.json lists it.
 struct ManifestArm {
   std::string name, family, device, expected_rejection;
+  std::vector<std::string> sources;  // "PATH SHA256" of each source file its identity names
 };
 
 // What the reports need of manifest.json; `raw` is all of it.

@@ -1,0 +1,54 @@
+// kq merge: a campaign's run directories, each read through the same typed reader as kq report
+// (record/ and summary/), condensed into one CampaignSummary, and printed as campaign.md and
+// campaign.json in the campaign folder. Every task of the plan has a row, whatever its state:
+// completed (its decision), failed (why), running (it never finished: its node or time limit
+// ended it), or not started.
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "campaign/plan.hpp"
+#include "campaign/task_record.hpp"
+
+namespace kq::campaign {
+
+// What one arm came to in one task.
+struct ArmOutcome {
+  std::string arm;
+  std::string outcome;  // "adopted", "baseline", "qualified", "rejected (values)", "crashed", ...
+  bool operator==(const ArmOutcome&) const = default;
+};
+
+struct TaskRow {
+  Task task;
+  TaskRecord record;
+  std::string gpu;                    // the GPU the run saw ("" where it ran on none)
+  std::string kq_commit;              // with "+dirty" where the build was
+  std::string headline, decision;     // the run's counts line and decision sentence
+  std::string baseline;               // the baseline used ("" for none)
+  std::vector<std::string> adopted;   // arms the decision adopts at some point
+  std::vector<ArmOutcome> arms;       // in the run's order
+  std::vector<std::string> problems;  // what could not be read of the run
+  bool operator==(const TaskRow&) const = default;
+};
+
+struct CampaignSummary {
+  std::string campaign, created;
+  std::vector<TaskRow> tasks;  // the plan's order
+  int completed = 0, failed = 0, running = 0, not_started = 0;
+  double task_wall_s = 0;  // summed over the tasks that ended
+  // Provenance flags: tasks that ran other kq commits, or an arm whose sources differ between
+  // tasks; and specs whose decision differs between GPU types.
+  std::vector<std::string> flags, disagreements;
+  bool operator==(const CampaignSummary&) const = default;
+};
+
+CampaignSummary merge_campaign(const std::filesystem::path& campaign);
+
+// campaign.md, campaign.json: written into the campaign folder; the markdown is returned.
+std::string campaign_markdown(const CampaignSummary& s);
+void write_campaign_report(const CampaignSummary& s, const std::filesystem::path& campaign);
+
+}  // namespace kq::campaign

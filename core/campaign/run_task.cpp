@@ -1,0 +1,179 @@
+#include "campaign/run_task.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+
+#include "campaign/utc.hpp"
+
+extern char** environ;
+
+namespace kq::campaign {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string hostname() {
+  char h[256] = {};
+  gethostname(h, sizeof h - 1);
+  return h;
+}
+
+// Slurm's ids for this task, where Slurm started it.
+std::string slurm_job() {
+  const char* job = std::getenv("SLURM_JOB_ID");
+  const char* array = std::getenv("SLURM_ARRAY_JOB_ID");
+  const char* index = std::getenv("SLURM_ARRAY_TASK_ID");
+  if (array && index)
+    return std::string(array) + "_" + index + (job ? std::string(" (job ") + job + ")" : "");
+  return job ? job : "";
+}
+
+// An earlier attempt's run directory, renamed aside.
+void keep_earlier_attempt(const fs::path& run_dir) {
+  if (!fs::exists(run_dir)) return;
+  for (int n = 1;; ++n) {
+    const fs::path aside = run_dir.string() + ".attempt-" + std::to_string(n);
+    if (!fs::exists(aside)) {
+      fs::rename(run_dir, aside);
+      return;
+    }
+  }
+}
+
+// The environment of the child: this one with `set` replacing or adding variables.
+std::vector<std::string> child_env(const std::vector<std::pair<std::string, std::string>>& set) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    const std::string v = *e;
+    bool replaced = false;
+    for (const auto& [k, _] : set) replaced = replaced || v.rfind(k + "=", 0) == 0;
+    if (!replaced) env.push_back(v);
+  }
+  for (const auto& [k, val] : set) env.push_back(k + "=" + val);
+  return env;
+}
+
+struct Exit {
+  int code = -1, signal = 0;
+  bool timed_out = false;
+};
+
+Exit spawn_and_wait(const std::vector<std::string>& argv, const fs::path& log,
+                    const std::vector<std::string>& env, double limit_s) {
+  const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error("cannot open " + log.string());
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, fd, 1);
+  posix_spawn_file_actions_adddup2(&fa, fd, 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);  // a kill reaches its workers too
+  posix_spawnattr_setpgroup(&attr, 0);
+  std::vector<char*> args, envp;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, args[0], &fa, &attr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  close(fd);
+  if (rc != 0) throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(rc));
+
+  Exit ex;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
+  int status = 0;
+  for (;;) {
+    const pid_t w = waitpid(pid, &status, WNOHANG);
+    if (w == pid) break;
+    if (w < 0 && errno != EINTR) throw std::runtime_error("waitpid failed");
+    if (!ex.timed_out && limit_s > 0 && std::chrono::steady_clock::now() > deadline) {
+      ex.timed_out = true;
+      kill(-pid, SIGKILL);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (WIFEXITED(status)) ex.code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) ex.signal = WTERMSIG(status);
+  return ex;
+}
+
+// The log's last `n` non-empty lines, joined: what the run said before it ended.
+std::string log_tail(const fs::path& log, std::size_t n) {
+  std::ifstream in(log);
+  std::deque<std::string> lines;
+  for (std::string l; std::getline(in, l);) {
+    if (l.find_first_not_of(" \t") == std::string::npos) continue;
+    lines.push_back(l);
+    if (lines.size() > n) lines.pop_front();
+  }
+  std::string out;
+  for (const auto& l : lines) out += (out.empty() ? "" : " | ") + l;
+  return out;
+}
+
+}  // namespace
+
+TaskRecord run_task(const fs::path& campaign, const Task& task, const TaskOptions& options) {
+  const fs::path run_dir = campaign / task.run_dir;
+  const fs::path log = campaign / "logs" / (task.id + ".log");
+  fs::create_directories(log.parent_path());
+  fs::create_directories(run_dir.parent_path());
+  keep_earlier_attempt(run_dir);
+
+  TaskRecord r;
+  r.index = task.index;
+  r.id = task.id;
+  r.state = TaskState::running;
+  r.host = hostname();
+  r.started = utc_now();
+  r.slurm_job = slurm_job();
+  write_record(campaign, task, r);
+  {
+    std::ofstream head(log, std::ios::app);
+    head << "== kq sweep: task " << task.id << " on " << r.host << " at " << r.started << "\n";
+  }
+
+  const auto t0 = std::chrono::steady_clock::now();
+  const double limit = options.time_limit_s > 0 ? options.time_limit_s : task.time_limit_s;
+  const Exit ex = spawn_and_wait(task.argv, log, child_env(options.env), limit);
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.ended = utc_now();
+  if (ex.code >= 0) r.exit_code = ex.code;
+  if (ex.signal) r.signal = ex.signal;
+
+  const bool whole = ex.code == 0 || ex.code == 1;
+  if (whole && fs::exists(run_dir / "summary.json")) {
+    r.state = TaskState::completed;
+  } else {
+    r.state = TaskState::failed;
+    if (ex.timed_out)
+      r.reason = "killed at its time limit (" + std::to_string(static_cast<long>(limit)) + " s)";
+    else if (ex.signal)
+      r.reason = std::string("killed by signal ") + std::to_string(ex.signal) + " (" +
+                 strsignal(ex.signal) + ")";
+    else if (whole)
+      r.reason = "kq run ended without a summary.json";
+    else
+      r.reason = "kq run exited with code " + std::to_string(ex.code);
+    r.reason += "; its log ends: " + log_tail(log, 3);
+  }
+  write_record(campaign, task, r);
+  return r;
+}
+
+}  // namespace kq::campaign

@@ -1,0 +1,26 @@
+// One task of a campaign: its `kq run` as a child process (its own process group), stdout and
+// stderr appended to CAMPAIGN/logs/<id>.log, the completion record written when it starts and
+// when it ends. A run directory left by an earlier attempt is kept, renamed runs/<id>.attempt-N:
+// nothing measured is lost. Used by `kq sweep` here and by each Slurm array task.
+#pragma once
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "campaign/plan.hpp"
+#include "campaign/task_record.hpp"
+
+namespace kq::campaign {
+
+struct TaskOptions {
+  std::vector<std::pair<std::string, std::string>> env;  // set in the child (CUDA_VISIBLE_DEVICES)
+  double time_limit_s = 0;  // killed after this long (0: the task's own limit)
+};
+
+// Runs the task to its end and returns its final record: completed where kq run exited 0 or 1
+// (a candidate failed: the run itself is whole) and left its summary, else failed with why.
+TaskRecord run_task(const std::filesystem::path& campaign, const Task& task,
+                    const TaskOptions& options = {});
+
+}  // namespace kq::campaign

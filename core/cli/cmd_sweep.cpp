@@ -1,0 +1,119 @@
+#include <iostream>
+
+#include "campaign/merge.hpp"
+#include "campaign/plan.hpp"
+#include "campaign/run_local.hpp"
+#include "cli/common.hpp"
+#include "worker/supervise.hpp"
+
+namespace kq::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+void say_end(const campaign::Task& t, const campaign::TaskRecord& r) {
+  std::cout << "  " << t.id << ": " << campaign::to_string(r.state) << " in "
+            << static_cast<long>(r.wall_s) << " s"
+            << (r.reason.empty() ? "" : " (" + r.reason + ")") << std::endl;
+}
+
+// Merges, writes campaign.md and campaign.json, and says where; 0 when every task completed.
+int merge_and_say(const fs::path& dir) {
+  const campaign::CampaignSummary s = campaign::merge_campaign(dir);
+  campaign::write_campaign_report(s, dir);
+  std::cout << s.completed << " of " << s.tasks.size() << " tasks completed, " << s.failed
+            << " failed, " << s.running << " never finished, " << s.not_started
+            << " never started\n";
+  for (const std::string& f : s.flags) std::cout << "flag: " << f << "\n";
+  for (const std::string& d : s.disagreements) std::cout << "GPU types disagree: " << d << "\n";
+  std::cout << "report: " << (dir / "campaign.md").string() << ", "
+            << (dir / "campaign.json").string() << "\n";
+  return s.completed == static_cast<int>(s.tasks.size()) ? kOk : kCandidateFailed;
+}
+
+}  // namespace
+
+int cmd_sweep(const std::vector<std::string>& args) {
+  po::options_description opts("sweep options");
+  opts.add_options()("inputs", po::value<std::vector<std::string>>()->multitoken(),
+                     "spec files and folders of specs")("out", po::value<std::string>(),
+                                                        "the campaign folder (new, or empty)")(
+      "arms", po::value<std::string>(), "only these arms, comma-separated, in every task")(
+      "quick", po::bool_switch(), "each task's kq run --quick")(
+      "resume", po::value<std::string>(),
+      "run again the tasks of CAMPAIGN that did not complete (its plan.json as written)")(
+      "plan-only", po::bool_switch(), "write plan.json and stop");
+  po::positional_options_description pos;
+  pos.add("inputs", -1);
+  po::variables_map vm;
+  if (!parse_subcommand(
+          "kq sweep SPEC_OR_DIR... --out CAMPAIGN [--arms A,B] [--quick]\n"
+          "kq sweep --resume CAMPAIGN\n\n"
+          "A campaign: one task per spec (a folder's *.yaml), each a kq run with its own run\n"
+          "directory, log and completion record under CAMPAIGN, run here one after another;\n"
+          "then kq merge CAMPAIGN.",
+          opts, pos, args, vm))
+    return kOk;
+
+  campaign::LocalOptions local;
+  local.on_start = [](const campaign::Task& t) {
+    std::cout << "task " << t.index << ": " << t.op << " (" << t.spec << ")" << std::endl;
+  };
+  local.on_end = say_end;
+  fs::path dir;
+  campaign::CampaignPlan plan;
+  if (vm.count("resume")) {
+    if (vm.count("inputs") || vm.count("out"))
+      throw UsageError("--resume takes the campaign alone: its plan.json says the rest");
+    dir = vm["resume"].as<std::string>();
+    plan = campaign::read_plan(dir);
+    local.resume = true;
+  } else {
+    if (!vm.count("inputs")) throw UsageError("no spec or folder of specs given");
+    if (!vm.count("out")) throw UsageError("--out CAMPAIGN is required");
+    dir = vm["out"].as<std::string>();
+    if (fs::exists(dir) && !fs::is_empty(dir))
+      throw UsageError("--out " + dir.string() +
+                       " is not empty (kq sweep --resume runs an earlier campaign again)");
+    campaign::SweepOptions o;
+    for (const std::string& s : vm["inputs"].as<std::vector<std::string>>()) o.inputs.push_back(s);
+    if (vm.count("arms")) o.arms = split_csv(vm["arms"].as<std::string>());
+    o.quick = vm["quick"].as<bool>();
+    o.out = dir;
+    o.kq = self_executable();
+    try {
+      plan = campaign::plan_campaign(o);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    try {
+      campaign::write_plan(plan, dir);
+    } catch (const std::exception& e) {
+      throw UsageError("--out " + dir.string() + ": cannot write the plan there (" + e.what() +
+                       ")");
+    }
+    std::cout << "kq sweep: " << plan.tasks.size() << " task(s) -> "
+              << campaign::plan_path(dir).string() << "\n";
+  }
+  if (vm["plan-only"].as<bool>()) return kOk;
+  campaign::run_local(plan, dir, local);
+  return merge_and_say(dir);
+}
+
+int cmd_merge(const std::vector<std::string>& args) {
+  po::options_description opts("merge options");
+  opts.add_options()("campaign", po::value<std::string>()->required(), "a campaign folder");
+  po::positional_options_description pos;
+  pos.add("campaign", 1);
+  po::variables_map vm;
+  if (!parse_subcommand("kq merge CAMPAIGN\n\nOne report of a campaign's tasks: campaign.md and "
+                        "campaign.json in CAMPAIGN.",
+                        opts, pos, args, vm))
+    return kOk;
+  const fs::path dir = vm["campaign"].as<std::string>();
+  if (!fs::exists(campaign::plan_path(dir)))
+    throw UsageError(dir.string() + " is not a campaign (no plan.json)");
+  return merge_and_say(dir);
+}
+
+}  // namespace kq::cli
