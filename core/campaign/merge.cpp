@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
+#include "campaign/slurm.hpp"
 
 #include "record/run_data.hpp"
 #include "report/report_text.hpp"
@@ -118,6 +119,11 @@ CampaignSummary merge_campaign(const fs::path& campaign) {
         break;
     }
     if (!row.record.ended.empty()) s.task_wall_s += row.record.wall_s;
+    // A task that never finished under Slurm: what the scheduler says of it (TIMEOUT,
+    // NODE_FAIL, OUT_OF_MEMORY, CANCELLED).
+    if (row.record.state == TaskState::running && !row.record.slurm_job.empty())
+      row.slurm_state =
+          slurm_job_state(row.record.slurm_job.substr(0, row.record.slurm_job.find(' ')));
     const fs::path run_dir = campaign / t.run_dir;
     if (row.record.state == TaskState::completed && fs::exists(run_dir / "manifest.json"))
       read_task_run(run_dir, row, sources);
@@ -139,6 +145,7 @@ std::string state_text(const TaskRow& r) {
     case TaskState::running:
       return "never finished (started " + r.record.started + " on " + r.record.host +
              (r.record.slurm_job.empty() ? "" : ", Slurm job " + r.record.slurm_job) +
+             (r.slurm_state.empty() ? "" : ", which Slurm ended as " + r.slurm_state) +
              "; its node, its time limit or a kill ended it)";
     case TaskState::not_started:
       return "never started";
@@ -222,6 +229,7 @@ KQ_JSON_FIELDS(TaskRow) {
   f("adopted", r.adopted);
   f("arms", r.arms);
   f("problems", r.problems, jf::kOmitEmpty);
+  f("slurm_state", r.slurm_state, jf::kOmitEmpty);
 }
 KQ_JSON_FIELDS(CampaignSummary) {
   f("campaign", r.campaign);

@@ -31,6 +31,7 @@ struct TaskRow {
   std::vector<std::string> adopted;   // arms the decision adopts at some point
   std::vector<ArmOutcome> arms;       // in the run's order
   std::vector<std::string> problems;  // what could not be read of the run
+  std::string slurm_state;            // sacct's state of a task that never finished
   bool operator==(const TaskRow&) const = default;
 };
 

@@ -3,6 +3,8 @@
 #include "campaign/merge.hpp"
 #include "campaign/plan.hpp"
 #include "campaign/run_local.hpp"
+#include "campaign/run_task.hpp"
+#include "campaign/slurm.hpp"
 #include "cli/common.hpp"
 #include "worker/supervise.hpp"
 
@@ -31,7 +33,54 @@ int merge_and_say(const fs::path& dir) {
   return s.completed == static_cast<int>(s.tasks.size()) ? kOk : kCandidateFailed;
 }
 
+// The arrays and the merge job through sbatch, and what was submitted.
+int submit(const campaign::CampaignPlan& plan, const fs::path& dir, const po::variables_map& vm,
+           bool resume) {
+  std::string why;
+  if (!campaign::writable(dir, &why))
+    throw UsageError(why + ": the campaign folder must be writable from every node");
+  campaign::SlurmOptions o;
+  o.resume = resume;
+  if (vm.count("partition")) o.partition = vm["partition"].as<std::string>();
+  if (vm.count("gres")) o.gres = vm["gres"].as<std::string>();
+  if (vm.count("sbatch-arg")) o.sbatch_args = vm["sbatch-arg"].as<std::vector<std::string>>();
+  campaign::SlurmSubmission s;
+  try {
+    s = campaign::submit_slurm(plan, dir, o);
+  } catch (const std::runtime_error& e) {
+    throw UsageError(e.what());  // sbatch's own words: a partition, an account, a gres
+  }
+  if (s.arrays.empty()) {
+    std::cout << "every task has completed: nothing submitted\n";
+    return kOk;
+  }
+  for (const campaign::ArrayJob& a : s.arrays)
+    std::cout << "submitted " << a.gpu_type << ": job array " << a.job_id << " ("
+              << a.indexes.size() << " task(s), " << a.script.string() << ")\n";
+  std::cout << "kq merge runs as job " << s.merge_job
+            << " once they end: " << (dir / "campaign.md").string() << "\n";
+  return kOk;
+}
+
 }  // namespace
+
+int cmd_sweep_task(const std::vector<std::string>& args) {
+  if (args.size() != 2) throw UsageError("usage: kq sweep-task CAMPAIGN INDEX");
+  const fs::path dir = args[0];
+  const campaign::CampaignPlan plan = campaign::read_plan(dir);
+  std::size_t index = 0;
+  try {
+    index = std::stoul(args[1]);
+  } catch (const std::exception&) {
+    throw UsageError("INDEX " + args[1] + " is not a task index");
+  }
+  if (index >= plan.tasks.size())
+    throw UsageError("INDEX " + args[1] + ": the plan has " + std::to_string(plan.tasks.size()) +
+                     " tasks");
+  const campaign::TaskRecord r = campaign::run_task(dir, plan.tasks[index]);
+  say_end(plan.tasks[index], r);
+  return r.state == campaign::TaskState::completed ? kOk : kCandidateFailed;
+}
 
 int cmd_sweep(const std::vector<std::string>& args) {
   po::options_description opts("sweep options");
@@ -42,13 +91,24 @@ int cmd_sweep(const std::vector<std::string>& args) {
       "quick", po::bool_switch(), "each task's kq run --quick")(
       "resume", po::value<std::string>(),
       "run again the tasks of CAMPAIGN that did not complete (its plan.json as written)")(
-      "plan-only", po::bool_switch(), "write plan.json and stop");
+      "plan-only", po::bool_switch(), "write plan.json and stop")(
+      "slurm", po::bool_switch(),
+      "submit the tasks to Slurm (sbatch): a job array per GPU type, then kq merge after them")(
+      "gpu-types", po::value<std::string>(),
+      "with --slurm: a task per spec and GPU type (h100,h200), each type its own array")(
+      "partition", po::value<std::string>(), "with --slurm: the partition")(
+      "gres", po::value<std::string>(),
+      "with --slurm: the GPU request (default gpu:TYPE:1, gpu:1 without --gpu-types; none: no "
+      "--gres, for partitions that assign GPUs)")(
+      "sbatch-arg", po::value<std::vector<std::string>>(),
+      "with --slurm: one more #SBATCH line (repeatable), e.g. --sbatch-arg=--account=lab");
   po::positional_options_description pos;
   pos.add("inputs", -1);
   po::variables_map vm;
   if (!parse_subcommand(
           "kq sweep SPEC_OR_DIR... --out CAMPAIGN [--arms A,B] [--quick]\n"
-          "kq sweep --resume CAMPAIGN\n\n"
+          "kq sweep SPEC_OR_DIR... --out CAMPAIGN --slurm [--gpu-types h100,h200] [--partition P]\n"
+          "kq sweep --resume CAMPAIGN [--slurm ...]\n\n"
           "A campaign: one task per spec (a folder's *.yaml), each a kq run with its own run\n"
           "directory, log and completion record under CAMPAIGN, run here one after another;\n"
           "then kq merge CAMPAIGN.",
@@ -65,13 +125,13 @@ int cmd_sweep(const std::vector<std::string>& args) {
   if (vm.count("resume")) {
     if (vm.count("inputs") || vm.count("out"))
       throw UsageError("--resume takes the campaign alone: its plan.json says the rest");
-    dir = vm["resume"].as<std::string>();
+    dir = fs::absolute(vm["resume"].as<std::string>());
     plan = campaign::read_plan(dir);
     local.resume = true;
   } else {
     if (!vm.count("inputs")) throw UsageError("no spec or folder of specs given");
     if (!vm.count("out")) throw UsageError("--out CAMPAIGN is required");
-    dir = vm["out"].as<std::string>();
+    dir = fs::absolute(vm["out"].as<std::string>());
     if (fs::exists(dir) && !fs::is_empty(dir))
       throw UsageError("--out " + dir.string() +
                        " is not empty (kq sweep --resume runs an earlier campaign again)");
@@ -79,6 +139,11 @@ int cmd_sweep(const std::vector<std::string>& args) {
     for (const std::string& s : vm["inputs"].as<std::vector<std::string>>()) o.inputs.push_back(s);
     if (vm.count("arms")) o.arms = split_csv(vm["arms"].as<std::string>());
     o.quick = vm["quick"].as<bool>();
+    if (vm.count("gpu-types")) {
+      if (!vm["slurm"].as<bool>())
+        throw UsageError("--gpu-types needs --slurm: here the tasks run on this machine's GPU");
+      o.gpu_types = split_csv(vm["gpu-types"].as<std::string>());
+    }
     o.out = dir;
     o.kq = self_executable();
     try {
@@ -96,6 +161,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
               << campaign::plan_path(dir).string() << "\n";
   }
   if (vm["plan-only"].as<bool>()) return kOk;
+  if (vm["slurm"].as<bool>()) return submit(plan, dir, vm, local.resume);
   campaign::run_local(plan, dir, local);
   return merge_and_say(dir);
 }

@@ -61,6 +61,7 @@ int cmd_artifacts(const std::vector<std::string>& args);
 int cmd_report(const std::vector<std::string>& args);
 int cmd_compare(const std::vector<std::string>& args);
 int cmd_sweep(const std::vector<std::string>& args);
+int cmd_sweep_task(const std::vector<std::string>& args);
 int cmd_merge(const std::vector<std::string>& args);
 int cmd_version(const std::vector<std::string>& args);
 int cmd_worker_qualify(const std::vector<std::string>& args);

@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
       {"report", cmd_report},
       {"compare", cmd_compare},
       {"sweep", cmd_sweep},
+      {"sweep-task", cmd_sweep_task},
       {"merge", cmd_merge},
       {"qualify", cmd_qualify},
       {"selftest", cmd_selftest},

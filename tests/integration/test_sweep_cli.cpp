@@ -102,3 +102,74 @@ TEST_CASE("kq sweep and kq merge refuse what they cannot use, naming it") {
   CHECK(r.out.find("not a campaign") != std::string::npos);
   fs::remove_all(dir);
 }
+
+// --slurm through a stand-in sbatch on PATH that keeps each script it is given: the arrays per
+// GPU type, their #SBATCH lines, the merge job after them, an array task run as Slurm runs it,
+// and --resume submitting only what did not complete.
+TEST_CASE("kq sweep --slurm writes an array per GPU type and a merge job after them") {
+  const fs::path root = kq::test::temp_dir("sweep-slurm");
+  const fs::path bin = root / "bin", jobs = root / "jobs", dir = root / "campaign";
+  fs::create_directories(bin);
+  fs::create_directories(jobs);
+  std::ofstream(bin / "sbatch") << "#!/bin/sh\n"
+                                   "[ -n \"$KQ_FAKE_SBATCH_FAIL\" ] && { echo 'sbatch: error: "
+                                   "invalid partition' >&2; exit 1; }\n"
+                                   "n=$(cat '" +
+                                       jobs.string() +
+                                       "/next' 2>/dev/null || echo 100)\n"
+                                       "echo $((n + 1)) > '" +
+                                       jobs.string() +
+                                       "/next'\n"
+                                       "cp \"$2\" '" +
+                                       jobs.string() +
+                                       "'/job-$n.sh\n"
+                                       "echo \"$n;cluster\"\n";
+  fs::permissions(bin / "sbatch", fs::perms::owner_all);
+  const std::string path = bin.string() + ":" + std::getenv("PATH");
+  setenv("PATH", path.c_str(), 1);
+  const std::string c = "'" + dir.string() + "'";
+
+  auto r = run_kq(
+      "sweep specs/clamp.yaml specs/leaky_relu.yaml --arms cpu_tbb --quick --slurm "
+      "--gpu-types h100,h200 --partition gpu --sbatch-arg=--account=lab --out " +
+      c);
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("submitted h100: job array 100 (2 task(s)") != std::string::npos);
+  CHECK(r.out.find("submitted h200: job array 101 (2 task(s)") != std::string::npos);
+  CHECK(r.out.find("kq merge runs as job 102") != std::string::npos);
+  const std::string h100 = read_file(jobs / "job-100.sh");
+  for (const char* line :
+       {"#SBATCH --array=0,2\n", "#SBATCH --gres=gpu:h100:1\n", "#SBATCH --partition=gpu\n",
+        "#SBATCH --account=lab\n", "#SBATCH --job-name=kq-h100\n", "#SBATCH --time="})
+    CHECK_MESSAGE(h100.find(line) != std::string::npos, line << " in\n" << h100);
+  CHECK(h100.find("sweep-task '" + dir.string() + "' \"$SLURM_ARRAY_TASK_ID\"") !=
+        std::string::npos);
+  CHECK(read_file(jobs / "job-101.sh").find("#SBATCH --array=1,3\n") != std::string::npos);
+  CHECK(read_file(jobs / "job-102.sh").find("#SBATCH --dependency=afterany:100:101\n") !=
+        std::string::npos);
+
+  // Array task 0 as Slurm starts it.
+  r = run_kq("sweep-task " + c + " 0");
+  INFO(r.out);
+  CHECK(r.exit_code == 0);
+  // Resumed: task 0 is kept, the rest submitted again.
+  r = run_kq("sweep --resume " + c + " --slurm --gres none");
+  INFO(r.out);
+  CHECK(r.exit_code == 0);
+  // The arrays in the order of their first remaining task: h200's (task 1), then h100's.
+  CHECK(read_file(jobs / "job-103.sh").find("#SBATCH --array=1,3\n") != std::string::npos);
+  const std::string again = read_file(jobs / "job-104.sh");
+  CHECK(again.find("#SBATCH --array=2\n") != std::string::npos);
+  CHECK(again.find("--gres") == std::string::npos);
+
+  setenv("KQ_FAKE_SBATCH_FAIL", "1", 1);
+  r = run_kq("sweep --resume " + c + " --slurm");
+  unsetenv("KQ_FAKE_SBATCH_FAIL");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("invalid partition") != std::string::npos);
+  r = run_kq("sweep specs/clamp.yaml --gpu-types h100 --out '" + (root / "c2").string() + "'");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("--gpu-types needs --slurm") != std::string::npos);
+  fs::remove_all(root);
+}
