@@ -17,7 +17,9 @@ packages=(cmake ninja-build g++ make git pkg-config
 # them): the fuzz test builds tests/fuzz with -fsanitize=fuzzer,address,undefined.
 # python3-torch (1.13, CPU only): the generated torch_eager_cpu arm and the broken torch
 # candidates run in the tests; torch_compile declines on it (no torch.compile before 2.0).
-test_packages=(chromium clang libclang-rt-dev python3-torch)
+# slurmctld, slurmd, slurm-client, munge: the campaign test starts a one-node Slurm cluster of
+# its own (its own munged, ports and state folder) and runs kq sweep --slurm on it.
+test_packages=(chromium clang libclang-rt-dev python3-torch slurmctld slurmd slurm-client munge)
 for arg in "$@"; do
   case "$arg" in
     --test) packages+=("${test_packages[@]}") ;;
