@@ -82,6 +82,17 @@ TEST_CASE("kq sweep runs a campaign, names failed and lost tasks, resumes them, 
   const std::string md2 = read_file(dir / "campaign.md");
   CHECK(md2.find("## Arms by task") != std::string::npos);
   CHECK(md2.find("| cpu_tbb | baseline | baseline | baseline |") != std::string::npos);
+
+  // kq compare between campaigns: task by task; with itself, nothing changed.
+  r = run_kq("compare " + c + " " + c);
+  INFO(r.out);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("3 task(s): 0 changed beyond noise, 3 unchanged, 0 not compared") !=
+        std::string::npos);
+  CHECK(r.out.find("== clamp on local") != std::string::npos);
+  r = run_kq("compare " + c + " '" + (dir / "runs" / killed).string() + "'");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("a campaign is compared with a campaign") != std::string::npos);
   fs::remove_all(dir.parent_path());
 }
 
