@@ -1,13 +1,11 @@
 #include "campaign/merge.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <stdexcept>
-#include "campaign/slurm.hpp"
 
+#include "campaign/slurm.hpp"
 #include "record/run_data.hpp"
 #include "report/report_text.hpp"
 #include "summary/summarize.hpp"
@@ -34,6 +32,14 @@ void read_task_run(
   const RunSummary rs = summarize(run);
   row.problems = rs.problems;
   row.gpu = rs.machine.gpus.empty() ? "" : rs.machine.gpus.front().name;
+  row.host = rs.machine.hostname;
+  const auto cuda = [](int v) {
+    return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+  };
+  if (rs.machine.cuda_driver > 0)
+    row.cuda =
+        "driver " + cuda(rs.machine.cuda_driver) + ", runtime " + cuda(rs.machine.cuda_runtime);
+  row.environment = joined(environment_lines(rs.plugin_environment), "; ");
   row.kq_commit = rs.kq.commit + (rs.kq.dirty ? "+dirty" : "");
   row.headline = headline_text(rs.headline, Markup::markdown);
   row.decision = rs.decision.sentence;
@@ -134,82 +140,6 @@ CampaignSummary merge_campaign(const fs::path& campaign) {
   return s;
 }
 
-namespace {
-
-std::string state_text(const TaskRow& r) {
-  switch (r.record.state) {
-    case TaskState::completed:
-      return "completed";
-    case TaskState::failed:
-      return "failed: " + r.record.reason;
-    case TaskState::running:
-      return "never finished (started " + r.record.started + " on " + r.record.host +
-             (r.record.slurm_job.empty() ? "" : ", Slurm job " + r.record.slurm_job) +
-             (r.slurm_state.empty() ? "" : ", which Slurm ended as " + r.slurm_state) +
-             "; its node, its time limit or a kill ended it)";
-    case TaskState::not_started:
-      return "never started";
-  }
-  return "?";
-}
-
-std::string cell(std::string text) {
-  for (char& c : text)
-    if (c == '|' || c == '\n') c = ' ';
-  return text;
-}
-
-}  // namespace
-
-std::string campaign_markdown(const CampaignSummary& s) {
-  std::string md = "# kq campaign\n\n- campaign: " + s.campaign + "\n- planned: " + s.created +
-                   "\n- tasks: " + std::to_string(s.tasks.size()) + ": " +
-                   std::to_string(s.completed) + " completed, " + std::to_string(s.failed) +
-                   " failed, " + std::to_string(s.running) + " never finished, " +
-                   std::to_string(s.not_started) + " never started; " +
-                   format_duration(s.task_wall_s, Markup::markdown) + " of task time\n";
-  for (const std::string& f : s.flags) md += "- **flag:** " + f + "\n";
-  md +=
-      "\n## Tasks\n\n| task | spec | GPU type | GPU | state | wall | decision |\n"
-      "|---|---|---|---|---|---:|---|\n";
-  for (const TaskRow& r : s.tasks)
-    md += "| " + r.task.id + " | " + r.task.op + " | " + r.task.gpu_type + " | " +
-          cell(r.gpu.empty() ? "-" : r.gpu) + " | " + cell(state_text(r)) + " | " +
-          (r.record.ended.empty() ? "-" : format_duration(r.record.wall_s, Markup::markdown)) +
-          " | " + cell(r.decision.empty() ? "-" : r.decision) + " |\n";
-  if (!s.disagreements.empty()) {
-    md += "\n## Where GPU types disagree\n\n";
-    for (const std::string& d : s.disagreements) md += "- " + d + "\n";
-  }
-  // Arm x task: what each arm came to in each completed task.
-  std::vector<std::string> arms;
-  for (const TaskRow& r : s.tasks)
-    for (const ArmOutcome& a : r.arms)
-      if (std::find(arms.begin(), arms.end(), a.arm) == arms.end()) arms.push_back(a.arm);
-  std::sort(arms.begin(), arms.end());
-  if (!arms.empty()) {
-    md += "\n## Arms by task\n\n| arm |";
-    std::string rule = "|---|";
-    for (const TaskRow& r : s.tasks)
-      if (!r.arms.empty()) {
-        md += " " + r.task.op + " (" + r.task.gpu_type + ") |";
-        rule += "---|";
-      }
-    md += "\n" + rule + "\n";
-    for (const std::string& arm : arms) {
-      md += "| " + arm + " |";
-      for (const TaskRow& r : s.tasks) {
-        if (r.arms.empty()) continue;
-        auto it = std::find_if(r.arms.begin(), r.arms.end(),
-                               [&](const ArmOutcome& o) { return o.arm == arm; });
-        md += " " + (it == r.arms.end() ? std::string("-") : it->outcome) + " |";
-      }
-      md += "\n";
-    }
-  }
-  return md;
-}
-
 KQ_JSON_FIELDS(ArmOutcome) {
   f("arm", r.arm);
   f("outcome", r.outcome);
@@ -223,6 +153,9 @@ KQ_JSON_FIELDS(TaskRow) {
   f("run_dir", r.task.run_dir);
   f("record", r.record);
   f("gpu", r.gpu, jf::kOmitEmpty);
+  f("host", r.host, jf::kOmitEmpty);
+  f("cuda", r.cuda, jf::kOmitEmpty);
+  f("environment", r.environment, jf::kOmitEmpty);
   f("kq_commit", r.kq_commit, jf::kOmitEmpty);
   f("decision", r.decision, jf::kOmitEmpty);
   f("baseline", r.baseline, jf::kOmitEmpty);
@@ -246,15 +179,5 @@ KQ_JSON_FIELDS(CampaignSummary) {
 void to_json(nlohmann::json& j, const ArmOutcome& r) { jf::write_fields(j, r); }
 void to_json(nlohmann::json& j, const TaskRow& r) { jf::write_fields(j, r); }
 void to_json(nlohmann::json& j, const CampaignSummary& r) { jf::write_fields(j, r); }
-
-void write_campaign_report(const CampaignSummary& s, const fs::path& campaign) {
-  const auto write = [&](const std::string& name, const std::string& text) {
-    std::ofstream out(campaign / name);
-    out << text;
-    if (!out) throw std::runtime_error("cannot write " + (campaign / name).string());
-  };
-  write("campaign.md", campaign_markdown(s));
-  write("campaign.json", nlohmann::json(s).dump(2) + "\n");
-}
 
 }  // namespace kq::campaign

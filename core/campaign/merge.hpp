@@ -5,6 +5,7 @@
 // ended it), or not started.
 #pragma once
 #include <filesystem>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,8 @@ struct TaskRow {
   Task task;
   TaskRecord record;
   std::string gpu;                    // the GPU the run saw ("" where it ran on none)
+  std::string host, cuda;             // its host; "driver 13.0, runtime 13.0" ("" without CUDA)
+  std::string environment;            // what the plugins said of theirs (Python, torch, Triton)
   std::string kq_commit;              // with "+dirty" where the build was
   std::string headline, decision;     // the run's counts line and decision sentence
   std::string baseline;               // the baseline used ("" for none)
@@ -48,8 +51,12 @@ struct CampaignSummary {
 
 CampaignSummary merge_campaign(const std::filesystem::path& campaign);
 
-// campaign.md, campaign.json: written into the campaign folder; the markdown is returned.
+void to_json(nlohmann::json& j, const CampaignSummary& r);
+
+// The report (campaign_report.cpp): campaign.md, campaign.html and campaign.json, written into
+// the campaign folder.
 std::string campaign_markdown(const CampaignSummary& s);
+std::string campaign_html(const CampaignSummary& s);
 void write_campaign_report(const CampaignSummary& s, const std::filesystem::path& campaign);
 
 }  // namespace kq::campaign

@@ -29,7 +29,7 @@ int merge_and_say(const fs::path& dir) {
   for (const std::string& f : s.flags) std::cout << "flag: " << f << "\n";
   for (const std::string& d : s.disagreements) std::cout << "GPU types disagree: " << d << "\n";
   std::cout << "report: " << (dir / "campaign.md").string() << ", "
-            << (dir / "campaign.json").string() << "\n";
+            << (dir / "campaign.html").string() << ", " << (dir / "campaign.json").string() << "\n";
   return s.completed == static_cast<int>(s.tasks.size()) ? kOk : kCandidateFailed;
 }
 

@@ -194,6 +194,8 @@ void from_json(const json& j, MachineFacts& r) {
   r.cpu = read_or<std::string>(r.raw, "cpu", "");
   r.cuda_unusable = read_or<std::string>(r.raw, "cuda_unusable", "");
   r.cores = read_or<int>(r.raw, "cores", 0);
+  r.cuda_driver = read_or<int>(r.raw, "cuda_driver", 0);
+  r.cuda_runtime = read_or<int>(r.raw, "cuda_runtime", 0);
   r.gpus.clear();
   for (const json& g : read_or<json>(r.raw, "gpus", json::array()))
     if (g.is_object())

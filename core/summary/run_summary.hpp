@@ -81,6 +81,7 @@ struct MachineFacts {
   nlohmann::json raw = nlohmann::json::object();
   std::string hostname, cpu, cuda_unusable;
   int cores = 0;
+  int cuda_driver = 0, cuda_runtime = 0;  // CUDA's own encoding: 13000 for 13.0; 0 where none
   std::vector<GpuFacts> gpus;
   bool operator==(const MachineFacts& o) const { return raw == o.raw; }
 };
@@ -225,14 +226,15 @@ struct RunSummary {
   bool operator==(const RunSummary&) const = default;
 };
 
-#define KQ_SUMMARY_TYPES(X)                                                                     \
-  X(ArtifactFiles)                                                                              \
-  X(ArmRow)                                                                                     \
-  X(ReasonGroup)                                                                                \
-  X(Headline)                                                                                   \
-  X(LoadErrorRow)                                                                               \
-  X(MachineFacts) X(KqBuild) X(KernelProfile) X(FlagNote) X(FlagRow) X(TimingCell) X(TimingRow) \
-      X(LightRow) X(LightSummary) X(WorkerSlowdown) X(WorkerRow) X(RunSummary)
+#define KQ_SUMMARY_TYPES(X)                                                                 \
+  X(ArtifactFiles)                                                                          \
+  X(ArmRow)                                                                                 \
+  X(ReasonGroup)                                                                            \
+  X(Headline)                                                                               \
+  X(LoadErrorRow)                                                                           \
+  X(MachineFacts)                                                                           \
+  X(KqBuild) X(KernelProfile) X(FlagNote) X(FlagRow) X(TimingCell) X(TimingRow) X(LightRow) \
+      X(LightSummary) X(WorkerSlowdown) X(WorkerRow) X(RunSummary)
 
 #define KQ_SUMMARY_JSON(T)                     \
   void to_json(nlohmann::json& j, const T& r); \

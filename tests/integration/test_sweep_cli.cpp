@@ -81,6 +81,7 @@ TEST_CASE("kq sweep runs a campaign, names failed and lost tasks, resumes them, 
   }
   const std::string md2 = read_file(dir / "campaign.md");
   CHECK(md2.find("## Arms by task") != std::string::npos);
+  CHECK(read_file(dir / "campaign.html").find("<td>baseline</td>") != std::string::npos);
   CHECK(md2.find("| cpu_tbb | baseline | baseline | baseline |") != std::string::npos);
 
   // kq compare between campaigns: task by task; with itself, nothing changed.
