@@ -150,7 +150,16 @@ TaskRecord run_task(const fs::path& campaign, const Task& task, const TaskOption
 
   const auto t0 = std::chrono::steady_clock::now();
   const double limit = options.time_limit_s > 0 ? options.time_limit_s : task.time_limit_s;
-  const Exit ex = spawn_and_wait(task.argv, log, child_env(options.env), limit);
+  Exit ex;
+  try {
+    ex = spawn_and_wait(task.argv, log, child_env(options.env), limit);
+  } catch (const std::exception& e) {  // kq missing where the plan says (another node's path)
+    r.state = TaskState::failed;
+    r.ended = utc_now();
+    r.reason = e.what();
+    write_record(campaign, task, r);
+    return r;
+  }
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.ended = utc_now();
   if (ex.code >= 0) r.exit_code = ex.code;

@@ -115,6 +115,9 @@ int cmd_sweep(const std::vector<std::string>& args) {
           opts, pos, args, vm))
     return kOk;
 
+  if (!vm["slurm"].as<bool>())
+    for (const char* o : {"partition", "gres", "sbatch-arg"})
+      if (vm.count(o)) throw UsageError(std::string("--") + o + " needs --slurm");
   campaign::LocalOptions local;
   local.on_start = [](const campaign::Task& t) {
     std::cout << "task " << t.index << ": " << t.op << " (" << t.spec << ")" << std::endl;
@@ -123,8 +126,14 @@ int cmd_sweep(const std::vector<std::string>& args) {
   fs::path dir;
   campaign::CampaignPlan plan;
   if (vm.count("resume")) {
-    if (vm.count("inputs") || vm.count("out"))
-      throw UsageError("--resume takes the campaign alone: its plan.json says the rest");
+    for (const char* o : {"inputs", "out", "arms", "gpu-types"})
+      if (vm.count(o))
+        throw UsageError(std::string("--resume takes the campaign alone (not ") +
+                         (std::string(o) == "inputs" ? "specs" : "--" + std::string(o)) +
+                         "): its plan.json says the rest");
+    if (vm["quick"].as<bool>())
+      throw UsageError(
+          "--resume takes the campaign alone (not --quick): its plan.json says the rest");
     dir = fs::absolute(vm["resume"].as<std::string>());
     plan = campaign::read_plan(dir);
     local.resume = true;

@@ -112,6 +112,21 @@ TEST_CASE("kq sweep and kq merge refuse what they cannot use, naming it") {
   r = run_kq("merge '" + dir.string() + "'");
   CHECK(r.exit_code == 2);
   CHECK(r.out.find("not a campaign") != std::string::npos);
+  r = run_kq("sweep specs/clamp.yaml --partition gpu --out '" + (dir / "c").string() + "'");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("--partition needs --slurm") != std::string::npos);
+
+  // A task whose kq is not where the plan says (another node's path) fails, saying so.
+  const fs::path c = dir / "c";
+  REQUIRE(run_kq("sweep specs/clamp.yaml --plan-only --out '" + c.string() + "'").exit_code == 0);
+  nlohmann::json plan = read_json(c / "plan.json");
+  plan["tasks"][0]["argv"][0] = "/nonexistent/kq";
+  write_json(c / "plan.json", plan);
+  r = run_kq("sweep --resume '" + c.string() + "'");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("cannot start /nonexistent/kq") != std::string::npos);
+  r = run_kq("sweep --resume '" + c.string() + "' --quick");
+  CHECK(r.exit_code == 2);
   fs::remove_all(dir);
 }
 
