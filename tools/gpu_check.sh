@@ -72,6 +72,10 @@
 #   tools/gpu_check.sh KQ_DIR OUT huge_shaped  full qualification of softmax_bf16 (huge points
 #                                           included) with KQ_HUGE_ARMS and the candidate with
 #                                           32-bit offsets (bin/plugins/full_only)
+#   tools/gpu_check.sh KQ_DIR OUT gemm      kq run --quick of specs/gemm (KQ_GEMM_SPECS) with the
+#                                           GEMM arms (KQ_GEMM_ARMS; cuda_mma_matmul among them)
+#                                           at KQ_GEMM_POINTS: verdicts, decisions, TFLOP/s and %
+#                                           of the compute light per point and arm
 #   tools/gpu_check.sh KQ_DIR OUT huge_matmul  full qualification of KernelBench 8 (A past 2^31
 #                                           elements) with KQ_HUGE_ARMS and the CUDA product
 #                                           candidates (bin/plugins/test_specs)
@@ -272,6 +276,42 @@ EOF
       --arms "${KQ_HUGE_ARMS:-cuda_softmax,triton_softmax},broken_cuda_softmax_offsets32" -j 3 \
       --out "$out/huge" 2>&1 | tail -n 12
     echo "wall: $(( ($(date +%s%N) - start) / 1000000 )) ms"
+    ;;
+  gemm)
+    # kq run --quick of the bf16 GEMM specs (KQ_GEMM_SPECS, default all three of specs/gemm) at
+    # KQ_GEMM_POINTS (timing-point numbers; default the spec's own), with KQ_GEMM_ARMS, 4 arms
+    # qualified at once; each spec's verdicts and decision, and per point and arm the median,
+    # TFLOP/s, % of the compute light and graph replay's median where timed.
+    arms=${KQ_GEMM_ARMS:-cuda_mma_matmul,triton_matmul,cublaslt,torch_eager,torch_compile}
+    mkdir -p "$out/gemm"
+    for s in ${KQ_GEMM_SPECS:-matmul_bf16 linear_bias_bf16 linear_gelu_bf16}; do
+      step "gemm $s"
+      start=$(date +%s)
+      "${kq_env[@]}" timeout "${KQ_GEMM_TIMEOUT:-300}" "$kq" run "$specs/gemm/$s.yaml" --quick \
+        ${KQ_GEMM_POINTS:+--points "$KQ_GEMM_POINTS"} --arms "$arms" -j 4 --out "$out/gemm/$s" \
+        >"$out/gemm/$s.log" 2>&1
+      echo "== $s ($(( $(date +%s) - start )) s)" | tee -a "$out/gemm.txt"
+      grep -E "^  [a-z_0-9]+: (qualified|rejected|crashed|hung)|^(Adopt|Keep|No decision)" \
+        "$out/gemm/$s.log" | tee -a "$out/gemm.txt"
+      python3 - "$out/gemm/$s/summary.json" <<'PY' | tee -a "$out/gemm.txt"
+import json, sys
+try:
+    rows = json.load(open(sys.argv[1]))["timing"]
+except (OSError, ValueError, KeyError) as e:
+    print("no timing (%s)" % e)
+    sys.exit(0)
+for r in rows:
+    print("%s: %.3g GFLOP, light %.0f TFLOP/s, %s-bound" % (
+        r.get("point", r["size"]), r.get("flops", 0) / 1e9, r.get("compute_light_tflops", 0),
+        r.get("bound", "?")))
+    for c in sorted(r["arms"], key=lambda c: c["median_s"]):
+        tflops = r.get("flops", 0) / c["median_s"] / 1e12
+        graph = c.get("graph_median_s")
+        print("  %-24s %10.1f us %7.1f TFLOP/s %6.1f%%%s" % (
+            c["arm"], c["median_s"] * 1e6, tflops, c.get("pct_compute", 0),
+            "  graph %.1f us" % (graph * 1e6) if graph else ""))
+PY
+    done
     ;;
   huge_matmul)
     # Full qualification of KernelBench 8 (its huge point: A of 524161 x 4097, past 2^31
