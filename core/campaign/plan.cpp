@@ -2,9 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <ctime>
 #include <fstream>
-#include <map>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "campaign/utc.hpp"
@@ -94,7 +93,7 @@ CampaignPlan plan_campaign(const SweepOptions& o) {
       t.op = spec.op.op;
       t.gpu_type = type;
       t.run_dir = "runs/" + t.id;
-      t.time_limit_s = time_limit_s(spec, o.quick);
+      t.time_limit_s = o.time_limit_s > 0 ? o.time_limit_s : time_limit_s(spec, o.quick);
       t.argv = {o.kq.string(), "run", t.spec, "--out", (fs::absolute(o.out) / t.run_dir).string()};
       if (!o.arms.empty()) {
         std::string arms;

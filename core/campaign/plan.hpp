@@ -16,6 +16,7 @@ struct SweepOptions {
   std::vector<std::string> gpu_types;  // empty: "local", this machine's GPUs (or none)
   std::filesystem::path out;           // the campaign folder
   std::filesystem::path kq;            // the kq binary each task runs
+  double time_limit_s = 0;             // every task's limit; 0: each from its spec's bounds
 };
 
 struct Task {

@@ -92,6 +92,9 @@ int cmd_sweep(const std::vector<std::string>& args) {
       "resume", po::value<std::string>(),
       "run again the tasks of CAMPAIGN that did not complete (its plan.json as written)")(
       "plan-only", po::bool_switch(), "write plan.json and stop")(
+      "time-limit", po::value<double>(),
+      "minutes a task may take before it is killed (default: from each spec's bounds: 15 "
+      "minutes of qualification quick, an hour full, and the timing's limit a point)")(
       "slurm", po::bool_switch(),
       "submit the tasks to Slurm (sbatch): a job array per GPU type, then kq merge after them")(
       "gpu-types", po::value<std::string>(),
@@ -126,7 +129,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
   fs::path dir;
   campaign::CampaignPlan plan;
   if (vm.count("resume")) {
-    for (const char* o : {"inputs", "out", "arms", "gpu-types"})
+    for (const char* o : {"inputs", "out", "arms", "gpu-types", "time-limit"})
       if (vm.count(o))
         throw UsageError(std::string("--resume takes the campaign alone (not ") +
                          (std::string(o) == "inputs" ? "specs" : "--" + std::string(o)) +
@@ -148,6 +151,11 @@ int cmd_sweep(const std::vector<std::string>& args) {
     for (const std::string& s : vm["inputs"].as<std::vector<std::string>>()) o.inputs.push_back(s);
     if (vm.count("arms")) o.arms = split_csv(vm["arms"].as<std::string>());
     o.quick = vm["quick"].as<bool>();
+    if (vm.count("time-limit")) {
+      const double minutes = vm["time-limit"].as<double>();
+      if (!(minutes > 0)) throw UsageError("--time-limit must be a number of minutes above 0");
+      o.time_limit_s = minutes * 60;
+    }
     if (vm.count("gpu-types")) {
       if (!vm["slurm"].as<bool>())
         throw UsageError("--gpu-types needs --slurm: here the tasks run on this machine's GPU");

@@ -36,6 +36,10 @@ TEST_CASE("a plan has a task per spec and GPU type, each its own kq run") {
   CHECK(t.time_limit_s > 900);
   for (const Task& x : plan.tasks) CHECK(x.index == &x - plan.tasks.data());
 
+  SweepOptions limited = o;
+  limited.time_limit_s = 600;
+  for (const Task& x : plan_campaign(limited).tasks) CHECK(x.time_limit_s == 600);
+
   write_plan(plan, out);
   CHECK(read_plan(out) == plan);
   // No record yet: not started.
