@@ -88,9 +88,19 @@ class Cluster {
     setenv("SLURM_CONF", (dir / "slurm.conf").c_str(), 1);
     const std::string conf = (dir / "slurm.conf").string();
     if (!start("/usr/sbin/slurmctld -f " + conf) || !start("/usr/sbin/slurmd -f " + conf)) return;
-    if (!wait_for([] { return sh("sinfo -h -o %t").out.find("idle") == 0; }, 30))
+    if (!wait_for([] { return sh("sinfo -h -o %t").out.find("idle") == 0; }, 30)) {
       why_ = "the node did not come up: " + sh("sinfo -h -o %t").out +
              read_file(dir / "slurmctld.log").substr(0, 2000);
+      return;
+    }
+    // A job of its own first: where this machine cannot run one (a container without what
+    // slurmstepd needs), the test is skipped, not failed.
+    const fs::path smoke = dir / "smoke.out";
+    const kq::test::Result job =
+        sh("sbatch --parsable --output=" + smoke.string() + " --wrap 'echo ok'");
+    if (job.exit_code != 0 ||
+        !wait_for([&] { return read_file(smoke).find("ok") != std::string::npos; }, 60))
+      why_ = "a test job did not run: " + job.out + read_file(dir / "slurmd.log").substr(0, 2000);
   }
   ~Cluster() { stop(); }
   // The daemons stopped (their pid files read before the folder goes).
