@@ -1,6 +1,5 @@
 #include "device/kernel_profile.hpp"
 
-#include <dlfcn.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -11,6 +10,7 @@
 #include <vector>
 
 #include "device/cuda_check.hpp"
+#include "device/toolkit_library.hpp"
 
 #if KQ_HAVE_CUDA
 #include <cupti_activity.h>
@@ -45,29 +45,18 @@ const Cupti& cupti() {
       x.missing = "KQ_NO_CUPTI is set";
       return x;
     }
-    void* h = nullptr;
-    for (const char* f : {"libcupti.so.13", "libcupti.so", "/usr/local/cuda/lib64/libcupti.so.13",
-                          "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13"})
-      if (h == nullptr) h = dlopen(f, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-      const char* e = dlerror();
-      x.missing = std::string("CUPTI not found (") + (e ? e : "libcupti.so.13") + ")";
-      return x;
-    }
-    auto get = [&](auto& fn, const char* name) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(h, name));
-      if (!fn && x.missing.empty()) x.missing = std::string("CUPTI lacks ") + name;
-    };
-    get(x.register_callbacks, "cuptiActivityRegisterCallbacks");
-    get(x.enable, "cuptiActivityEnable");
-    get(x.disable, "cuptiActivityDisable");
-    get(x.flush_all, "cuptiActivityFlushAll");
-    get(x.next_record, "cuptiActivityGetNextRecord");
-    x.finalize = reinterpret_cast<CUptiResult (*)()>(dlsym(h, "cuptiFinalize"));
-    x.stream_id = reinterpret_cast<CUptiResult (*)(CUcontext, CUstream, uint8_t, uint32_t*)>(
-        dlsym(h, "cuptiGetStreamIdEx"));
-    x.thread_id_type = reinterpret_cast<CUptiResult (*)(CUpti_ActivityThreadIdType)>(
-        dlsym(h, "cuptiSetThreadIdType"));
+    ToolkitLibrary lib("CUPTI",
+                       {"libcupti.so.13", "libcupti.so", "/usr/local/cuda/lib64/libcupti.so.13",
+                        "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13"});
+    lib.require(x.register_callbacks, "cuptiActivityRegisterCallbacks");
+    lib.require(x.enable, "cuptiActivityEnable");
+    lib.require(x.disable, "cuptiActivityDisable");
+    lib.require(x.flush_all, "cuptiActivityFlushAll");
+    lib.require(x.next_record, "cuptiActivityGetNextRecord");
+    lib.optional(x.finalize, "cuptiFinalize");
+    lib.optional(x.stream_id, "cuptiGetStreamIdEx");
+    lib.optional(x.thread_id_type, "cuptiSetThreadIdType");
+    x.missing = lib.missing();
     return x;
   }();
   return c;

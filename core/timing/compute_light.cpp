@@ -11,7 +11,8 @@
 
 #if KQ_HAVE_CUDA
 #include <cublasLt.h>
-#include <dlfcn.h>
+
+#include "device/toolkit_library.hpp"
 #endif
 
 namespace kq {
@@ -75,30 +76,20 @@ struct Lt {
 const Lt& lt() {
   static const Lt l = [] {
     Lt x;
-    void* h = nullptr;
-    for (const char* f :
-         {"libcublasLt.so.13", "libcublasLt.so", "/usr/local/cuda/lib64/libcublasLt.so.13"})
-      if (h == nullptr) h = dlopen(f, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-      const char* e = dlerror();
-      x.missing = std::string("cuBLASLt not found (") + (e ? e : "libcublasLt.so.13") + ")";
-      return x;
-    }
-    auto get = [&](auto& fn, const char* name) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(h, name));
-      if (!fn && x.missing.empty()) x.missing = std::string("cuBLASLt lacks ") + name;
-    };
-    get(x.create, "cublasLtCreate");
-    get(x.destroy, "cublasLtDestroy");
-    get(x.desc_create, "cublasLtMatmulDescCreate");
-    get(x.desc_destroy, "cublasLtMatmulDescDestroy");
-    get(x.layout_create, "cublasLtMatrixLayoutCreate");
-    get(x.layout_destroy, "cublasLtMatrixLayoutDestroy");
-    get(x.pref_create, "cublasLtMatmulPreferenceCreate");
-    get(x.pref_set, "cublasLtMatmulPreferenceSetAttribute");
-    get(x.pref_destroy, "cublasLtMatmulPreferenceDestroy");
-    get(x.heuristic, "cublasLtMatmulAlgoGetHeuristic");
-    get(x.matmul, "cublasLtMatmul");
+    ToolkitLibrary lib("cuBLASLt", {"libcublasLt.so.13", "libcublasLt.so",
+                                    "/usr/local/cuda/lib64/libcublasLt.so.13"});
+    lib.require(x.create, "cublasLtCreate");
+    lib.require(x.destroy, "cublasLtDestroy");
+    lib.require(x.desc_create, "cublasLtMatmulDescCreate");
+    lib.require(x.desc_destroy, "cublasLtMatmulDescDestroy");
+    lib.require(x.layout_create, "cublasLtMatrixLayoutCreate");
+    lib.require(x.layout_destroy, "cublasLtMatrixLayoutDestroy");
+    lib.require(x.pref_create, "cublasLtMatmulPreferenceCreate");
+    lib.require(x.pref_set, "cublasLtMatmulPreferenceSetAttribute");
+    lib.require(x.pref_destroy, "cublasLtMatmulPreferenceDestroy");
+    lib.require(x.heuristic, "cublasLtMatmulAlgoGetHeuristic");
+    lib.require(x.matmul, "cublasLtMatmul");
+    x.missing = lib.missing();
     return x;
   }();
   return l;
