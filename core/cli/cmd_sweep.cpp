@@ -19,7 +19,7 @@ void say_end(const campaign::Task& t, const campaign::TaskRecord& r) {
             << (r.reason.empty() ? "" : " (" + r.reason + ")") << std::endl;
 }
 
-// Merges, writes campaign.md and campaign.json, and says where; 0 when every task completed.
+// Merges, writes the campaign's reports, and says where; 0 when every task completed.
 int merge_and_say(const fs::path& dir) {
   const campaign::CampaignSummary s = campaign::merge_campaign(dir);
   campaign::write_campaign_report(s, dir);
