@@ -485,6 +485,35 @@ def _cuda_source_problems(spec):
     return problems
 
 
+def _reductions_problems(spec):
+    """torch_arms._Reductions on the product specs: the flags off inside a call (the spec
+    computes in f32), as they were after it; softmax, layer norm and argmax hold no product."""
+    import torch
+    import torch_arms
+
+    has = torch_arms._has_product(spec)
+    products, none = set(_CUDA_EXPECT) | {"matmul"}, {"softmax", "layer_norm", "argmax"}
+    if (spec.op in products and not has) or (spec.op in none and has):
+        return ["_has_product is %s on %s" % (has, spec.op)]
+    m = torch.backends.cuda.matmul
+    # torch 1.13 has the f16 flag alone; 2.x both.
+    flags = [f for f in torch_arms._Reductions._FLAGS if torch_arms._has_flag(m, f)]
+    if not has or not flags:
+        return []
+    before = [getattr(m, f) for f in flags]
+    for f in flags:
+        setattr(m, f, True)
+    problems = []
+    with torch_arms._Reductions(spec):
+        problems += ["%s: %s allowed inside a call" % (spec.op, f) for f in flags
+                     if getattr(m, f) is not False]
+    problems += ["%s: %s not put back after the call" % (spec.op, f) for f in flags
+                 if getattr(m, f) is not True]
+    for f, v in zip(flags, before):
+        setattr(m, f, v)
+    return problems
+
+
 def check(spec, device="cpu", verbose=True, arms=None):
     """Runs each torch arm on the spec, in float64 and as the spec says; the problems found."""
     global _np
@@ -526,7 +555,7 @@ def check(spec, device="cpu", verbose=True, arms=None):
                 problems += _compare(s, outs, reference(values, dims), exact, where)
         source = arm.artifacts()[0][2]
         if arm.kind == "eager" and dev == "cpu":
-            problems += _cuda_source_problems(spec)
+            problems += _cuda_source_problems(spec) + _reductions_problems(spec)
         for line in _EXPECT.get(spec.op, []):
             if line not in source:
                 problems.append("%s: the source lacks %r:\n%s" % (arm.name, line, source))

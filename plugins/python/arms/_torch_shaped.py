@@ -285,7 +285,7 @@ class _Translator:
         # (under cancellation, many ulps of the output), so the product must come back in f32:
         # torch.mm(..., out_dtype=DT) where this torch has it (CUDA, 2.8 on), else the
         # operands are widened. torch_arms.py also turns off cuBLAS's reduced-precision
-        # split-K reductions, which round partial sums to 16 bits. On the CPU the operands are
+        # split-K reductions (which round partial sums to 16 bits) for the length of each call. On the CPU the operands are
         # widened: torch 1.13's bf16 einsum there rounds its sums to bf16.
         self.narrow, self.mm_f32 = set(), False
         form = getattr(p, "matmul", None)

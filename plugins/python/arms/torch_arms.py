@@ -263,21 +263,64 @@ def _compile_missing():
     return "PyTorch %s has no torch.compile (2.0 or later)" % torch.__version__
 
 
-def _exact_reductions(spec, device):
+def _has_product(spec):
+    """Whether a format-2 spec's statements hold a matrix product: a sum of the product of two
+    tensors each subscripted by an index the other lacks (torch runs it as a GEMM)."""
+    p = getattr(spec, "program", None)
+    if p is None:
+        return False
+
+    def indices(access):
+        return {p.nodes[a].ref for a in access.args if p.nodes[a].kind == "index"}
+
+    for n in p.nodes:
+        if n.kind != "reduce" or n.reduction != "sum":
+            continue
+        body = p.nodes[n.args[0]]
+        if body.kind != "apply" or body.op != "mul" or len(body.args) != 2:
+            continue
+        a, b = (p.nodes[x] for x in body.args)
+        if a.kind == "access" and b.kind == "access" and indices(a) - indices(b) and \
+                indices(b) - indices(a):
+            return True
+    return False
+
+
+def _has_flag(obj, name):
+    """hasattr for torch.backends' flags: torch 1.13 asserts on an unknown one."""
+    try:
+        getattr(obj, name)
+        return True
+    except (AttributeError, AssertionError):
+        return False
+
+
+class _Reductions:
     """cuBLAS may split K and sum the parts in the output's 16-bit type; torch allows it by
     default (allow_bf16/fp16_reduced_precision_reduction). On the H200 a 1025^3 bf16 product
-    then had a quarter of its elements beyond float32 accumulation's bound. Allowed only where
-    the spec computes in its 16-bit dtype. Process-wide: the arms of one process serve one
-    spec, and each sets it again in prepare()."""
-    if device != "cuda":
-        return
-    import torch
+    then had a quarter of its elements beyond float32 accumulation's bound. For each call of
+    these arms on a CUDA spec with a product, the flags say what the spec computes in (allowed
+    only where that is the 16-bit dtype) and are put back after it: they are torch's
+    process-wide state, and a candidate timed in the same worker runs as its author left them."""
 
-    allow = spec.compute in ("f16", "bf16")
-    matmul = torch.backends.cuda.matmul
-    for flag in ("allow_bf16_reduced_precision_reduction", "allow_fp16_reduced_precision_reduction"):
-        if hasattr(matmul, flag):
-            setattr(matmul, flag, allow)
+    _FLAGS = ("allow_bf16_reduced_precision_reduction", "allow_fp16_reduced_precision_reduction")
+
+    def __init__(self, spec):
+        import torch
+
+        self.matmul = torch.backends.cuda.matmul
+        self.allow = spec.compute in ("f16", "bf16")
+        self.flags = [f for f in self._FLAGS if _has_flag(self.matmul, f)]
+
+    def __enter__(self):
+        self.saved = [getattr(self.matmul, f) for f in self.flags]
+        for f in self.flags:
+            setattr(self.matmul, f, self.allow)
+
+    def __exit__(self, *exc):
+        for f, v in zip(self.flags, self.saved):
+            setattr(self.matmul, f, v)
+        return False
 
 
 class _TorchArm(kq.Arm):
@@ -340,14 +383,19 @@ class _TorchArm(kq.Arm):
             key = (spec.op, spec.compute, tuple(s.text for s in p.statements),
                    tuple((t.name, t.role, t.dtype, tuple(t.shape)) for t in p.tensors),
                    tuple((d.name, d.value) for d in p.params))
-        _exact_reductions(spec, self.device)
+        self._reductions = _Reductions(spec) if self.device == "cuda" and _has_product(spec) \
+            else None
         if getattr(self, "_key", None) != key:
             self._key = key
             self._shaped = _shaped(spec)
             self._source = self.source_of(spec)
             self._fn = self._build(spec)
             self._codes = {}
-        self._warm(problem)
+        if self._reductions is None:
+            self._warm(problem)
+        else:
+            with self._reductions:  # compiles and autotunes (max-autotune) as it will run
+                self._warm(problem)
 
     def _build(self, spec):
         return self._define(self._source, spec)
@@ -356,7 +404,10 @@ class _TorchArm(kq.Arm):
         pass
 
     def run(self, inputs, outputs):
-        if self._shaped:
+        if self._reductions is not None:
+            with self._reductions:
+                self._fn(*inputs, *outputs)
+        elif self._shaped:
             self._fn(*inputs, *outputs)
         else:
             self._fn(*inputs, outputs[0])
