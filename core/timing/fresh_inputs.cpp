@@ -240,10 +240,15 @@ std::vector<FreshInputs::Patch> FreshInputs::format2_patches(const CaseTensors& 
   std::vector<ix::Sample> samples;
   std::vector<std::size_t> of_output;  // by sample
   bool bounds = false;
-  // Above kEvaluationSteps in all (a first change of a long scan's row), each element is
-  // evaluated with the probability that keeps to them.
+  // Above kCheckSteps in all (a change of a product's row, a first change of a long scan's row),
+  // each element is evaluated with the probability that keeps to them: a result cache returns
+  // stale values all over the changed region, so a random part of it catches one.
   const double steps = evaluation_steps(regions);
-  const double keep = steps > kEvaluationSteps ? kEvaluationSteps / steps : 1.0;
+  double costliest = 0;
+  for (std::size_t pos = 0; pos < regions.size(); ++pos)
+    if (!regions[pos].empty()) costliest = std::max(costliest, element_cost_[pos]);
+  const double budget = std::max(kCheckSteps, costliest);
+  const double keep = steps > budget ? budget / steps : 1.0;
   std::uniform_real_distribution<double> draw01(0.0, 1.0);
   for (std::size_t pos = 0; pos < p.decls.tensors.size(); ++pos) {
     const ix::TensorDecl& d = p.decls.tensors[pos];

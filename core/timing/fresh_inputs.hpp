@@ -11,7 +11,7 @@
 // A checked sample is compared with the reference of what it was given: the size's reference
 // with the elements that can change evaluated again (format 1: the changed positions; format 2:
 // the region ix::affected_regions gives, by ix::evaluate_at; where that would take more than
-// kEvaluationSteps, a random part of it, the others accepted as they are), a patch the caller
+// kCheckSteps, a random part of it, the others accepted as they are), a patch the caller
 // puts on its reference for the comparison and takes off after.
 #pragma once
 #include <cstdint>
@@ -36,6 +36,10 @@ class FreshInputs {
   // scan. Format 2 adds changes while they keep to it; a change whose region holds an element
   // costing more (a scalar loss over a large input) is not made, and that set's inputs stay.
   static constexpr double kEvaluationSteps = 16777216.0;
+  // What a checked sample's evaluation costs at most, in element steps (or one element's, where
+  // that is more): past it a random part of the changed region is evaluated. At about 100 ns a
+  // step, 16M steps made every checked sample of a decode-shaped product cost seconds.
+  static constexpr double kCheckSteps = 1048576.0;
 
   // For the timed point `c` of `spec`, whose outputs are compared by `rules`, from the run's
   // secret `seed`. Changes nothing where an output aliases an input.
@@ -50,7 +54,7 @@ class FreshInputs {
   // index, or the sample's position where the output is sampled), and their values (the output's
   // dtype) and bounds (where compared by the bound).
   // `unknown`: positions whose reference changed but was not evaluated again (above
-  // kEvaluationSteps a random part of the region is), to be accepted as they are.
+  // kCheckSteps a random part of the region is), to be accepted as they are.
   struct Patch {
     std::vector<std::size_t> at;
     HostBytes values;

@@ -240,3 +240,35 @@ TEST_CASE("elements left unevaluated are accepted as the output holds them, and 
   CHECK_FALSE(f.ok);
   CHECK(f.index == 100);
 }
+
+TEST_CASE("a checked sample of a product evaluates about kCheckSteps, the rest left unevaluated") {
+  // A change of a (one row): every output, 4096 of 512 terms each (2^21 steps), twice the budget.
+  const kq::Spec spec = kq::parse_spec(
+      "kq_spec: 2\nop: mm\ndims: {M: free, N: free, K: reduced}\ncompute: f32\n"
+      "inputs: {a: {dtype: f32, shape: [M, K]}, b: {dtype: f32, shape: [K, N]}}\n"
+      "outputs: {c: {dtype: f32, shape: [M, N]}}\n"
+      "semantics: |\n  c[m, n] = sum(k, a[m, k] * b[k, n])\n"
+      "compare: {c: {bound: accumulation}}\n"
+      "timing: {points: [{M: 1, N: 4096, K: 512}]}\n"
+      "decision: {baseline: cpu_tbb}\n",
+      "mm.yaml");
+  const kq::Case c = kq::timed_points(spec).front().c;
+  kq::CaseTensors t(spec, c, kq::Device::cpu);
+  t.load_inputs(c, 0);
+  const std::vector<kq::OutputRule> rules = kq::output_rules(spec, c);
+  kq::FreshInputs fresh(spec, c, rules, 99);
+  int rows_changed = 0;
+  for (int round = 0; round < 8; ++round) {
+    fresh.change(t, nullptr);
+    const kq::FreshInputs::Patch p = fresh.patches(t).front();
+    INFO("round " << round);
+    // At most a little over the budget (the draw is random), whatever the changes reach.
+    CHECK(static_cast<double>(p.at.size()) * 512 <= 1.25 * kq::FreshInputs::kCheckSteps);
+    if (p.at.size() + p.unknown.size() >= 4096) {
+      ++rows_changed;
+      CHECK(p.at.size() > 1000);       // a random part of the row evaluated...
+      CHECK(p.unknown.size() > 1000);  // ...and the rest accepted as it is
+    }
+  }
+  CHECK(rows_changed > 0);
+}
