@@ -215,7 +215,7 @@ except (OSError, ValueError, KeyError) as e:
     sys.exit(0)
 ok = [a["name"] for a in arms if a["verdict"] == "qualified"]
 bad = ["%s %s" % (a["name"], a["verdict"]) for a in arms if a["verdict"] != "qualified"]
-n = max((a["counts"]["total"] for a in arms), default=0)
+n = max((a.get("counts", {}).get("total", 0) for a in arms), default=0)
 print("%-32s %2d qualified (%d cases, %.0f s): %s%s" % (
     sys.argv[2], len(ok), n, int(sys.argv[3]) / 1e6, ", ".join(ok),
     ("; not: " + ", ".join(bad)) if bad else ""))

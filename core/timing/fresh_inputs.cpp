@@ -39,6 +39,23 @@ std::int64_t scan_length(const ix::Program& p, const std::vector<std::int64_t>& 
   return longest;
 }
 
+// The most terms one reduction of the program sums (1 without reductions): a product's K, which
+// its inputs' sizes over its output's understate where M is small.
+double longest_reduction(const ix::Program& p, const std::vector<std::int64_t>& dims) {
+  double longest = 1;
+  for (const ix::Node& n : p.nodes) {
+    if (n.kind != ix::NodeKind::reduce) continue;
+    double terms = 1;
+    for (int v : n.over) {
+      const ix::Extent& e = p.indices[static_cast<std::size_t>(v)].extent;
+      terms *=
+          static_cast<double>(e.is_dim() ? dims.at(static_cast<std::size_t>(e.dim)) : e.constant);
+    }
+    longest = std::max(longest, terms);
+  }
+  return longest;
+}
+
 }  // namespace
 
 FreshInputs::FreshInputs(const Spec& spec, const Case& c, const std::vector<OutputRule>& rules,
@@ -55,11 +72,12 @@ FreshInputs::FreshInputs(const Spec& spec, const Case& c, const std::vector<Outp
       largest_input =
           std::max(largest_input, static_cast<double>(ix::numel_of(declared_shape(d, c.dims))));
   const double scan = static_cast<double>(scan_length(p, c.dims));
+  const double reduction = longest_reduction(p, c.dims);
   for (const ix::TensorDecl& d : p.decls.tensors) {
     const double n =
         static_cast<double>(std::max<std::int64_t>(ix::numel_of(declared_shape(d, c.dims)), 1));
-    element_cost_.push_back(d.role == ix::Role::output ? std::max(1.0, largest_input / n) * scan
-                                                       : 0.0);
+    element_cost_.push_back(
+        d.role == ix::Role::output ? std::max({1.0, largest_input / n, reduction}) * scan : 0.0);
   }
 }
 

@@ -242,14 +242,15 @@ TEST_CASE("elements left unevaluated are accepted as the output holds them, and 
 }
 
 TEST_CASE("a checked sample of a product evaluates about kCheckSteps, the rest left unevaluated") {
-  // A change of a (one row): every output, 4096 of 512 terms each (2^21 steps), twice the budget.
+  // A change of a: a row of c, 4096 sums of 512 terms each (2^21 steps), twice the budget. At
+  // M = 16 the inputs' sizes over the output's (32) understate what an element costs.
   const kq::Spec spec = kq::parse_spec(
       "kq_spec: 2\nop: mm\ndims: {M: free, N: free, K: reduced}\ncompute: f32\n"
       "inputs: {a: {dtype: f32, shape: [M, K]}, b: {dtype: f32, shape: [K, N]}}\n"
       "outputs: {c: {dtype: f32, shape: [M, N]}}\n"
       "semantics: |\n  c[m, n] = sum(k, a[m, k] * b[k, n])\n"
       "compare: {c: {bound: accumulation}}\n"
-      "timing: {points: [{M: 1, N: 4096, K: 512}]}\n"
+      "timing: {points: [{M: 16, N: 4096, K: 512}]}\n"
       "decision: {baseline: cpu_tbb}\n",
       "mm.yaml");
   const kq::Case c = kq::timed_points(spec).front().c;
