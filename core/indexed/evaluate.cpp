@@ -20,6 +20,8 @@ namespace {
 
 // Elements (or lines) per task at least: a few microseconds of work.
 constexpr std::int64_t kGrain = 256;
+// Samples per task at least: each task starts its own store of the samples' temporaries.
+constexpr std::size_t kSampleGrain = 16;
 
 // Every assigned tensor, unrounded, filled statement by statement; with each element's bound
 // when `bounds`.
@@ -207,12 +209,12 @@ std::vector<bool> eager_tensors(const Instance& in, std::int64_t limit) {
 // remembering every element of every sampled row would hold millions.
 class LazyStore final : public Store {
  public:
-  LazyStore(const Instance& in, bool bounds, FullStore& whole, std::vector<bool> eager,
+  LazyStore(const Instance& in, bool bounds, FullStore& whole, const std::vector<bool>& eager,
             std::int64_t remembered)
       : in_(in),
         bounds_(bounds),
         whole_(whole),
-        eager_(std::move(eager)),
+        eager_(eager),
         remembered_(remembered),
         memo_(in.shapes.size()),
         statement_of_(in.shapes.size(), -1) {
@@ -248,7 +250,7 @@ class LazyStore final : public Store {
   const Instance& in_;
   bool bounds_;
   FullStore& whole_;
-  std::vector<bool> eager_;
+  const std::vector<bool>& eager_;
   std::int64_t remembered_;
   std::vector<std::unordered_map<std::int64_t, Term>> memo_;
   std::vector<int> statement_of_;
@@ -258,15 +260,14 @@ class LazyStore final : public Store {
 SampledEvaluation sampled(const Program& p, const DimValues& dims, const Tensors& inputs,
                           std::span<const Sample> samples, bool bounds, std::int64_t eager_limit) {
   const Instance in = make_instance(p, dims, inputs);
-  std::vector<bool> eager = eager_tensors(in, eager_limit);
+  const std::vector<bool> eager = eager_tensors(in, eager_limit);
   FullStore whole(in, bounds);
   for (std::size_t k = 0; k < p.statements.size(); ++k)
     if (eager[static_cast<std::size_t>(p.statements[k].tensor)])
       run_statement(in, whole, static_cast<int>(k));
-  LazyStore store(in, bounds, whole, std::move(eager), kEagerElements);
-  SampledEvaluation e;
-  e.values.reserve(samples.size());
-  if (bounds) e.bounds.reserve(samples.size());
+  // Where each sample lies, checked in order (the first bad one named).
+  std::vector<std::pair<int, std::int64_t>> at;
+  at.reserve(samples.size());
   for (const Sample& sample : samples) {
     int tensor = -1;
     for (std::size_t t = 0; t < p.decls.tensors.size(); ++t)
@@ -285,11 +286,35 @@ SampledEvaluation sampled(const Program& p, const DimValues& dims, const Tensors
                         "' of shape " + shape_text(shape));
       linear = linear * shape[d] + sample.coord[d];
     }
-    const TensorDecl& t = p.decls.tensors[static_cast<std::size_t>(tensor)];
-    const Term v = store.computed(tensor, linear);
+    at.emplace_back(tensor, linear);
+  }
+  // In parallel, runs of neighbouring samples, each run with its own store: the temporaries a
+  // sampled row reads (its sum) are remembered within a run, and samples come sorted, a row's
+  // together. A product's 4096 samples of 8192 terms took 13 s in one thread.
+  std::vector<Term> terms(samples.size());
+  FirstError first;
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, samples.size(), kSampleGrain),
+                    [&](const tbb::blocked_range<std::size_t>& r) {
+                      LazyStore store(in, bounds, whole, eager, kEagerElements);
+                      for (std::size_t j = r.begin(); j < r.end(); ++j) {
+                        try {
+                          terms[j] = store.computed(at[j].first, at[j].second);
+                        } catch (const EvalError& e) {
+                          first.offer(static_cast<std::int64_t>(j), e.what());
+                          return;
+                        }
+                      }
+                    });
+  first.rethrow();
+  SampledEvaluation e;
+  e.values.reserve(samples.size());
+  if (bounds) e.bounds.reserve(samples.size());
+  for (std::size_t j = 0; j < samples.size(); ++j) {
+    const TensorDecl& t = p.decls.tensors[static_cast<std::size_t>(at[j].first)];
+    const Term& v = terms[j];
     Buffer one = Buffer::zeros(t.dtype, {});
     if (!representable(t.dtype, v.v))
-      throw EvalError("output '" + t.name + "' at " + shape_text(sample.coord) + " is " +
+      throw EvalError("output '" + t.name + "' at " + shape_text(samples[j].coord) + " is " +
                       std::to_string(v.v) + ", which a " + std::string(to_string(t.dtype)) +
                       " cannot hold");
     one.set(0, v.v);

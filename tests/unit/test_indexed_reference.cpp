@@ -8,6 +8,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -400,7 +401,7 @@ TEST_CASE("sampled evaluation equals the full evaluation at those coordinates") 
   std::vector<Sample> samples = {{"y", {0, 0}},    {"y", {36, 299}}, {"c", {0, 0}}, {"c", {5, 150}},
                                  {"c", {36, 299}}, {"a", {17}},      {"total", {}}};
   std::mt19937 rng(11);
-  for (int k = 0; k < 40; ++k)
+  for (int k = 0; k < 400; ++k)  // many runs of samples, walked in parallel
     samples.push_back(
         {k % 2 ? "y" : "c",
          {static_cast<std::int64_t>(rng() % 37), static_cast<std::int64_t>(rng() % 300)}});
@@ -427,6 +428,22 @@ TEST_CASE("results do not depend on the number of threads") {
     many = evaluate(x.program, x.dims, x.inputs);
   }
   check_bitwise(one, many);
+  // The sampled walk too, its bounds included: runs of samples go to different threads.
+  std::vector<Sample> samples;
+  for (std::int64_t k = 0; k < 600; ++k)
+    samples.push_back({"c", {(k * 37) % 300, (k * 101) % 1000}});
+  SampledEvaluation a, b;
+  {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 1);
+    a = evaluate_at_with_bounds(x.program, x.dims, x.inputs, samples);
+  }
+  {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 4);
+    b = evaluate_at_with_bounds(x.program, x.dims, x.inputs, samples);
+  }
+  REQUIRE(a.values.size() == samples.size());
+  CHECK(std::memcmp(a.values.data(), b.values.data(), a.values.size() * sizeof(double)) == 0);
+  CHECK(std::memcmp(a.bounds.data(), b.bounds.data(), a.bounds.size() * sizeof(double)) == 0);
 }
 
 TEST_CASE("evaluation errors: missing dims and inputs, bad shapes, unrepresentable outputs") {
