@@ -51,7 +51,13 @@ Section header(const CampaignSummary& s) {
                    " completed, " + std::to_string(s.failed) + " failed, " +
                    std::to_string(s.running) + " never finished, " + std::to_string(s.not_started) +
                    " never started; " + format_duration(s.task_wall_s, Markup::markdown) +
-                   " of task time"};
+                   " of task time" +
+                   (s.span_s > 0 ? ", " + format_duration(s.span_s, Markup::markdown) +
+                                       " from the first start to the last end"
+                                 : "")};
+  for (const GpuBusy& g : s.gpus)
+    h.bullets.push_back(g.gpu + ": " + std::to_string(g.tasks) + " task(s), busy " +
+                        format_duration(g.busy_s, Markup::markdown));
   for (const std::string& f : s.flags) h.bullets.push_back("flag: " + f);
   return h;
 }
@@ -60,7 +66,8 @@ Section tasks(const CampaignSummary& s) {
   Section t{"Tasks", {}, {{"task", "spec", "GPU type", "GPU", "state", "wall", "decision"}, {}}};
   for (const TaskRow& r : s.tasks)
     t.table.rows.push_back(
-        {r.task.id, r.task.op, r.task.gpu_type, or_dash(r.gpu), state_text(r),
+        {r.task.id, r.task.op, r.task.gpu_type,
+         or_dash(r.record.gpu.empty() ? r.gpu : r.record.gpu), state_text(r),
          r.record.ended.empty() ? "-" : format_duration(r.record.wall_s, Markup::markdown),
          or_dash(r.decision)});
   return t;

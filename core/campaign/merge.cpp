@@ -1,11 +1,13 @@
 #include "campaign/merge.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "campaign/slurm.hpp"
+#include "campaign/utc.hpp"
 #include "record/run_data.hpp"
 #include "report/report_text.hpp"
 #include "summary/summarize.hpp"
@@ -106,6 +108,7 @@ CampaignSummary merge_campaign(const fs::path& campaign) {
   s.campaign = fs::absolute(campaign).string();
   s.created = plan.created;
   std::map<std::string, std::map<std::string, std::vector<std::string>>> sources;
+  double first_start = std::numeric_limits<double>::infinity(), last_end = -1;
   for (const Task& t : plan.tasks) {
     TaskRow row;
     row.task = t;
@@ -124,7 +127,18 @@ CampaignSummary merge_campaign(const fs::path& campaign) {
         ++s.not_started;
         break;
     }
-    if (!row.record.ended.empty()) s.task_wall_s += row.record.wall_s;
+    if (!row.record.ended.empty()) {
+      s.task_wall_s += row.record.wall_s;
+      first_start = std::min(first_start, utc_seconds(row.record.started));
+      last_end = std::max(last_end, utc_seconds(row.record.ended));
+    }
+    if (!row.record.gpu.empty() && !row.record.ended.empty()) {
+      auto g = std::find_if(s.gpus.begin(), s.gpus.end(),
+                            [&](const GpuBusy& b) { return b.gpu == row.record.gpu; });
+      if (g == s.gpus.end()) g = s.gpus.insert(s.gpus.end(), GpuBusy{row.record.gpu, 0, 0});
+      ++g->tasks;
+      g->busy_s += row.record.wall_s;
+    }
     // A task that never finished under Slurm: what the scheduler says of it (TIMEOUT,
     // NODE_FAIL, OUT_OF_MEMORY, CANCELLED).
     if (row.record.state == TaskState::running && !row.record.slurm_job.empty())
@@ -137,9 +151,15 @@ CampaignSummary merge_campaign(const fs::path& campaign) {
   }
   flag_provenance(s, sources);
   find_disagreements(s);
+  if (last_end >= first_start) s.span_s = last_end - first_start;
   return s;
 }
 
+KQ_JSON_FIELDS(GpuBusy) {
+  f("gpu", r.gpu);
+  f("tasks", r.tasks);
+  f("busy_s", r.busy_s);
+}
 KQ_JSON_FIELDS(ArmOutcome) {
   f("arm", r.arm);
   f("outcome", r.outcome);
@@ -172,10 +192,13 @@ KQ_JSON_FIELDS(CampaignSummary) {
   f("running", r.running);
   f("not_started", r.not_started);
   f("task_wall_s", r.task_wall_s);
+  f("span_s", r.span_s);
+  f("gpus", r.gpus);
   f("flags", r.flags);
   f("disagreements", r.disagreements);
   f("tasks", r.tasks);
 }
+void to_json(nlohmann::json& j, const GpuBusy& r) { jf::write_fields(j, r); }
 void to_json(nlohmann::json& j, const ArmOutcome& r) { jf::write_fields(j, r); }
 void to_json(nlohmann::json& j, const TaskRow& r) { jf::write_fields(j, r); }
 void to_json(nlohmann::json& j, const CampaignSummary& r) { jf::write_fields(j, r); }

@@ -38,11 +38,21 @@ struct TaskRow {
   bool operator==(const TaskRow&) const = default;
 };
 
+// The tasks one of several GPUs ran (kq sweep --devices), and their time.
+struct GpuBusy {
+  std::string gpu;  // "GPU 1 (NVIDIA H200)"
+  int tasks = 0;
+  double busy_s = 0;  // their wall time, summed
+  bool operator==(const GpuBusy&) const = default;
+};
+
 struct CampaignSummary {
   std::string campaign, created;
   std::vector<TaskRow> tasks;  // the plan's order
   int completed = 0, failed = 0, running = 0, not_started = 0;
-  double task_wall_s = 0;  // summed over the tasks that ended
+  double task_wall_s = 0;     // summed over the tasks that ended
+  double span_s = 0;          // from the first task's start to the last one's end
+  std::vector<GpuBusy> gpus;  // by GPU, in the order first met, where tasks were spread over GPUs
   // Provenance flags: tasks that ran other kq commits, or an arm whose sources differ between
   // tasks; and specs whose decision differs between GPU types.
   std::vector<std::string> flags, disagreements;

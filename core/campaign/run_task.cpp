@@ -142,10 +142,12 @@ TaskRecord run_task(const fs::path& campaign, const Task& task, const TaskOption
   r.host = hostname();
   r.started = utc_now();
   r.slurm_job = slurm_job();
+  r.gpu = options.gpu;
   write_record(campaign, task, r);
   {
     std::ofstream head(log, std::ios::app);
-    head << "== kq sweep: task " << task.id << " on " << r.host << " at " << r.started << "\n";
+    head << "== kq sweep: task " << task.id << " on " << r.host
+         << (r.gpu.empty() ? "" : ", " + r.gpu) << " at " << r.started << "\n";
   }
 
   const auto t0 = std::chrono::steady_clock::now();

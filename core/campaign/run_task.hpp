@@ -15,6 +15,7 @@ namespace kq::campaign {
 
 struct TaskOptions {
   std::vector<std::pair<std::string, std::string>> env;  // set in the child (CUDA_VISIBLE_DEVICES)
+  std::string gpu;          // the GPU it was given, for its record ("GPU 1 (NVIDIA H200)")
   double time_limit_s = 0;  // killed after this long (0: the task's own limit)
 };
 

@@ -39,6 +39,7 @@ KQ_JSON_FIELDS(TaskRecord) {
   f("signal", r.signal);
   f("reason", r.reason, jf::kOmitEmpty);
   f("slurm_job", r.slurm_job, jf::kOmitEmpty);
+  f("gpu", r.gpu, jf::kOmitEmpty);
 }
 void to_json(nlohmann::json& j, const TaskRecord& r) { jf::write_fields(j, r); }
 void from_json(const nlohmann::json& j, TaskRecord& r) { jf::read_fields(j, r); }

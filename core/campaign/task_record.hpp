@@ -24,6 +24,7 @@ struct TaskRecord {
   // failed: what went wrong, from the exit and the log's last lines
   std::string reason;
   std::string slurm_job;  // SLURM_JOB_ID (and array task) where Slurm ran it
+  std::string gpu;        // "GPU 1 (NVIDIA H200)" where kq sweep gave the task one of several
   bool operator==(const TaskRecord&) const = default;
 };
 

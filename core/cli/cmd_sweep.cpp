@@ -6,6 +6,7 @@
 #include "campaign/run_task.hpp"
 #include "campaign/slurm.hpp"
 #include "cli/common.hpp"
+#include "device/gpu_list.hpp"
 #include "worker/supervise.hpp"
 
 namespace kq::cli {
@@ -92,6 +93,9 @@ int cmd_sweep(const std::vector<std::string>& args) {
       "resume", po::value<std::string>(),
       "run again the tasks of CAMPAIGN that did not complete (its plan.json as written)")(
       "plan-only", po::bool_switch(), "write plan.json and stop")(
+      "devices", po::value<std::string>(),
+      "the GPUs the tasks run on, one task on each at a time: their numbers (0,1) or all "
+      "(default: every GPU this process sees)")(
       "time-limit", po::value<double>(),
       "minutes a task may take before it is killed (default: from each spec's bounds: 15 "
       "minutes of qualification quick, an hour full, and the timing's limit a point)")(
@@ -113,17 +117,28 @@ int cmd_sweep(const std::vector<std::string>& args) {
           "kq sweep SPEC_OR_DIR... --out CAMPAIGN --slurm [--gpu-types h100,h200] [--partition P]\n"
           "kq sweep --resume CAMPAIGN [--slurm ...]\n\n"
           "A campaign: one task per spec (a folder's *.yaml), each a kq run with its own run\n"
-          "directory, log and completion record under CAMPAIGN, run here one after another;\n"
-          "then kq merge CAMPAIGN.",
+          "directory, log and completion record under CAMPAIGN, run here one at a time on each\n"
+          "GPU (--devices); then kq merge CAMPAIGN.",
           opts, pos, args, vm))
     return kOk;
 
   if (!vm["slurm"].as<bool>())
     for (const char* o : {"partition", "gres", "sbatch-arg"})
       if (vm.count(o)) throw UsageError(std::string("--") + o + " needs --slurm");
+  if (vm["slurm"].as<bool>() && vm.count("devices"))
+    throw UsageError(
+        "--devices is for tasks run here: under --slurm each task gets its GPU "
+        "from Slurm (--gres)");
   campaign::LocalOptions local;
-  local.on_start = [](const campaign::Task& t) {
-    std::cout << "task " << t.index << ": " << t.op << " (" << t.spec << ")" << std::endl;
+  try {
+    local.gpus =
+        choose_gpus(vm.count("devices") ? vm["devices"].as<std::string>() : "all", visible_gpus());
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  local.on_start = [](const campaign::Task& t, const std::string& gpu) {
+    std::cout << "task " << t.index << ": " << t.op << " (" << t.spec << ")"
+              << (gpu.empty() ? "" : " on " + gpu) << std::endl;
   };
   local.on_end = say_end;
   fs::path dir;

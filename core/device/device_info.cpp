@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cstdlib>
 #include <fstream>
 #include <thread>
 
@@ -35,6 +36,8 @@ nlohmann::json machine_info() {
   j["cores"] = std::thread::hardware_concurrency();
   j["memory_bytes"] = total_host_bytes();
   j["gpus"] = nlohmann::json::array();
+  // Which of the host's GPUs this process was given (kq sweep gives each task one).
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) j["cuda_visible_devices"] = v;
   std::string why;
   if (!cuda_usable(&why)) {
     j["cuda_unusable"] = why;

@@ -4,6 +4,7 @@
 // the earlier attempt's run directory kept beside.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -199,4 +200,62 @@ TEST_CASE("kq sweep --slurm writes an array per GPU type and a merge job after t
   CHECK(r.exit_code == 2);
   CHECK(r.out.find("--gpu-types needs --slurm") != std::string::npos);
   fs::remove_all(root);
+}
+
+// Two stand-in GPUs (KQ_FAKE_GPUS): the tasks of CPU specs take turns on them as a GPU host's
+// would, each given its GPU through CUDA_VISIBLE_DEVICES; the merged report says which ran what.
+TEST_CASE("kq sweep runs one task on each GPU at a time, and says which GPU ran each") {
+  const fs::path dir = kq::test::temp_dir("sweep-gpus");
+  const std::string c = "'" + (dir / "c").string() + "'";
+  setenv("KQ_FAKE_GPUS", "Fake GPU A,Fake GPU B", 1);
+  auto r = run_kq("sweep specs/clamp.yaml specs/axpby.yaml --arms cpu_tbb --quick --out " + c);
+  INFO(r.out);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("on GPU 0 (Fake GPU A)") != std::string::npos);
+  CHECK(r.out.find("on GPU 1 (Fake GPU B)") != std::string::npos);
+  const nlohmann::json merged = read_json(dir / "c" / "campaign.json");
+  REQUIRE(merged["gpus"].size() == 2);
+  CHECK(merged["gpus"][0]["tasks"] == 1);
+  CHECK(merged["gpus"][1]["tasks"] == 1);
+  // Each task's run saw the GPU its record names; the two ran at once.
+  bool overlap = false;
+  const auto& tasks = merged["tasks"];
+  for (const auto& t : tasks) {
+    const std::string gpu = t["record"]["gpu"];
+    const nlohmann::json manifest =
+        read_json(dir / "c" / t["run_dir"].get<std::string>() / "manifest.json");
+    INFO(t["id"]);
+    CHECK(manifest["machine"]["cuda_visible_devices"] == (gpu == "GPU 0 (Fake GPU A)" ? "0" : "1"));
+    for (const auto& u : tasks)
+      overlap =
+          overlap || (u["record"]["gpu"] != gpu && t["record"]["started"] < u["record"]["ended"] &&
+                      u["record"]["started"] < t["record"]["ended"]);
+  }
+  CHECK(overlap);
+  CHECK(read_file(dir / "c" / "campaign.md").find("GPU 1 (Fake GPU B): ") != std::string::npos);
+
+  // One GPU of the two: the task on it.
+  r = run_kq("sweep specs/clamp.yaml --arms cpu_tbb --quick --devices 1 --out '" +
+             (dir / "one").string() + "'");
+  CHECK(r.exit_code == 0);
+  CHECK(read_json(dir / "one" / "runs" /
+                  (read_json(dir / "one" / "plan.json")["tasks"][0]["id"].get<std::string>()) /
+                  "manifest.json")["machine"]["cuda_visible_devices"] == "1");
+
+  // What it cannot use, named.
+  r = run_kq("sweep specs/clamp.yaml --devices 2 --out '" + (dir / "x").string() + "'");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("no GPU 2; this machine sees 2: GPU 0 (Fake GPU A), GPU 1 (Fake GPU B)") !=
+        std::string::npos);
+  r = run_kq("sweep specs/clamp.yaml --devices 0,0 --out '" + (dir / "x").string() + "'");
+  CHECK(r.out.find("GPU 0 named twice") != std::string::npos);
+  r = run_kq("sweep specs/clamp.yaml --devices first --out '" + (dir / "x").string() + "'");
+  CHECK(r.out.find("'first' is no GPU number") != std::string::npos);
+  r = run_kq("sweep specs/clamp.yaml --slurm --devices 0 --out '" + (dir / "x").string() + "'");
+  CHECK(r.out.find("--devices is for tasks run here") != std::string::npos);
+  setenv("KQ_FAKE_GPUS", "", 1);
+  r = run_kq("sweep specs/clamp.yaml --devices 0 --out '" + (dir / "x").string() + "'");
+  CHECK(r.out.find("this machine sees no GPU") != std::string::npos);
+  unsetenv("KQ_FAKE_GPUS");
+  fs::remove_all(dir);
 }
