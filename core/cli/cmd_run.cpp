@@ -6,6 +6,7 @@
 
 #include "cli/common.hpp"
 #include "device/device_info.hpp"
+#include "device/gpu_list.hpp"
 #include "device/memory.hpp"
 #include "pipeline/run_pipeline.hpp"
 #include "plan/choose_points.hpp"
@@ -62,6 +63,23 @@ std::vector<std::string> leave_out_cpu_arms(std::vector<StageArm>& arms) {
 
 // --early-timing: by default where the workers beside qualification have cores to run on (the
 // warm calls compile on the host); on a small machine they would slow qualification as much.
+// --devices: the GPUs the run uses (every one it sees by default), and in the manifest's machine
+// facts which they were and which one timed.
+std::vector<GpuSlot> chosen_gpus(const po::variables_map& vm, nlohmann::json& machine) {
+  std::vector<GpuSlot> gpus;
+  try {
+    gpus =
+        choose_gpus(vm.count("devices") ? vm["devices"].as<std::string>() : "all", visible_gpus());
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  if (gpus.empty()) return gpus;
+  machine["devices"] = nlohmann::json::array();
+  for (const GpuSlot& g : gpus) machine["devices"].push_back(describe(g));
+  machine["timing_gpu"] = describe(gpus.front());
+  return gpus;
+}
+
 bool early_timing(const std::string& choice) {
   if (choice == "on") return true;
   if (choice == "off") return false;
@@ -117,6 +135,9 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
       "seconds a case may run silently before its worker is declared hung (default: the spec's)")(
       "jobs,j", po::value<int>()->default_value(default_qualify_jobs()),
       "arms qualified at once, each in its own worker (timing is always one arm at a time)")(
+      "devices", po::value<std::string>(),
+      "the GPUs to use: their numbers (0,1) or all (default: every GPU this process sees); "
+      "qualification's CUDA workers are spread over them, the timing runs on the first")(
       "points", po::value<std::vector<std::string>>()->composing(),
       timing ? "time (and qualify) these points instead of the spec's: timing-point numbers "
                "(1,3), or dim values ('{M: 32768, N: 4096}', repeatable; points the spec lacks "
@@ -178,6 +199,7 @@ int run_pipeline(const std::vector<std::string>& args, bool timing) {
   if (o.quick && timing) quick_timing(o.spec.timing);  // as the timing workers will
   if (vm.count("hang-timeout")) o.hang_timeout_s = vm["hang-timeout"].as<double>();
   o.jobs = vm["jobs"].as<int>();
+  o.gpus = chosen_gpus(vm, o.machine);
   if (vm.count("junit")) o.junit = vm["junit"].as<std::string>();
   if (timing) {
     o.no_timing = vm["no-timing"].as<bool>();

@@ -17,6 +17,7 @@ std::vector<std::string> split(const std::string& s) {
     const auto b = part.find_last_not_of(' ');
     out.push_back(a == std::string::npos ? "" : part.substr(a, b - a + 1));
   }
+  if (!s.empty() && s.back() == ',') out.push_back("");  // "0,": an empty last entry
   return out;
 }
 

@@ -31,6 +31,7 @@ Qualified qualify(const RunPipelineOptions& o, Progress& progress) {
   q.added_points = o.timed.added;
   q.hang_timeout_s = o.hang_timeout_s.value_or(o.spec.qualification.hang_timeout_s);
   q.jobs = o.jobs;
+  q.gpus = o.gpus;
   q.sanitize_tools = o.sanitize.tools;
   q.sanitizer = o.sanitize.sanitizer;
   q.on_record = [&](const nlohmann::json& j) { progress.record(j); };
@@ -73,6 +74,7 @@ TimeStageOptions timing_options(const RunPipelineOptions& o, Progress& progress)
   t.blocking_kernel = o.blocking_kernel;
   t.cpu_call_budget_s = o.cpu_call_budget_s;
   t.quick = o.quick;
+  if (!o.gpus.empty()) t.gpu = o.gpus.front().visible_id;
   t.artifacts_dir = o.dir / "artifacts";
   t.isolation = {self_executable().parent_path() / "plugins", o.isolate_all,
                  o.spec.decision.baselines, o.spec.decision.eager};

@@ -30,6 +30,9 @@ struct RunPipelineOptions {
   std::vector<std::string> left_out_cpu;  // CPU arms --quick left out on a GPU host (cli/cmd_run)
   std::optional<double> hang_timeout_s;   // empty: the spec's
   int jobs = 1;                           // arms qualified at once
+  // kq run --devices: qualification's CUDA workers spread over these, the timing on the first;
+  // empty: every worker on what kq was started with.
+  std::vector<GpuSlot> gpus;
   SanitizeSetup sanitize;
   std::filesystem::path junit;  // empty: no copy of junit.xml
 

@@ -12,6 +12,7 @@
 #include "plan/plan_cases.hpp"
 #include "plan/timed_points.hpp"
 #include "plugins/loader.hpp"
+#include "qualify/big_case_lock.hpp"
 #include "qualify/qualify_arm.hpp"
 #include "qualify/shared_cases.hpp"
 #include "record/instance_name.hpp"
@@ -56,6 +57,16 @@ SharedCases adopt_shared_cases(const std::string& argument) {
               << "): this worker computes every case's own\n";
     return {};
   }
+}
+
+// The GPU the stage gave this worker (kq run --devices), before anything starts CUDA: the
+// worker sees it alone, as its device 0; its big cases take turns with the other workers' on
+// that GPU only (qualify/big_case_lock.hpp).
+void use_gpu(const std::string& gpu) {
+  if (gpu.empty()) return;
+  ::setenv("CUDA_VISIBLE_DEVICES", gpu.c_str(), 1);
+  ::setenv(kBigCaseGpuEnv, gpu.c_str(), 1);
+  std::cerr << "kq: this worker runs on CUDA_VISIBLE_DEVICES=" << gpu << "\n";
 }
 
 // A plugin that loads arms from files (the python plugin) loads only `origins` here (KQ_ARM_FILES,
@@ -111,6 +122,7 @@ std::map<std::string, std::string> warm_then_take_roster(int fd, const Spec& spe
 }  // namespace
 
 bool worker_qualify(const QualifyWorkerArgs& args) {
+  use_gpu(args.gpu);
   auto emit = claim_protocol_stdout();
   const std::string& name = args.arm;
   try {
@@ -151,6 +163,7 @@ bool worker_qualify(const QualifyWorkerArgs& args) {
 }
 
 void worker_time(const TimeWorkerArgs& args) {
+  use_gpu(args.gpu);
   auto emit = claim_protocol_stdout();
   Spec spec = load_spec(args.spec);
   add_timing_points(spec, args.added_points);

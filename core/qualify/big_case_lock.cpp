@@ -16,7 +16,11 @@ namespace kq {
 BigCaseLock::BigCaseLock(Device device, const std::function<void()>& heartbeat) {
   const char* base = std::getenv(kBigCaseLockEnv);
   if (base == nullptr || *base == '\0') return;
-  const std::string path = std::string(base) + (device == Device::cuda ? ".cuda" : ".cpu");
+  const char* gpu = std::getenv(kBigCaseGpuEnv);
+  const std::string path =
+      std::string(base) + (device != Device::cuda   ? ".cpu"
+                           : gpu != nullptr && *gpu ? ".cuda-" + std::string(gpu)
+                                                    : ".cuda");
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0)
     throw std::runtime_error("cannot open the big-case lock " + path + ": " + std::strerror(errno));

@@ -4,9 +4,9 @@
 // memory, its checks' copies too (qualify/case_checks.hpp), and its inputs come from the
 // stage's shared pages, so one CPU arm's big case and one CUDA arm's run side by side.
 // The parent names a lock file in KQ_BIG_CASE_LOCK; a worker holds an flock on that path plus
-// ".cpu" or ".cuda" for the whole case. While it waits it emits {"type":"waiting","arm","case"}
-// every few seconds, so that its parent does not take the silence for a hang. Without
-// KQ_BIG_CASE_LOCK nothing is locked.
+// ".cpu" or ".cuda" (".cuda-<GPU>" where the worker was given a GPU) for the whole case. While it
+// waits it emits {"type":"waiting","arm","case"} every few seconds, so that its parent does not
+// take the silence for a hang. Without KQ_BIG_CASE_LOCK nothing is locked.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -18,6 +18,8 @@
 namespace kq {
 
 inline constexpr const char* kBigCaseLockEnv = "KQ_BIG_CASE_LOCK";
+// The GPU a worker was given (kq run --devices): its CUDA turns are that GPU's alone.
+inline constexpr const char* kBigCaseGpuEnv = "KQ_BIG_CASE_GPU";
 
 class BigCaseLock {
  public:

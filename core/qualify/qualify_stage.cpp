@@ -20,6 +20,7 @@
 #include "plan/choose_points.hpp"
 #include "plan/plan_cases.hpp"
 #include "qualify/big_case_lock.hpp"
+#include "qualify/gpu_placer.hpp"
 #include "qualify/sanitizer_log.hpp"
 #include "qualify/shared_cases.hpp"
 #include "spec/spec.hpp"
@@ -59,8 +60,18 @@ WorkerVerdict run_worker(const StageArm& a, const QualifyStageOptions& opt, Shar
                          const std::vector<std::string>& prefix, const std::string& pass,
                          bool quick, const std::filesystem::path& log,
                          const std::function<void(const json&)>& record, double slowdown,
-                         int shard = 0, int shards = 1) {
+                         GpuPlacer& placer, int shard = 0, int shards = 1) {
   const std::string& name = a.identity.name;
+  // A CUDA worker's GPU, given back when it ends; its case records name it.
+  std::optional<GpuSlot> gpu;
+  if (a.identity.device == Device::cuda) gpu = placer.take();
+  struct GiveBack {
+    GpuPlacer& placer;
+    const std::optional<GpuSlot>& gpu;
+    ~GiveBack() {
+      if (gpu) placer.give_back(*gpu);
+    }
+  } give_back{placer, gpu};
   QualifyWorkerArgs w;
   w.spec = opt.spec_file.string();
   w.plugin = a.plugin_file.string();
@@ -78,6 +89,7 @@ WorkerVerdict run_worker(const StageArm& a, const QualifyStageOptions& opt, Shar
   if (feed != nullptr) w.case_data = feed->subscribe(sockets[0], sockets[1]);
   w.shard = shard;
   w.shards = shards;
+  if (gpu) w.gpu = gpu->visible_id;
   if (pass.empty() && shard == 0) w.artifacts_dir = opt.artifacts_dir.string();
   std::vector<std::string> argv = prefix;
   argv.insert(argv.end(), {self_executable().string(), kWorkerQualifyMode});
@@ -90,6 +102,7 @@ WorkerVerdict run_worker(const StageArm& a, const QualifyStageOptions& opt, Shar
       argv, log, startup_s,
       [&](json j) {
         if (!pass.empty()) j["pass"] = pass;
+        if (gpu && rec::is<rec::CaseResult>(j)) j["gpu"] = gpu->index;
         record(j);
         if (rec::is<rec::VerdictRecord>(j)) verdict = j.get<rec::VerdictRecord>();
         if (rec::is<rec::CaseStart>(j)) {
@@ -184,7 +197,8 @@ rec::VerdictRecord merge_shards(const std::vector<rec::VerdictRecord>& shards,
 // into the one recorded.
 rec::VerdictRecord run_shards(const StageArm& a, const QualifyStageOptions& opt,
                               SharedCaseFeed* feed, const std::function<void(const json&)>& record,
-                              int shards, const std::vector<std::string>& case_order) {
+                              int shards, const std::vector<std::string>& case_order,
+                              GpuPlacer& placer) {
   const std::string& name = a.identity.name;
   auto all_but_verdicts = [&](const json& j) {
     if (!rec::is<rec::VerdictRecord>(j)) record(j);
@@ -197,9 +211,9 @@ rec::VerdictRecord run_shards(const StageArm& a, const QualifyStageOptions& opt,
       const auto log = opt.log_dir / ("qualify-" + name +
                                       (k == 0 ? "" : ".shard" + std::to_string(k + 1)) + ".log");
       try {
-        verdicts[static_cast<std::size_t>(k)] =
-            run_worker(a, opt, feed, {}, "", opt.quick, log, all_but_verdicts, 1.0, k, shards)
-                .verdict;
+        verdicts[static_cast<std::size_t>(k)] = run_worker(a, opt, feed, {}, "", opt.quick, log,
+                                                           all_but_verdicts, 1.0, placer, k, shards)
+                                                    .verdict;
       } catch (...) {
         failures[static_cast<std::size_t>(k)] = std::current_exception();
       }
@@ -216,13 +230,13 @@ rec::VerdictRecord run_shards(const StageArm& a, const QualifyStageOptions& opt,
 // sanitize tools) one worker per tool under compute-sanitizer. Returns the final verdict.
 rec::VerdictRecord qualify_one(const StageArm& a, const QualifyStageOptions& opt,
                                SharedCaseFeed* feed, const std::function<void(const json&)>& record,
-                               const std::vector<std::string>& case_order) {
+                               const std::vector<std::string>& case_order, GpuPlacer& placer) {
   const std::string& name = a.identity.name;
   const int shards = shards_for(a, opt);
   rec::VerdictRecord verdict =
-      shards > 1 ? run_shards(a, opt, feed, record, shards, case_order)
+      shards > 1 ? run_shards(a, opt, feed, record, shards, case_order, placer)
                  : run_worker(a, opt, feed, {}, "", opt.quick,
-                              opt.log_dir / ("qualify-" + name + ".log"), record, 1.0)
+                              opt.log_dir / ("qualify-" + name + ".log"), record, 1.0, placer)
                        .verdict;
 
   const bool sanitize = a.identity.device == Device::cuda && !opt.sanitize_tools.empty() &&
@@ -246,7 +260,7 @@ rec::VerdictRecord qualify_one(const StageArm& a, const QualifyStageOptions& opt
     // Sanitizers slow kernels by 10 to 100 times: give the worker that much more time.
     const WorkerVerdict v =
         run_worker(a, opt, feed, prefix, tool, true,
-                   opt.log_dir / ("qualify-" + tool + "-" + name + ".log"), record, 20.0);
+                   opt.log_dir / ("qualify-" + tool + "-" + name + ".log"), record, 20.0, placer);
     const json found = read_sanitizer_log(log);
     rec::SanitizerFinding f;
     f.arm = name;
@@ -426,6 +440,7 @@ std::vector<rec::VerdictRecord> qualify_stage(const std::vector<StageArm>& arms,
   const std::vector<std::string> order_of_cases = case_order(arms, opt);
   std::atomic<std::size_t> next{0};
   std::exception_ptr failure;
+  GpuPlacer placer(opt.gpus);
   auto work = [&] {
     for (std::size_t n = next++; n < arms.size(); n = next++) {
       const std::size_t i = order[n];
@@ -438,7 +453,7 @@ std::vector<rec::VerdictRecord> qualify_stage(const std::vector<StageArm>& arms,
           record(verdicts[i]);
           continue;
         }
-        verdicts[i] = qualify_one(a, opt, feed.get(), record, order_of_cases);
+        verdicts[i] = qualify_one(a, opt, feed.get(), record, order_of_cases, placer);
         if (opt.on_arm_done) opt.on_arm_done(a);
       } catch (...) {
         std::lock_guard lock(mu);

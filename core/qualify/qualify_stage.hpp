@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "device/gpu_list.hpp"
 #include "kq/arm.hpp"
 #include "record/records.hpp"
 #include "spec/shaped.hpp"
@@ -41,6 +42,9 @@ struct QualifyStageOptions {
   // Workers run at once (qualification is not timed, so arms may share the machine; the
   // verdicts keep the order of the arms given, the records arrive as they come).
   int jobs = 1;
+  // The GPUs the CUDA workers are spread over (qualify/gpu_placer.hpp), each case record naming
+  // the one that ran it; empty: every worker sees what kq was started with.
+  std::vector<GpuSlot> gpus;
   double hang_timeout_s = 60.0;
   // compute-sanitizer tools to run each CUDA arm under (memcheck, initcheck, racecheck,
   // synccheck); empty: none. `sanitizer` is the compute-sanitizer executable.

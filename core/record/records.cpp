@@ -67,6 +67,7 @@ KQ_JSON_FIELDS(CaseResult) {
   f("stages", r.stages);
   f("checked_on", r.checked_on);
   f("sampled_elements", r.sampled_elements);
+  f("gpu", r.gpu);
 }
 KQ_JSON_FIELDS(CaseStages) {
   f("generate", r.generate);

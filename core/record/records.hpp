@@ -106,6 +106,9 @@ struct CaseResult {
   // outputs were compared with the reference at this many sampled elements, all outputs
   // together. Absent where every element was compared (and in runs before sampling).
   std::optional<std::int64_t> sampled_elements;
+  // The GPU that ran it, as kq run --devices numbers them, where the stage was given a list of
+  // GPUs to spread its workers over (the parent adds it: the worker sees its GPU as device 0).
+  std::optional<int> gpu;
 };
 
 struct CaseCounts {

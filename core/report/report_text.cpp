@@ -15,8 +15,11 @@ std::string joined(const std::vector<std::string>& items, const std::string& sep
 
 std::string machine_text(const MachineFacts& m) {
   std::string s = m.hostname + ", " + m.cpu + ", " + std::to_string(m.cores) + " cores";
-  if (m.gpus.empty()) return s + "; no usable GPU (" + m.cuda_unusable + ")";
+  if (m.gpus.empty()) s += "; no usable GPU (" + m.cuda_unusable + ")";
   for (const GpuFacts& g : m.gpus) s += "; " + g.name + " (" + std::to_string(g.sms) + " SMs)";
+  // Where several GPUs were used: which qualified, which timed (one, for matched timing).
+  if (m.devices.size() > 1)
+    s += "; qualified on " + joined(m.devices, ", ") + ", timed on " + m.timing_gpu;
   return s;
 }
 

@@ -201,6 +201,8 @@ void from_json(const json& j, MachineFacts& r) {
     if (g.is_object())
       r.gpus.push_back({read_or<std::string>(g, "name", ""), read_or<int>(g, "sms", 0),
                         read_or<double>(g, "l2_bytes", 0.0)});
+  r.devices = read_or<std::vector<std::string>>(r.raw, "devices", {});
+  r.timing_gpu = read_or<std::string>(r.raw, "timing_gpu", "");
 }
 
 void to_json(json& j, const KqBuild& r) { j = r.raw; }

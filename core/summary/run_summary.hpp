@@ -83,6 +83,10 @@ struct MachineFacts {
   int cores = 0;
   int cuda_driver = 0, cuda_runtime = 0;  // CUDA's own encoding: 13000 for 13.0; 0 where none
   std::vector<GpuFacts> gpus;
+  // kq run --devices: the GPUs qualification was spread over and the one that timed ("GPU 1
+  // (NVIDIA H200)"); absent in runs before it.
+  std::vector<std::string> devices;
+  std::string timing_gpu;
   bool operator==(const MachineFacts& o) const { return raw == o.raw; }
 };
 
@@ -226,15 +230,16 @@ struct RunSummary {
   bool operator==(const RunSummary&) const = default;
 };
 
-#define KQ_SUMMARY_TYPES(X)                                                                 \
-  X(ArtifactFiles)                                                                          \
-  X(ArmRow)                                                                                 \
-  X(ReasonGroup)                                                                            \
-  X(Headline)                                                                               \
-  X(LoadErrorRow)                                                                           \
-  X(MachineFacts)                                                                           \
-  X(KqBuild) X(KernelProfile) X(FlagNote) X(FlagRow) X(TimingCell) X(TimingRow) X(LightRow) \
-      X(LightSummary) X(WorkerSlowdown) X(WorkerRow) X(RunSummary)
+#define KQ_SUMMARY_TYPES(X)                                                                      \
+  X(ArtifactFiles)                                                                               \
+  X(ArmRow)                                                                                      \
+  X(ReasonGroup)                                                                                 \
+  X(Headline)                                                                                    \
+  X(LoadErrorRow)                                                                                \
+  X(MachineFacts)                                                                                \
+  X(KqBuild)                                                                                     \
+  X(KernelProfile) X(FlagNote) X(FlagRow) X(TimingCell) X(TimingRow) X(LightRow) X(LightSummary) \
+      X(WorkerSlowdown) X(WorkerRow) X(RunSummary)
 
 #define KQ_SUMMARY_JSON(T)                     \
   void to_json(nlohmann::json& j, const T& r); \

@@ -24,6 +24,7 @@ struct TimeStageOptions {
   std::filesystem::path artifacts_dir;  // when set: artifacts/<arm>/timing-* are written there
   bool blocking_kernel = true;          // false: time CUDA samples without holding the stream
   double cpu_call_budget_s = 0.05;      // TimingPolicy::cpu_call_budget_s
+  std::string gpu;  // the one GPU every timing worker runs on (CUDA_VISIBLE_DEVICES); empty: kq's
   // A few rounds per size (8 to 16, 5 s at most, 10 ms of warm-up): enough for the timing
   // checks to run (kq selftest), not for a decision.
   bool brief = false;

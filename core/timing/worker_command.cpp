@@ -29,6 +29,7 @@ std::vector<std::string> worker_command(const TimingWorkerPlan& plan, const Time
   w.sizes = opt.sizes;
   w.added_points = opt.added_points;
   w.roster_fd = roster_fd;
+  w.gpu = opt.gpu;
   std::vector<std::string> argv = {self_executable().string(), kWorkerTimeMode};
   for (auto& arg : w.to_argv()) argv.push_back(std::move(arg));
   return argv;

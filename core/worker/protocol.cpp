@@ -141,13 +141,14 @@ std::vector<std::string> QualifyWorkerArgs::to_argv() const {
   for (const auto& o : origins) argv.insert(argv.end(), {"--origin", o});
   if (shards > 1)
     argv.insert(argv.end(), {"--shard", std::to_string(shard + 1) + "/" + std::to_string(shards)});
+  if (!gpu.empty()) argv.insert(argv.end(), {"--gpu", gpu});
   return argv;
 }
 
 QualifyWorkerArgs QualifyWorkerArgs::parse(const std::vector<std::string>& args) {
   ArgReader r(args,
               {"spec", "plugin", "arm", "timing-sizes", "added-point", "hang-timeout",
-               "artifacts-dir", "case-data", "origin", "shard"},
+               "artifacts-dir", "case-data", "origin", "shard", "gpu"},
               {"quick"});
   QualifyWorkerArgs a;
   a.spec = r.required("spec");
@@ -161,6 +162,7 @@ QualifyWorkerArgs QualifyWorkerArgs::parse(const std::vector<std::string>& args)
   a.case_data = r.one("case-data");
   a.origins = r.all("origin");
   if (r.has("shard")) decode_shard(r.one("shard"), a.shard, a.shards);
+  a.gpu = r.one("gpu");
   return a;
 }
 
@@ -177,13 +179,14 @@ std::vector<std::string> TimeWorkerArgs::to_argv() const {
   encode_points(added_points, argv);
   for (const auto& o : origins) argv.insert(argv.end(), {"--origin", o});
   if (roster_fd >= 0) argv.insert(argv.end(), {"--roster-fd", std::to_string(roster_fd)});
+  if (!gpu.empty()) argv.insert(argv.end(), {"--gpu", gpu});
   return argv;
 }
 
 TimeWorkerArgs TimeWorkerArgs::parse(const std::vector<std::string>& args) {
   ArgReader r(args,
               {"spec", "plugin", "arm", "artifacts-dir", "sizes", "added-point", "origin",
-               "cpu-budget", "roster-fd"},
+               "cpu-budget", "roster-fd", "gpu"},
               {"no-blocking-kernel", "brief", "quick"});
   TimeWorkerArgs a;
   a.spec = r.required("spec");
@@ -200,6 +203,7 @@ TimeWorkerArgs TimeWorkerArgs::parse(const std::vector<std::string>& args) {
   a.added_points = decode_points(r.all("added-point"));
   a.origins = r.all("origin");
   if (r.has("roster-fd")) a.roster_fd = decode_natural(r.one("roster-fd"));
+  a.gpu = r.one("gpu");
   return a;
 }
 

@@ -42,6 +42,9 @@ struct QualifyWorkerArgs {
   // One of several workers sharing the arm's cases (qualify/qualify_stage.hpp): the cases whose
   // position in the plan is `shard` modulo `shards`.
   int shard = 0, shards = 1;
+  // The GPU to run on, as CUDA_VISIBLE_DEVICES names it (set before CUDA starts); empty: those
+  // the worker inherits.
+  std::string gpu;
 
   std::vector<std::string> to_argv() const;  // the arguments after the mode
   static QualifyWorkerArgs parse(const std::vector<std::string>& args);
@@ -63,6 +66,7 @@ struct TimeWorkerArgs {
   // A worker started beside qualification (timing/early_worker.hpp): it warms its arms, then
   // reads from this descriptor the names of those to time, one a line, up to end of file.
   int roster_fd = -1;
+  std::string gpu;  // as QualifyWorkerArgs's
 
   std::vector<std::string> to_argv() const;  // the arguments after the mode
   static TimeWorkerArgs parse(const std::vector<std::string>& args);
