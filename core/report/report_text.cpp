@@ -23,6 +23,16 @@ std::string machine_text(const MachineFacts& m) {
   return s;
 }
 
+std::string gpu_load_text(const RunSummary& s) {
+  std::string out;
+  for (const GpuLoad& g : s.gpu_loads) {
+    char part[96];
+    std::snprintf(part, sizeof part, "GPU %d: %d cases, %.1f s", g.gpu, g.cases, g.seconds);
+    out += (out.empty() ? "" : "; ") + std::string(part);
+  }
+  return out;
+}
+
 std::vector<std::string> environment_lines(const nlohmann::json& plugin_environment) {
   std::vector<std::string> lines;
   if (!plugin_environment.is_object()) return lines;

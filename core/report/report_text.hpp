@@ -11,6 +11,9 @@ namespace kq {
 
 // "host, cpu, 16 cores; NVIDIA H200 (132 SMs)", or "...; no usable GPU (why)".
 std::string machine_text(const MachineFacts& m);
+// "GPU 0: 412 cases, 63.2 s; GPU 1: ..." where qualification's cases were spread over GPUs;
+// "" otherwise.
+std::string gpu_load_text(const RunSummary& s);
 
 // "plugin libkq_python.so: python 3.12.3, torch 2.11.0": one per plugin that said something.
 std::vector<std::string> environment_lines(const nlohmann::json& plugin_environment);

@@ -140,6 +140,11 @@ KQ_JSON_FIELDS(WorkerRow) {
   f("disturbed", r.disturbed);
   f("why", r.why);
 }
+KQ_JSON_FIELDS(GpuLoad) {
+  f("gpu", r.gpu);
+  f("cases", r.cases);
+  f("seconds", r.seconds);
+}
 KQ_JSON_FIELDS(RunSummary) {
   f("schema_version", r.schema_version);
   f("run_dir", r.run_dir);
@@ -166,6 +171,7 @@ KQ_JSON_FIELDS(RunSummary) {
   f("timing_notes", r.timing_notes);
   f("timing_ran", r.timing_ran);
   f("workers", r.workers, kOmitEmpty);
+  f("gpu_loads", r.gpu_loads, kOmitEmpty);
   f("decision", r.decision);
   f("baseline_choice", r.decision.baseline_choice);
   f("eager_choice", r.decision.eager_choice);
@@ -252,6 +258,7 @@ KQ_SUMMARY_JSON(LightRow)
 KQ_SUMMARY_JSON(LightSummary)
 KQ_SUMMARY_JSON(WorkerSlowdown)
 KQ_SUMMARY_JSON(WorkerRow)
+KQ_SUMMARY_JSON(GpuLoad)
 KQ_SUMMARY_JSON(RunSummary)
 #undef KQ_SUMMARY_JSON
 

@@ -197,6 +197,14 @@ struct WorkerRow {
   bool operator==(const WorkerRow&) const = default;
 };
 
+// Qualification's cases that ran on one of several GPUs (kq run --devices).
+struct GpuLoad {
+  int gpu = 0;  // its number in --devices' numbering
+  int cases = 0;
+  double seconds = 0;  // the cases' own seconds, summed
+  bool operator==(const GpuLoad&) const = default;
+};
+
 struct RunSummary {
   int schema_version = rec::kSchemaVersion;
   std::string run_dir, op;
@@ -206,6 +214,7 @@ struct RunSummary {
   KqBuild kq;
   std::vector<std::string> problems;  // lines of the run that could not be read
   std::vector<LoadErrorRow> load_errors;
+  std::vector<GpuLoad> gpu_loads;  // by GPU number, where cases name their GPU
   nlohmann::json plugin_environment = nlohmann::json::object();  // {plugin: {key: value}}
 
   std::vector<ArmRow> arms;  // in the manifest's order
@@ -230,16 +239,17 @@ struct RunSummary {
   bool operator==(const RunSummary&) const = default;
 };
 
-#define KQ_SUMMARY_TYPES(X)                                                                      \
-  X(ArtifactFiles)                                                                               \
-  X(ArmRow)                                                                                      \
-  X(ReasonGroup)                                                                                 \
-  X(Headline)                                                                                    \
-  X(LoadErrorRow)                                                                                \
-  X(MachineFacts)                                                                                \
-  X(KqBuild)                                                                                     \
-  X(KernelProfile) X(FlagNote) X(FlagRow) X(TimingCell) X(TimingRow) X(LightRow) X(LightSummary) \
-      X(WorkerSlowdown) X(WorkerRow) X(RunSummary)
+#define KQ_SUMMARY_TYPES(X)                                                                       \
+  X(ArtifactFiles)                                                                                \
+  X(ArmRow)                                                                                       \
+  X(ReasonGroup)                                                                                  \
+  X(Headline)                                                                                     \
+  X(LoadErrorRow)                                                                                 \
+  X(MachineFacts)                                                                                 \
+  X(KqBuild)                                                                                      \
+  X(KernelProfile)                                                                                \
+  X(FlagNote) X(FlagRow) X(TimingCell) X(TimingRow) X(LightRow) X(LightSummary) X(WorkerSlowdown) \
+      X(WorkerRow) X(GpuLoad) X(RunSummary)
 
 #define KQ_SUMMARY_JSON(T)                     \
   void to_json(nlohmann::json& j, const T& r); \

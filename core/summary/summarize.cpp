@@ -1,5 +1,7 @@
 #include "summary/summarize.hpp"
 
+#include <algorithm>
+
 #include "summary/summarize_parts.hpp"
 
 namespace kq {
@@ -9,6 +11,26 @@ std::optional<std::string> spec_word(const nlohmann::json& spec, const char* key
   auto it = spec.find(key);
   if (it == spec.end() || !it->is_string()) return std::nullopt;
   return it->get<std::string>();
+}
+
+}  // namespace
+
+namespace {
+
+// How qualification's cases were spread over the GPUs, where their records name them.
+std::vector<GpuLoad> gpu_loads(const std::vector<rec::CaseResult>& cases) {
+  std::vector<GpuLoad> out;
+  for (const rec::CaseResult& c : cases) {
+    if (!c.gpu) continue;
+    auto it =
+        std::find_if(out.begin(), out.end(), [&](const GpuLoad& g) { return g.gpu == *c.gpu; });
+    if (it == out.end()) it = out.insert(out.end(), GpuLoad{*c.gpu, 0, 0});
+    ++it->cases;
+    it->seconds += c.seconds;
+  }
+  std::sort(out.begin(), out.end(),
+            [](const GpuLoad& a, const GpuLoad& b) { return a.gpu < b.gpu; });
+  return out;
 }
 
 }  // namespace
@@ -33,6 +55,7 @@ RunSummary summarize(const RunData& run) {
   s.load_errors = m.load_errors.get<std::vector<LoadErrorRow>>();
   // What the plugins said of their environment (Python, torch, Triton), by plugin file name.
   s.plugin_environment = m.plugin_environment;
+  s.gpu_loads = gpu_loads(run.cases);
   summarize_timing(run, summarize_arms(run, s), s);
   return s;
 }

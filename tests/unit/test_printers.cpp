@@ -135,3 +135,31 @@ TEST_CASE("report.html shows each arm's artifacts as a count and key files, the 
                "kernel.sass, ptxas.txt<details><summary>all 17</summary>") != std::string::npos);
   fs::remove_all(dir);
 }
+
+TEST_CASE("cases that name their GPU are counted by GPU in the summary and the report") {
+  const fs::path dir = golden_copy(kRuns[0]);
+  // As kq run --devices 0,1 records them: each case record with the GPU that ran it.
+  std::ifstream in(dir / "qualification.jsonl");
+  std::string all, line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    nlohmann::json j = nlohmann::json::parse(line);
+    if (j.value("type", "") == "case") j["gpu"] = n++ % 2;
+    all += j.dump() + "\n";
+  }
+  in.close();
+  std::ofstream(dir / "qualification.jsonl") << all;
+  REQUIRE(n > 2);
+  const kq::RunData run = kq::read_run(dir);
+  const kq::RunSummary s = kq::summarize(run);
+  REQUIRE(s.gpu_loads.size() == 2);
+  CHECK(s.gpu_loads[0].gpu == 0);
+  CHECK(s.gpu_loads[0].cases + s.gpu_loads[1].cases == n);
+  CHECK(s.gpu_loads[1].seconds > 0);
+  CHECK(kq::markdown_printer()->print(s, run).find(
+            "- qualification's cases by GPU: GPU 0: " + std::to_string(s.gpu_loads[0].cases) +
+            " cases, ") != std::string::npos);
+  const kq::Report report = kq::write_report(dir);
+  CHECK(kq::read_summary(dir / "summary.json") == report.summary);
+  fs::remove_all(dir);
+}
