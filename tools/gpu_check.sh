@@ -79,6 +79,10 @@
 #   tools/gpu_check.sh KQ_DIR OUT huge_matmul  full qualification of KernelBench 8 (A past 2^31
 #                                           elements) with KQ_HUGE_ARMS and the CUDA product
 #                                           candidates (bin/plugins/test_specs)
+#   tools/gpu_check.sh KQ_DIR OUT devices   kq qualify residual_relu (KQ_DEVICES_FULL=1: its
+#                                           full plan) on --devices 0, then on all GPUs where
+#                                           there are two or more: wall times, cases per GPU,
+#                                           verdicts, the workers' CUDA_VISIBLE_DEVICES
 #
 # kq needs NVRTC and CUPTI from the CUDA toolkit: /usr/local/cuda/lib64 goes on its library path
 # only (PyTorch, used by crosscheck.py, keeps its own).
@@ -313,6 +317,40 @@ for r in rows:
 PY
     done
     ;;
+  devices)
+    # Qualification spread over the host's GPUs (kq qualify --devices): residual_relu's plan
+    # (KQ_DEVICES_FULL=1: the full one) with every good arm, on GPU 0 alone and then on all of
+    # them where there are two or more: the wall times, the cases each GPU ran, the verdicts
+    # (which must agree), and the workers' GPUs from their logs.
+    quick=--quick
+    [ "${KQ_DEVICES_FULL:-0}" = 1 ] && quick=
+    count=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+    lists="0"
+    [ "$count" -ge 2 ] && lists="0 all"
+    for d in $lists; do
+      step "qualify residual_relu on --devices $d ($count GPU(s) here)"
+      start=$(date +%s%N)
+      "${kq_env[@]}" timeout "${KQ_FULL_TIMEOUT:-540}" "$kq" qualify "$specs/residual_relu.yaml" \
+        $quick --devices "$d" -j "${KQ_DEVICES_JOBS:-8}" --out "$out/devices-$d" >"$out/devices-$d.log" 2>&1
+      echo "== --devices $d: $(( ($(date +%s%N) - start) / 1000000 )) ms" | tee -a "$out/devices.txt"
+      python3 - "$out/devices-$d" <<'PY' | tee -a "$out/devices.txt"
+import collections, json, sys
+d = sys.argv[1]
+by_gpu = collections.Counter()
+secs = collections.Counter()
+for line in open(d + "/qualification.jsonl"):
+    r = json.loads(line)
+    if r.get("type") == "case":
+        by_gpu[r.get("gpu", "none")] += 1
+        secs[r.get("gpu", "none")] += r.get("seconds", 0)
+for g in sorted(by_gpu, key=str):
+    print("  GPU %s: %d cases, %.1f s" % (g, by_gpu[g], secs[g]))
+for a in json.load(open(d + "/summary.json"))["arms"]:
+    print("  %-40s %s" % (a["name"], a["verdict"]))
+PY
+      grep -ho "CUDA_VISIBLE_DEVICES=[^ ]*" "$out/devices-$d"/logs/qualify-*.log | sort | uniq -c
+    done
+    ;;
   huge_matmul)
     # Full qualification of KernelBench 8 (its huge point: A of 524161 x 4097, past 2^31
     # elements), timed at one small point, with KQ_HUGE_ARMS and the CUDA product candidates
@@ -481,7 +519,7 @@ PY
     ;;
   *)
     echo "unknown part $part (python, tests, selftest, reference, half, full, residual, specs," \
-      "deep, guards, isolation, shaped, kb, broken_shaped, first)" >&2
+      "deep, guards, isolation, shaped, kb, broken_shaped, first, gemm, huge_matmul, devices)" >&2
     exit 2
     ;;
 esac
