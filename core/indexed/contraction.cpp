@@ -8,6 +8,7 @@
 
 #include "indexed/accumulate.hpp"
 #include "indexed/bound.hpp"
+#include "indexed/machine.hpp"
 #include "kq/matmul_form.hpp"
 #include "kq/semantics.hpp"
 
@@ -25,13 +26,21 @@ std::int64_t product_of(const Instance& in, const std::vector<int>& vars, std::s
 // One output row's running state over its N columns: Machine::reduce's accumulator and bound,
 // held as arrays so that the loop over the columns runs without a call per term.
 struct RowState {
-  RowState(std::int64_t n, bool bounds, std::vector<std::int64_t> indices)
+  RowState(const Instance& in, std::int64_t n, bool bounds)
       : sum(static_cast<std::size_t>(n)),
         bound(bounds ? static_cast<std::size_t>(n) : 0),
-        idx(std::move(indices)) {}
+        frame(in, 0) {}
   std::vector<CompensatedSum> sum;
   std::vector<SumBound> bound;
-  std::vector<std::int64_t> idx;  // the statement's indices at the element being finished
+  Frame frame;  // the statement's indices at the element being finished
+};
+
+// The epilogue reads inputs alone (elementwise_around): there is no computed tensor to read.
+class InputsOnly final : public Store {
+ public:
+  Term computed(int, std::int64_t) override {
+    throw EvalError("a product's epilogue read a computed tensor");
+  }
 };
 
 // Whether the subtree at `node`, the product aside, is elementwise over the statement's own
@@ -72,7 +81,7 @@ bool elementwise_around(const Program& p, const Instance& in, const Statement& s
 class Product {
  public:
   Product(const Instance& in, const Statement& s, int reduce, const ProductForm& f)
-      : in_(in), s_(s), f_(f), reduce_(reduce), idx_(in.extents.size(), 0) {
+      : in_(in), s_(s), f_(f), reduce_(reduce) {
     const Program& p = *in.program;
     const auto nb = static_cast<std::size_t>(f.batch), nm = static_cast<std::size_t>(f.m_dims);
     batch_ = product_of(in, s.lhs, 0, nb);
@@ -98,7 +107,7 @@ class Product {
       });
       tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, M_, 1),
                         [&](const tbb::blocked_range<std::int64_t>& r) {
-                          RowState st(N_, bounds != nullptr, idx_);
+                          RowState st(in_, N_, bounds != nullptr);
                           for (std::int64_t m = r.begin(); m < r.end(); ++m)
                             row(g, m, b, st, out, bounds);
                         });
@@ -134,61 +143,30 @@ class Product {
         }
       }
     }
+    // Each sum finished by Machine::eval of the nodes around it (bias, activation).
     const std::int64_t base = (g * M_ + m) * N_;
-    std::vector<std::int64_t>& idx = st.idx;
+    InputsOnly inputs;
+    Machine machine(in_, inputs, bounds != nullptr);
+    Frame& f = st.frame;
     for (std::int64_t n = 0; n < N_; ++n) {
       const auto j = static_cast<std::size_t>(n);
       const Term sum{st.sum[j].value(), bounds ? st.bound[j].value() : 0.0};
       std::int64_t rest = base + n;  // the statement's indices at this element
       for (std::size_t d = s_.lhs.size(); d-- > 0;) {
         const auto v = static_cast<std::size_t>(s_.lhs[d]);
-        idx[v] = rest % in_.extents[v];
+        f.idx[v] = rest % in_.extents[v];
         rest /= in_.extents[v];
       }
-      const Term y = epilogue(s_.root, sum, idx, bounds != nullptr);
+      const Term y = machine.eval_given(s_.root, f, reduce_, sum);
       out[static_cast<std::size_t>(base + n)] = y.v;
       if (bounds) (*bounds)[static_cast<std::size_t>(base + n)] = y.e;
     }
-  }
-
-  // Machine::eval of the nodes around the sum, at the statement's indices `idx`.
-  Term epilogue(int node, const Term& sum, const std::vector<std::int64_t>& idx,
-                bool bounds) const {
-    if (node == reduce_) return sum;
-    const Program& p = *in_.program;
-    const Node& x = p.nodes[static_cast<std::size_t>(node)];
-    switch (x.kind) {
-      case NodeKind::number:
-        return {x.value};
-      case NodeKind::param:
-        return {p.decls.params[static_cast<std::size_t>(x.ref)].value};
-      case NodeKind::dim:
-        return {static_cast<double>(in_.dims[static_cast<std::size_t>(x.ref)])};
-      case NodeKind::index:
-        return {static_cast<double>(idx[static_cast<std::size_t>(x.ref)])};
-      case NodeKind::access: {
-        const auto t = static_cast<std::size_t>(x.ref);
-        std::int64_t linear = 0;
-        for (std::size_t d = 0; d < x.args.size(); ++d)
-          linear +=
-              idx[static_cast<std::size_t>(p.nodes[static_cast<std::size_t>(x.args[d])].ref)] *
-              in_.strides[t][d];
-        return {in_.inputs[t]->get(linear)};
-      }
-      default:
-        break;
-    }
-    Term a[3];
-    for (std::size_t k = 0; k < x.args.size(); ++k) a[k] = epilogue(x.args[k], sum, idx, bounds);
-    const double v = ref::apply(x.op, a[0].v, a[1].v, a[2].v);
-    return {v, bounds ? apply_bound(x.op, a, v) : 0.0};
   }
 
   const Instance& in_;
   const Statement& s_;
   ProductForm f_;
   int reduce_ = -1;
-  std::vector<std::int64_t> idx_;  // a template: every index variable, zero
   std::int64_t batch_ = 1, M_ = 0, N_ = 0, K_ = 0;
   bool a_first_ = true;
   const Buffer *a_ = nullptr, *b_ = nullptr;

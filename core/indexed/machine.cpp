@@ -68,7 +68,16 @@ void Machine::line(Frame& f, std::vector<Term>& out) {
 }
 
 // Numbers, params, dims and indices are exact: their bound is 0.
+Term Machine::eval_given(int node, Frame& f, int given, const Term& value) {
+  given_ = given;
+  given_value_ = value;
+  const Term t = eval(node, f);
+  given_ = -1;
+  return t;
+}
+
 Term Machine::eval(int node, Frame& f) {
+  if (node == given_) return given_value_;
   const Node& n = p_.nodes[static_cast<std::size_t>(node)];
   switch (n.kind) {
     case NodeKind::number:

@@ -44,6 +44,11 @@ class Machine {
   // scan index's extent.
   void line(Frame& f, std::vector<Term>& out);
 
+  // The subtree at `node` for the indices in `f`, node `given` taken as `value`: a reduction
+  // computed elsewhere (contraction.cpp's compiled product finishes its sums here, through the
+  // same walk as every other element).
+  Term eval_given(int node, Frame& f, int given, const Term& value);
+
   // "statement 2 `y[m] = ...` at m = 3"
   std::string where(const Frame& f) const;
 
@@ -60,6 +65,8 @@ class Machine {
   const Program& p_;
   Store& store_;
   bool bounds_;
+  int given_ = -1;  // eval_given's node, and its value
+  Term given_value_{};
 };
 
 }  // namespace kq::ix
