@@ -129,8 +129,12 @@ CampaignSummary merge_campaign(const fs::path& campaign) {
     }
     if (!row.record.ended.empty()) {
       s.task_wall_s += row.record.wall_s;
-      first_start = std::min(first_start, utc_seconds(row.record.started));
-      last_end = std::max(last_end, utc_seconds(row.record.ended));
+      const double started = utc_seconds(row.record.started);
+      const double ended = utc_seconds(row.record.ended);
+      if (started >= 0 && ended >= started) {
+        first_start = std::min(first_start, started);
+        last_end = std::max(last_end, ended);
+      }
     }
     if (!row.record.gpu.empty() && !row.record.ended.empty()) {
       auto g = std::find_if(s.gpus.begin(), s.gpus.end(),

@@ -232,6 +232,9 @@ TEST_CASE("kq sweep runs one task on each GPU at a time, and says which GPU ran 
                       u["record"]["started"] < t["record"]["ended"]);
   }
   CHECK(overlap);
+  // Side by side: the campaign's span is well under its tasks' time summed.
+  CHECK(merged["span_s"].get<double>() > 0);
+  CHECK(merged["span_s"].get<double>() < merged["task_wall_s"].get<double>());
   CHECK(read_file(dir / "c" / "campaign.md").find("GPU 1 (Fake GPU B): ") != std::string::npos);
 
   // One GPU of the two: the task on it.
