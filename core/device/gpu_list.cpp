@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "device/cuda_check.hpp"
+#include "util/env_number.hpp"
 
 namespace kq {
 namespace {
@@ -61,18 +62,13 @@ std::vector<GpuSlot> choose_gpus(const std::string& devices, const std::vector<G
   if (devices == "all") return visible;
   std::vector<GpuSlot> out;
   for (const std::string& e : split(devices)) {
-    std::size_t used = 0;
-    int n = -1;
-    try {
-      n = std::stoi(e, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (e.empty() || used != e.size() || n < 0)
+    const std::optional<std::uint64_t> number = whole_number(e);
+    if (!number)
       throw std::invalid_argument("--devices: '" + e +
                                   "' is no GPU number (a list such as 0,1, or all)");
-    if (n >= static_cast<int>(visible.size()))
+    if (*number >= visible.size())
       throw std::invalid_argument("--devices: no GPU " + e + "; " + seen(visible));
+    const int n = static_cast<int>(*number);
     for (const GpuSlot& g : out)
       if (g.index == n) throw std::invalid_argument("--devices: GPU " + e + " named twice");
     out.push_back(visible[static_cast<std::size_t>(n)]);

@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <boost/program_options.hpp>
+#include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
+
+#include "util/env_number.hpp"
 
 namespace kq {
 namespace {
@@ -105,16 +109,10 @@ double decode_seconds(const std::string& s) {
 }
 
 int decode_natural(const std::string& s) {
-  std::size_t used = 0;
-  int v = -1;
-  try {
-    v = std::stoi(s, &used);
-  } catch (const std::logic_error&) {
-    used = 0;
-  }
-  if (used == 0 || used != s.size() || v < 0)
+  const std::optional<std::uint64_t> v = whole_number(s);
+  if (!v || *v > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
     throw WorkerArgsError("bad count or descriptor '" + s + "'");
-  return v;
+  return static_cast<int>(*v);
 }
 
 // "K/N", 1 <= K <= N: shard K - 1 of N.
