@@ -6,7 +6,6 @@
 
 #include "cli/common.hpp"
 #include "device/device_info.hpp"
-#include "device/gpu_list.hpp"
 #include "device/memory.hpp"
 #include "pipeline/run_pipeline.hpp"
 #include "plan/choose_points.hpp"
@@ -66,13 +65,7 @@ std::vector<std::string> leave_out_cpu_arms(std::vector<StageArm>& arms) {
 // --devices: the GPUs the run uses (every one it sees by default), and in the manifest's machine
 // facts which they were and which one timed.
 std::vector<GpuSlot> chosen_gpus(const po::variables_map& vm, nlohmann::json& machine) {
-  std::vector<GpuSlot> gpus;
-  try {
-    gpus =
-        choose_gpus(vm.count("devices") ? vm["devices"].as<std::string>() : "all", visible_gpus());
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
+  std::vector<GpuSlot> gpus = devices_option(vm);
   if (gpus.empty()) return gpus;
   machine["devices"] = nlohmann::json::array();
   for (const GpuSlot& g : gpus) machine["devices"].push_back(describe(g));

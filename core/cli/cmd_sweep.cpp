@@ -6,7 +6,6 @@
 #include "campaign/run_task.hpp"
 #include "campaign/slurm.hpp"
 #include "cli/common.hpp"
-#include "device/gpu_list.hpp"
 #include "worker/supervise.hpp"
 
 namespace kq::cli {
@@ -130,12 +129,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
         "--devices is for tasks run here: under --slurm each task gets its GPU "
         "from Slurm (--gres)");
   campaign::LocalOptions local;
-  try {
-    local.gpus =
-        choose_gpus(vm.count("devices") ? vm["devices"].as<std::string>() : "all", visible_gpus());
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
+  local.gpus = devices_option(vm);
   local.on_start = [](const campaign::Task& t, const std::string& gpu) {
     std::cout << "task " << t.index << ": " << t.op << " (" << t.spec << ")"
               << (gpu.empty() ? "" : " on " + gpu) << std::endl;

@@ -104,6 +104,15 @@ std::vector<std::string> split_csv(const std::string& s) {
   return out;
 }
 
+std::vector<GpuSlot> devices_option(const po::variables_map& vm) {
+  try {
+    return choose_gpus(vm.count("devices") ? vm["devices"].as<std::string>() : "all",
+                       visible_gpus());
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+}
+
 std::vector<std::int64_t> parse_sizes(const std::string& s) {
   std::vector<std::int64_t> out;
   for (const auto& item : split_csv(s)) {

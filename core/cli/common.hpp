@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "device/gpu_list.hpp"
 #include "plugins/loader.hpp"
 
 namespace kq::cli {
@@ -47,6 +48,10 @@ std::filesystem::path make_run_dir(const po::variables_map& vm, const std::strin
 void check_qualify_options(const po::variables_map& vm);
 
 std::vector<std::string> split_csv(const std::string& s);
+
+// --devices (kq run, qualify, sweep): the GPUs chosen, every one visible when not given; a list
+// naming what is not there is a UsageError.
+std::vector<GpuSlot> devices_option(const boost::program_options::variables_map& vm);
 // "4096,65536,2^20" -> element counts; throws UsageError on anything else.
 std::vector<std::int64_t> parse_sizes(const std::string& s);
 // "memcheck,racecheck" or "all" -> compute-sanitizer tools; throws UsageError on others.
