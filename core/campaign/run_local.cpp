@@ -32,7 +32,7 @@ std::vector<TaskRecord> run_local(const CampaignPlan& plan, const std::filesyste
       o.env = {{"CUDA_VISIBLE_DEVICES", gpu->visible_id}};
       o.gpu = options.gpus.size() > 1 ? describe(*gpu) : "";
     }
-    for (std::size_t n = next++; n < todo.size(); n = next++) {
+    for (std::size_t n = next++; n < todo.size() && stop_signal() == 0; n = next++) {
       const Task& t = plan.tasks[todo[n]];
       try {
         if (options.on_start) {

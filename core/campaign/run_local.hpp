@@ -2,7 +2,7 @@
 // itself, so two tasks never share a GPU: with several GPUs, one task runs on each at a time
 // (given it through CUDA_VISIBLE_DEVICES, its record naming it); with one or none, one after
 // another. With `resume`, the completed tasks (their records say so) are kept and the others
-// run again.
+// run again. After a stop (run_task.hpp: stop_signal) no task starts.
 #pragma once
 #include <filesystem>
 #include <functional>

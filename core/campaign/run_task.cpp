@@ -6,15 +6,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <fstream>
+#include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
 #include "campaign/utc.hpp"
+#include "util/child_groups.hpp"
 
 extern char** environ;
 
@@ -64,9 +68,28 @@ std::vector<std::string> child_env(const std::vector<std::pair<std::string, std:
   return env;
 }
 
+// A stop asked of kq (SIGINT, SIGTERM, SIGHUP: Ctrl-C, a kill, scancel, Slurm's time limit).
+// A task's kq run is in a process group of its own, which a Ctrl-C at the terminal does not
+// reach: the stop is passed on to every running task as SIGTERM (on which kq run kills its
+// workers and ends), and each gets kStopGraceS to end before SIGKILL; their records then say
+// why they failed, and no task starts after it.
+constexpr double kStopGraceS = 20.0;
+std::atomic<int> g_stop{0};
+
+void pass_stop_on(int sig) {
+  g_stop.store(sig);
+  signal_child_groups(SIGTERM);
+}
+
+void watch_for_stop() {
+  static std::once_flag once;
+  std::call_once(once, [] { handle_stop_signals(pass_stop_on); });
+}
+
 struct Exit {
   int code = -1, signal = 0;
   bool timed_out = false;
+  int stopped_by = 0;  // the signal that stopped kq while the task ran
 };
 
 Exit spawn_and_wait(const std::vector<std::string>& argv, const fs::path& log,
@@ -95,20 +118,36 @@ Exit spawn_and_wait(const std::vector<std::string>& argv, const fs::path& log,
   if (rc != 0) throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(rc));
 
   Exit ex;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
+  const ChildGroup running(pid);
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::duration<double>(limit_s);
+  std::optional<Clock::time_point> stop_at;
+  bool killed = false;
   int status = 0;
   for (;;) {
     const pid_t w = waitpid(pid, &status, WNOHANG);
     if (w == pid) break;
     if (w < 0 && errno != EINTR) throw std::runtime_error("waitpid failed");
-    if (!ex.timed_out && limit_s > 0 && std::chrono::steady_clock::now() > deadline) {
-      ex.timed_out = true;
+    const auto now = Clock::now();
+    if (!killed && limit_s > 0 && now > deadline) {
+      ex.timed_out = killed = true;
+      kill(-pid, SIGKILL);
+    }
+    if (const int sig = g_stop.load(); sig != 0 && !stop_at) {
+      ex.stopped_by = sig;
+      stop_at = now;
+      kill(-pid, SIGTERM);  // it may have started as the stop came
+    }
+    if (stop_at && !killed && now - *stop_at > std::chrono::duration<double>(kStopGraceS)) {
+      killed = true;
       kill(-pid, SIGKILL);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   if (WIFEXITED(status)) ex.code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) ex.signal = WTERMSIG(status);
+  // A stop that ended the task between two looks (it died of the SIGTERM passed on).
+  if (!ex.stopped_by) ex.stopped_by = g_stop.load();
   return ex;
 }
 
@@ -128,12 +167,15 @@ std::string log_tail(const fs::path& log, std::size_t n) {
 
 }  // namespace
 
+int stop_signal() { return g_stop.load(); }
+
 TaskRecord run_task(const fs::path& campaign, const Task& task, const TaskOptions& options) {
   const fs::path run_dir = campaign / task.run_dir;
   const fs::path log = campaign / "logs" / (task.id + ".log");
   fs::create_directories(log.parent_path());
   fs::create_directories(run_dir.parent_path());
   keep_earlier_attempt(run_dir);
+  watch_for_stop();
 
   TaskRecord r;
   r.index = task.index;
@@ -172,7 +214,11 @@ TaskRecord run_task(const fs::path& campaign, const Task& task, const TaskOption
     r.state = TaskState::completed;
   } else {
     r.state = TaskState::failed;
-    if (ex.timed_out)
+    if (ex.stopped_by)
+      r.reason = std::string("stopped: kq received signal ") + std::to_string(ex.stopped_by) +
+                 " (" + strsignal(ex.stopped_by) +
+                 ": Ctrl-C, a kill, scancel or the job's time limit) while it ran";
+    else if (ex.timed_out)
       r.reason = "killed at its time limit (" + std::to_string(static_cast<long>(limit)) + " s)";
     else if (ex.signal)
       r.reason = std::string("killed by signal ") + std::to_string(ex.signal) + " (" +

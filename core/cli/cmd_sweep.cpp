@@ -1,3 +1,4 @@
+#include <cstring>
 #include <iostream>
 
 #include "campaign/merge.hpp"
@@ -79,6 +80,7 @@ int cmd_sweep_task(const std::vector<std::string>& args) {
                      " tasks");
   const campaign::TaskRecord r = campaign::run_task(dir, plan.tasks[index]);
   say_end(plan.tasks[index], r);
+  if (const int sig = campaign::stop_signal()) return 128 + sig;
   return r.state == campaign::TaskState::completed ? kOk : kCandidateFailed;
 }
 
@@ -189,7 +191,13 @@ int cmd_sweep(const std::vector<std::string>& args) {
   if (vm["plan-only"].as<bool>()) return kOk;
   if (vm["slurm"].as<bool>()) return submit(plan, dir, vm, local.resume);
   campaign::run_local(plan, dir, local);
-  return merge_and_say(dir);
+  const int merged = merge_and_say(dir);
+  if (const int sig = campaign::stop_signal()) {
+    std::cout << "kq sweep: stopped by signal " << sig << " (" << strsignal(sig)
+              << "); kq sweep --resume " << dir.string() << " runs what did not complete\n";
+    return 128 + sig;
+  }
+  return merged;
 }
 
 int cmd_merge(const std::vector<std::string>& args) {

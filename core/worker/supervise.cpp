@@ -8,7 +8,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -16,59 +15,25 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "util/child_groups.hpp"
+
 extern char** environ;
 
 namespace kq {
 namespace {
 
-// The process groups of the workers running now. When kq is interrupted (SIGINT, SIGTERM,
-// SIGHUP) it kills them before it dies: a worker stuck in a kernel that never ends would
-// otherwise keep the GPU after its parent is gone.
-std::array<std::atomic<pid_t>, 64> g_live{};
-
+// When kq is interrupted (SIGINT, SIGTERM, SIGHUP) it kills its workers before it dies: a
+// worker stuck in a kernel that never ends would otherwise keep the GPU after its parent is gone.
 void kill_workers_and_die(int sig) {
-  for (auto& p : g_live)
-    if (pid_t v = p.load(); v > 0) ::kill(-v, SIGKILL);
+  signal_child_groups(SIGKILL);
   ::signal(sig, SIG_DFL);
   ::raise(sig);
 }
 
 void install_interrupt_handlers() {
   static std::once_flag once;
-  std::call_once(once, [] {
-    struct sigaction sa {};
-    sa.sa_handler = kill_workers_and_die;
-    sigemptyset(&sa.sa_mask);
-    // A signal the caller set to be ignored (nohup, a background job of a script) stays so.
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
-      struct sigaction old {};
-      if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
-      sigaction(sig, &sa, nullptr);
-    }
-  });
+  std::call_once(once, [] { handle_stop_signals(kill_workers_and_die); });
 }
-
-// Registers a worker's process group for the interrupt handler while it runs.
-class LiveWorker {
- public:
-  explicit LiveWorker(pid_t pid) {
-    for (auto& p : g_live) {
-      pid_t empty = 0;
-      if (p.compare_exchange_strong(empty, pid)) {
-        slot_ = &p;
-        return;
-      }
-    }
-  }
-  ~LiveWorker() {
-    if (slot_) slot_->store(0);
-  }
-  LiveWorker(const LiveWorker&) = delete;
-  LiveWorker& operator=(const LiveWorker&) = delete;
-
- private:
-  std::atomic<pid_t>* slot_ = nullptr;
-};
 
 }  // namespace
 
@@ -116,7 +81,7 @@ WorkerExit supervise_worker(const std::vector<std::string>& argv,
     throw std::runtime_error("cannot start worker " + argv[0] + ": " + std::strerror(rc));
   }
 
-  LiveWorker live(pid);
+  const ChildGroup live(pid);
   WorkerExit ex;
   using clock = std::chrono::steady_clock;
   auto deadline = clock::now() + std::chrono::duration<double>(initial_silence_s);

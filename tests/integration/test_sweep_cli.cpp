@@ -4,6 +4,9 @@
 // the earlier attempt's run directory kept beside.
 #include <doctest/doctest.h>
 
+#include <signal.h>
+
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +23,26 @@ namespace {
 nlohmann::json read_json(const fs::path& p) { return nlohmann::json::parse(read_file(p)); }
 
 void write_json(const fs::path& p, const nlohmann::json& j) { std::ofstream(p) << j.dump(2); }
+
+// The processes whose command line names `text` (a campaign's folder: its tasks' kq run and
+// their workers name it), after giving those just killed a few seconds to go.
+int processes_naming(const std::string& text) {
+  int n = 0;
+  for (int tries = 0; tries < 50; ++tries) {
+    n = 0;
+    for (const auto& e : fs::directory_iterator("/proc")) {
+      if (e.path().filename().string().find_first_not_of("0123456789") != std::string::npos)
+        continue;
+      std::string cmdline = read_file(e.path() / "cmdline");
+      for (char& ch : cmdline)
+        if (ch == '\0') ch = ' ';
+      if (cmdline.find(text) != std::string::npos) ++n;
+    }
+    if (n == 0) return 0;
+    usleep(100000);
+  }
+  return n;
+}
 
 }  // namespace
 
@@ -95,6 +118,37 @@ TEST_CASE("kq sweep runs a campaign, names failed and lost tasks, resumes them, 
   r = run_kq("compare " + c + " '" + (dir / "runs" / killed).string() + "'");
   CHECK(r.exit_code == 2);
   CHECK(r.out.find("a campaign is compared with a campaign") != std::string::npos);
+  fs::remove_all(dir.parent_path());
+}
+
+// A stop (SIGTERM to the sweep's process group here, as a terminal's Ctrl-C sends SIGINT to
+// its) does not reach a task's kq run, which has a process group of its own: the sweep passes
+// it on, the task's record says it was stopped, no later task starts, nothing is left running.
+TEST_CASE("kq sweep stopped by a signal stops its running task and says so") {
+  const fs::path dir = kq::test::temp_dir("sweep-stop") / "c";
+  const std::string c = "'" + dir.string() + "'";
+  auto r = run_kq(
+      "sweep specs/residual_relu.yaml specs/clamp.yaml --arms cpu_tbb --quick --plan-only "
+      "--out " +
+      c);
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json plan = read_json(dir / "plan.json");
+  const auto t0 = std::chrono::steady_clock::now();
+  r = run_kq("sweep --resume " + c, "timeout -s TERM --preserve-status 4");
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  INFO(r.out);
+  CHECK(r.exit_code == 128 + SIGTERM);
+  CHECK(took < 4 + 20 + 10);  // the stop, the task's grace, the merge
+  CHECK(r.out.find("stopped by signal 15") != std::string::npos);
+  CHECK(r.out.find("kq sweep --resume") != std::string::npos);
+  const nlohmann::json first =
+      read_json(dir / "tasks" / (plan["tasks"][0]["id"].get<std::string>() + ".json"));
+  CHECK(first["state"] == "failed");
+  CHECK(first["reason"].get<std::string>().find("stopped: kq received signal 15") !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "tasks" / (plan["tasks"][1]["id"].get<std::string>() + ".json")));
+  CHECK(processes_naming(dir.string()) == 0);
+  CHECK(read_file(dir / "campaign.md").find("stopped: kq received signal 15") != std::string::npos);
   fs::remove_all(dir.parent_path());
 }
 

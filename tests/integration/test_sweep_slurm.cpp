@@ -1,7 +1,8 @@
 // kq sweep --slurm on a real Slurm: a one-node cluster started here (its own munged, slurmctld
 // and slurmd, a generated slurm.conf, ports and state under a temp folder), a campaign of three
-// specs with cpu_tbb, one array task cancelled mid-run (its record left "running", as a lost
-// node leaves it), the merge job's report naming it, then --resume and a whole report. Skipped,
+// specs with cpu_tbb, one array task cancelled mid-run (scancel: its record says it was stopped;
+// test_sweep_cli covers the record a lost node leaves, "running"), the merge job's report naming
+// it, then --resume and a whole report. Skipped,
 // saying why, where the daemons cannot start (not root, Slurm or munge not installed).
 #include <doctest/doctest.h>
 #include <signal.h>
@@ -152,7 +153,8 @@ TEST_CASE("kq sweep --slurm on a one-node cluster: a task cancelled, resumed, me
   const nlohmann::json plan = nlohmann::json::parse(read_file(dir / "plan.json"));
   const std::string victim = plan["tasks"][1]["id"];  // residual_relu: the longest run
 
-  // Cancel it mid-run: its kq sweep-task dies with it and its record stays "running".
+  // Cancel it mid-run: Slurm signals its kq sweep-task (SIGTERM), which stops the task's kq run
+  // and records why.
   REQUIRE(wait_for([&] { return fs::exists(dir / "runs" / victim / "manifest.json"); }, 120));
   const std::string job = record(dir, victim)["slurm_job"];
   CHECK(job.find('_') != std::string::npos);  // ARRAYJOB_INDEX
@@ -160,9 +162,9 @@ TEST_CASE("kq sweep --slurm on a one-node cluster: a task cancelled, resumed, me
   REQUIRE(wait_for(queue_empty, 300));  // the arrays, then the merge job
   std::string md = read_file(dir / "campaign.md");
   INFO(md);
-  CHECK(md.find("2 completed") != std::string::npos);
-  CHECK(md.find("never finished") != std::string::npos);
-  CHECK(record(dir, victim)["state"] == "running");
+  CHECK(md.find("2 completed, 1 failed") != std::string::npos);
+  CHECK(md.find("stopped: kq received signal 15") != std::string::npos);
+  CHECK(record(dir, victim)["state"] == "failed");
 
   r = run_kq("sweep --resume " + c + " --slurm --gres none");
   INFO(r.out);

@@ -29,10 +29,11 @@ struct Result {
   std::string out;  // stdout and stderr together
 };
 
-// Runs `kq ARGS` through the shell, from the source tree, capturing both streams.
-inline Result run_kq(const std::string& args) {
-  std::string cmd =
-      "cd '" + source_dir().string() + "' && '" + kq_binary().string() + "' " + args + " 2>&1";
+// Runs `kq ARGS` through the shell, from the source tree, capturing both streams; `prefix`
+// goes before kq on the command line (`timeout -s TERM 5`).
+inline Result run_kq(const std::string& args, const std::string& prefix = "") {
+  std::string cmd = "cd '" + source_dir().string() + "' && " + prefix + " '" +
+                    kq_binary().string() + "' " + args + " 2>&1";
   Result r;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
