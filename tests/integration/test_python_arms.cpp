@@ -767,10 +767,11 @@ TEST_CASE("the timing worker started beside qualification times only the arms th
   for (const auto& j : kq::read_json_lines(off / "rounds.jsonl")) CHECK(j["type"] != "warmed");
 }
 
-// Where four workers or more run at once, an arm from a file has its cases shared by two
-// workers; the verdict recorded is one, the same as one worker's: its counts summed, a rejection
-// by the case that comes first in the plan.
-TEST_CASE("an arm from a file qualified by two workers gets one worker's verdict") {
+// Where four workers or more run at once, an arm from a file has its cases shared by half as
+// many workers (two to four); the verdict recorded is one, the same as one worker's: its counts
+// summed, a rejection by the case that comes first in the plan. An arm that declines the spec
+// costs one worker.
+TEST_CASE("an arm from a file qualified by several workers gets one worker's verdict") {
   std::string arms = "numpy_residual_relu,broken_numpy_tamper";
   if (!torch_version().empty()) arms += ",broken_torch_mutates_input_cpu";
   auto verdicts = [&](int jobs) {
@@ -791,11 +792,28 @@ TEST_CASE("an arm from a file qualified by two workers gets one worker's verdict
     }
     CHECK(cases["numpy_residual_relu"] == by_arm["numpy_residual_relu"]["counts"]["total"]);
     CHECK(fs::exists(dir / "logs/qualify-numpy_residual_relu.shard2.log") == (jobs >= 4));
+    CHECK(fs::exists(dir / "logs/qualify-numpy_residual_relu.shard4.log") == (jobs >= 8));
     return by_arm;
   };
-  const auto one = verdicts(1), shared = verdicts(4);
+  const auto one = verdicts(1), shared = verdicts(4), four = verdicts(8);
   CHECK(one.size() == shared.size());
-  for (const auto& [arm, v] : one) CHECK(shared.at(arm) == v);
+  CHECK(one.size() == four.size());
+  for (const auto& [arm, v] : one) {
+    CHECK(shared.at(arm) == v);
+    CHECK(four.at(arm) == v);
+  }
+
+  const auto declined = kq::test::temp_dir("python-shards-declined") / "run";
+  auto r = run_kq(
+      "qualify specs/clamp.yaml --quick --arms numpy_residual_relu,cpu_tbb --jobs 8 "
+      "--out " +
+      declined.string());
+  INFO(r.out);
+  CHECK(fs::exists(declined / "logs/qualify-numpy_residual_relu.log"));
+  CHECK_FALSE(fs::exists(declined / "logs/qualify-numpy_residual_relu.shard2.log"));
+  for (const auto& j : kq::read_json_lines(declined / "qualification.jsonl"))
+    if (j["type"] == "verdict" && j["arm"] == "numpy_residual_relu")
+      CHECK(j["verdict"] == "unsupported");
   CHECK(one.at("numpy_residual_relu")["verdict"] == "qualified");
   CHECK(one.at("broken_numpy_tamper")["check"] == "tampering");
 }
