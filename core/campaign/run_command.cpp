@@ -1,13 +1,12 @@
 #include "campaign/run_command.hpp"
 
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 
-extern char** environ;
+#include "util/spawn.hpp"
 
 namespace kq::campaign {
 
@@ -15,23 +14,20 @@ CommandResult run_command(const std::vector<std::string>& argv) {
   CommandResult r;
   int fd[2];
   if (pipe2(fd, O_CLOEXEC) != 0) return r;
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, fd[1], 2);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
   pid_t pid = -1;
-  const int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  close(fd[1]);
-  if (rc != 0) {
+  try {
+    pid = spawn_child({.argv = argv,
+                       .search_path = true,
+                       .null_stdin = true,
+                       .stdout_fd = fd[1],
+                       .stderr_fd = fd[1]});
+  } catch (const std::exception&) {
     close(fd[0]);
+    close(fd[1]);
     r.out = argv[0] + ": cannot start (not on PATH?)";
     return r;
   }
+  close(fd[1]);
   char buf[4096];
   for (ssize_t n; (n = read(fd[0], buf, sizeof buf)) != 0;) {
     if (n < 0) {

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +18,7 @@
 
 #include "campaign/utc.hpp"
 #include "util/child_groups.hpp"
+#include "util/spawn.hpp"
 
 extern char** environ;
 
@@ -96,26 +96,20 @@ Exit spawn_and_wait(const std::vector<std::string>& argv, const fs::path& log,
                     const std::vector<std::string>& env, double limit_s) {
   const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) throw std::runtime_error("cannot open " + log.string());
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, fd, 1);
-  posix_spawn_file_actions_adddup2(&fa, fd, 2);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);  // a kill reaches its workers too
-  posix_spawnattr_setpgroup(&attr, 0);
-  std::vector<char*> args, envp;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
+  // Its own process group: a kill reaches its workers too.
   pid_t pid = -1;
-  const int rc = posix_spawn(&pid, args[0], &fa, &attr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
+  try {
+    pid = spawn_child({.argv = argv,
+                       .env = env,
+                       .null_stdin = true,
+                       .stdout_fd = fd,
+                       .stderr_fd = fd,
+                       .own_group = true});
+  } catch (...) {
+    close(fd);
+    throw;
+  }
   close(fd);
-  if (rc != 0) throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(rc));
 
   Exit ex;
   const ChildGroup running(pid);

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,8 +15,7 @@
 #include <stdexcept>
 
 #include "util/child_groups.hpp"
-
-extern char** environ;
+#include "util/spawn.hpp"
 
 namespace kq {
 namespace {
@@ -53,33 +51,28 @@ WorkerExit supervise_worker(const std::vector<std::string>& argv,
   int pipefd[2];
   if (pipe2(pipefd, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
   int logfd = open(stderr_log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (logfd < 0) throw std::runtime_error("cannot open " + stderr_log.string());
+  if (logfd < 0) {
+    close(pipefd[0]);
+    close(pipefd[1]);
+    throw std::runtime_error("cannot open " + stderr_log.string());
+  }
 
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, logfd, 2);
-  // dup2 onto itself clears close-on-exec in the child alone (POSIX.1-2024; glibc 2.29).
-  for (int fd : inherit) posix_spawn_file_actions_adddup2(&fa, fd, fd);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  // Its own process group, so a kill reaches anything the worker started.
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);
-
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
   pid_t pid = -1;
-  int rc = posix_spawn(&pid, args[0], &fa, &attr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
+  try {
+    // Its own process group, so a kill reaches anything the worker started.
+    pid = spawn_child({.argv = argv,
+                       .stdout_fd = pipefd[1],
+                       .stderr_fd = logfd,
+                       .inherit = inherit,
+                       .own_group = true});
+  } catch (const std::exception& e) {
+    close(pipefd[0]);
+    close(pipefd[1]);
+    close(logfd);
+    throw std::runtime_error(std::string("worker: ") + e.what());
+  }
   close(pipefd[1]);
   close(logfd);
-  if (rc != 0) {
-    close(pipefd[0]);
-    throw std::runtime_error("cannot start worker " + argv[0] + ": " + std::strerror(rc));
-  }
 
   const ChildGroup live(pid);
   WorkerExit ex;
