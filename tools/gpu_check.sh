@@ -79,6 +79,14 @@
 #   tools/gpu_check.sh KQ_DIR OUT huge_matmul  full qualification of KernelBench 8 (A past 2^31
 #                                           elements) with KQ_HUGE_ARMS and the CUDA product
 #                                           candidates (bin/plugins/test_specs)
+#   tools/gpu_check.sh KQ_DIR OUT campaign  the KernelBench sweep (or the specs of KQ_CAMPAIGN_SPECS,
+#                                           KQ_CAMPAIGN_ARMS) in OUT/campaign, a command at a time:
+#                                           planned on the first (kq sweep --quick --plan-only),
+#                                           then each task not yet completed run by kq sweep-task,
+#                                           started only while KQ_CAMPAIGN_RESERVE s (default 420)
+#                                           are left of KQ_CAMPAIGN_SECONDS (default 540), so that
+#                                           none is killed half done; then kq merge. KQ_DIR and OUT
+#                                           must be the same paths each time (plan.json holds them)
 #   tools/gpu_check.sh KQ_DIR OUT devices   kq qualify residual_relu (KQ_DEVICES_FULL=1: its
 #                                           full plan) on --devices 0, then on all GPUs where
 #                                           there are two or more: wall times, cases per GPU,
@@ -517,9 +525,36 @@ PY
       --out "$out/isolation" 2>&1 | tail -n 60
     echo "wall: $(( ($(date +%s%N) - start) / 1000000 )) ms"
     ;;
+  campaign)
+    c="$out/campaign"
+    start=$(date +%s)
+    if [ ! -f "$c/plan.json" ]; then
+      # shellcheck disable=SC2086  # KQ_CAMPAIGN_SPECS: one or more paths
+      "${kq_env[@]}" "$kq" sweep ${KQ_CAMPAIGN_SPECS:-$specs/kernelbench} --quick \
+        ${KQ_CAMPAIGN_ARMS:+--arms "$KQ_CAMPAIGN_ARMS"} --plan-only --out "$c" || exit 1
+    fi
+    todo=$(python3 - "$c" <<'PY'
+import json, os, sys
+c = sys.argv[1]
+for t in json.load(open(os.path.join(c, "plan.json")))["tasks"]:
+    record = os.path.join(c, "tasks", t["id"] + ".json")
+    if not os.path.exists(record) or json.load(open(record))["state"] != "completed":
+        print(t["index"])
+PY
+    )
+    for i in $todo; do
+      left=$(( ${KQ_CAMPAIGN_SECONDS:-540} - ($(date +%s) - start) ))
+      [ "$left" -ge "${KQ_CAMPAIGN_RESERVE:-420}" ] || break
+      step "task $i ($left s left)"
+      "${kq_env[@]}" timeout "$left" "$kq" sweep-task "$c" "$i" </dev/null 2>&1 | tail -n 1
+    done
+    "${kq_env[@]}" "$kq" merge "$c" >/dev/null 2>&1
+    grep -E "^- tasks:" "$c/campaign.md"
+    ;;
   *)
     echo "unknown part $part (python, tests, selftest, reference, half, full, residual, specs," \
-      "deep, guards, isolation, shaped, kb, broken_shaped, first, gemm, huge_matmul, devices)" >&2
+      "deep, guards, isolation, shaped, kb, broken_shaped, first, gemm, huge_matmul, devices," \
+      "campaign)" >&2
     exit 2
     ;;
 esac
