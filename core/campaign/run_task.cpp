@@ -127,8 +127,7 @@ Exit spawn_and_wait(const std::vector<std::string>& argv, const fs::path& log,
       ex.timed_out = killed = true;
       kill(-pid, SIGKILL);
     }
-    if (const int sig = g_stop.load(); sig != 0 && !stop_at) {
-      ex.stopped_by = sig;
+    if (g_stop.load() != 0 && !stop_at) {
       stop_at = now;
       kill(-pid, SIGTERM);  // it may have started as the stop came
     }
@@ -140,8 +139,8 @@ Exit spawn_and_wait(const std::vector<std::string>& argv, const fs::path& log,
   }
   if (WIFEXITED(status)) ex.code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) ex.signal = WTERMSIG(status);
-  // A stop that ended the task between two looks (it died of the SIGTERM passed on).
-  if (!ex.stopped_by) ex.stopped_by = g_stop.load();
+  // Also a stop that ended the task between two looks (it died of the SIGTERM passed on).
+  ex.stopped_by = g_stop.load();
   return ex;
 }
 
