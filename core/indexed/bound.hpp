@@ -94,6 +94,26 @@ inline double apply_bound(Op op, const Term* a, double v) {
 // sums: a bound needs no last digit.
 class SumBound {
  public:
+  SumBound() = default;
+  // The bound of the terms of a longer sum that follow `terms_before` terms whose plain sum is
+  // `prefix`: its running sums are the whole sum's (a reduction's chunk, machine.cpp).
+  static SumBound after(double prefix, std::int64_t terms_before) {
+    SumBound b;
+    b.running_ = prefix;
+    b.terms_ = terms_before;
+    return b;
+  }
+  // The terms of `later`, started after() this one's, added after these.
+  void append(const SumBound& later) {
+    errors_ += later.errors_;
+    magnitudes_ += later.magnitudes_;
+    partials_ += later.partials_;
+    running_ = later.running_;
+    terms_ = later.terms_;
+  }
+  // The plain sum of the terms so far (from the prefix, where one was given).
+  double running() const { return running_; }
+
   void add(const Term& t) {
     errors_ += t.e;
     magnitudes_ += std::fabs(t.v);
@@ -121,6 +141,13 @@ class ProdBound {
     ++terms_;
   }
   double value() const { return errors_ + scaled(magnitude_, static_cast<double>(terms_)); }
+  // The terms of `later` (a fresh ProdBound's) multiplied in after these: the running rule is
+  // linear in this one's state.
+  void append(const ProdBound& later) {
+    errors_ = scaled(later.magnitude_, errors_) + scaled(magnitude_, later.errors_);
+    magnitude_ *= later.magnitude_;
+    terms_ += later.terms_;
+  }
 
  private:
   double errors_ = 0.0, magnitude_ = 1.0;

@@ -7,6 +7,7 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
@@ -231,6 +232,11 @@ class LazyStore final : public Store {
     const Term t = compute(tensor, linear);
     memo.emplace(linear, t);
     return t;
+  }
+  // Its memo is not for sharing: another thread's store starts with none.
+  Store* beside(std::unique_ptr<Store>& keep) override {
+    keep = std::make_unique<LazyStore>(in_, bounds_, whole_, eager_, remembered_);
+    return keep.get();
   }
 
  private:

@@ -1,10 +1,15 @@
 #include "indexed/machine.hpp"
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <string>
+#include <vector>
 
-#include "indexed/accumulate.hpp"
 #include "kq/semantics.hpp"
 
 namespace kq::ix {
@@ -22,6 +27,8 @@ Accumulation accumulation_of(Reduction r) {
       return Accumulation::sum;
   }
 }
+
+bool is_arg(Reduction r) { return r == Reduction::argmax || r == Reduction::argmin; }
 
 std::string_view reduction_name(Reduction r) {
   return r == Reduction::argmax ? "argmax" : "argmin";
@@ -166,23 +173,74 @@ Term Machine::read(const Node& n, Frame& f) {
   return store_.computed(n.ref, linear);
 }
 
-// Runs over the reduced indices in row-major order, the first listed outermost. The bound: the
-// sum and product rules (bound.hpp); a max or min's is the chosen term's (the largest of equal
-// ones); an argmax's is 0, its output an integer.
+// Runs over the reduced indices in row-major order, the first listed outermost; a long one in
+// chunks (kReduceChunk), combined in order. The bound: the sum and product rules (bound.hpp); a
+// max or min's is the chosen term's (the largest of equal ones); an argmax's is 0, its output an
+// integer.
 Term Machine::reduce(const Node& n, Frame& f) {
   std::int64_t count = 1;
   for (int v : n.over) count *= in_.extents[static_cast<std::size_t>(v)];
-  const bool arg = n.reduction == Reduction::argmax || n.reduction == Reduction::argmin;
-  if (arg && count == 0)
+  if (is_arg(n.reduction) && count == 0)
     throw EvalError(where(f) + ": " + std::string(reduction_name(n.reduction)) +
                     " over an empty range");
-  Accumulator acc(accumulation_of(n.reduction));
-  SumBound sum_bound;
-  ProdBound prod_bound;
-  double extreme_bound = 0.0;
-  double best = 0.0;
-  std::int64_t best_at = 0;
-  for (std::int64_t k = 0; k < count; ++k) {
+  if (count <= kReduceChunk) return combine(n, {reduce_range(n, f, 0, count, {})});
+  std::vector<Part> parts = reduce_chunks(n, f, count, {});
+  if (bounds_ && n.reduction == Reduction::sum) {
+    // The bound's running sums are the whole sum's: each chunk again, from the plain sum of the
+    // chunks before it.
+    std::vector<SumBound> starts;
+    double prefix = 0.0;
+    for (std::size_t c = 0; c < parts.size(); ++c) {
+      starts.push_back(SumBound::after(prefix, static_cast<std::int64_t>(c) * kReduceChunk));
+      prefix += parts[c].sum_bound.running();
+    }
+    parts = reduce_chunks(n, f, count, starts);
+  }
+  return combine(n, parts);
+}
+
+std::vector<Machine::Part> Machine::reduce_chunks(const Node& n, Frame& f, std::int64_t count,
+                                                  const std::vector<SumBound>& sum_starts) {
+  const std::int64_t chunks = (count + kReduceChunk - 1) / kReduceChunk;
+  std::vector<Part> parts(static_cast<std::size_t>(chunks), Part(accumulation_of(n.reduction)));
+  const auto run = [&](Machine& m, Frame& frame, std::int64_t c) {
+    const auto k = static_cast<std::size_t>(c);
+    parts[k] = m.reduce_range(n, frame, c * kReduceChunk, std::min(count, (c + 1) * kReduceChunk),
+                              sum_starts.empty() ? SumBound{} : sum_starts[k]);
+  };
+  std::unique_ptr<Store> kept;
+  if (store_.beside(kept) != &store_) {  // not safe to share: one after another, here
+    for (std::int64_t c = 0; c < chunks; ++c) run(*this, f, c);
+    return parts;
+  }
+  // Side by side, each thread with its own machine and frame; the first chunk's error in the
+  // walk's order is the one reported, whichever thread met its error first.
+  std::vector<std::string> errors(static_cast<std::size_t>(chunks));
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, chunks, 1),
+                    [&](const tbb::blocked_range<std::int64_t>& r) {
+                      Machine m(in_, store_, bounds_);
+                      m.given_ = given_;
+                      m.given_value_ = given_value_;
+                      Frame frame = f;
+                      for (std::int64_t c = r.begin(); c < r.end(); ++c) {
+                        try {
+                          run(m, frame, c);
+                        } catch (const EvalError& e) {
+                          errors[static_cast<std::size_t>(c)] = e.what();
+                          return;
+                        }
+                      }
+                    });
+  for (const std::string& e : errors)
+    if (!e.empty()) throw EvalError(e);
+  return parts;
+}
+
+Machine::Part Machine::reduce_range(const Node& n, Frame& f, std::int64_t begin, std::int64_t end,
+                                    const SumBound& sum_start) {
+  const bool arg = is_arg(n.reduction);
+  Part p(accumulation_of(n.reduction), sum_start);
+  for (std::int64_t k = begin; k < end; ++k) {
     std::int64_t rest = k;
     for (std::size_t j = n.over.size(); j-- > 0;) {
       const auto v = static_cast<std::size_t>(n.over[j]);
@@ -192,43 +250,72 @@ Term Machine::reduce(const Node& n, Frame& f) {
     const Term t = eval(n.args[0], f);
     const double x = t.v;
     if (!arg && !bounds_) {
-      acc.add(x);
+      p.acc.add(x);
       continue;
     }
     if (!arg) {
-      const double before = acc.value();
-      acc.add(x);
+      const double before = p.acc.value();
+      p.acc.add(x);
       switch (n.reduction) {
         case Reduction::sum:
-          sum_bound.add(t);
+          p.sum_bound.add(t);
           break;
         case Reduction::prod:
-          prod_bound.add(t);
+          p.prod_bound.add(t);
           break;
         default:  // max, min: did this term come out, or tie with the one that had?
-          if (const double after = acc.value(); after != before)
-            extreme_bound = t.e;
+          if (const double after = p.acc.value(); after != before)
+            p.extreme_bound = t.e;
           else if (x == after)
-            extreme_bound = std::max(extreme_bound, t.e);
+            p.extreme_bound = std::max(p.extreme_bound, t.e);
       }
       continue;
     }
     // The first extreme wins: only a strictly better value moves it; the first NaN ends it.
     const bool better =
-        k == 0 || std::isnan(x) || (n.reduction == Reduction::argmax ? x > best : x < best);
+        k == begin || std::isnan(x) || (n.reduction == Reduction::argmax ? x > p.best : x < p.best);
     if (better) {
-      best = x;
-      best_at = k;
+      p.best = x;
+      p.best_at = k;
     }
     if (std::isnan(x)) break;
   }
-  if (arg) return {static_cast<double>(best_at)};
-  double e = 0.0;
-  if (bounds_)
-    e = n.reduction == Reduction::sum    ? sum_bound.value()
-        : n.reduction == Reduction::prod ? prod_bound.value()
-                                         : extreme_bound;
-  return {acc.value(), e};
+  return p;
+}
+
+// The chunks in order, by the rules of their terms: a chunk's result is added like a term.
+Term Machine::combine(const Node& n, const std::vector<Part>& parts) const {
+  if (parts.size() == 1) {
+    const Part& p = parts.front();
+    if (is_arg(n.reduction)) return {static_cast<double>(p.best_at)};
+    if (!bounds_) return {p.acc.value()};
+    const double e = n.reduction == Reduction::sum    ? p.sum_bound.value()
+                     : n.reduction == Reduction::prod ? p.prod_bound.value()
+                                                      : p.extreme_bound;
+    return {p.acc.value(), e};
+  }
+  if (is_arg(n.reduction)) {
+    const Part* chosen = &parts.front();
+    for (const Part& p : parts) {
+      if (std::isnan(chosen->best)) break;
+      if (std::isnan(p.best) ||
+          (n.reduction == Reduction::argmax ? p.best > chosen->best : p.best < chosen->best))
+        chosen = &p;
+    }
+    return {static_cast<double>(chosen->best_at)};
+  }
+  Part whole(accumulation_of(n.reduction));
+  for (const Part& p : parts) {
+    const double before = whole.acc.value();
+    whole.acc.add(p.acc.value());
+    whole.sum_bound.append(p.sum_bound);
+    whole.prod_bound.append(p.prod_bound);
+    if (const double after = whole.acc.value(); after != before)
+      whole.extreme_bound = p.extreme_bound;
+    else if (p.acc.value() == after)
+      whole.extreme_bound = std::max(whole.extreme_bound, p.extreme_bound);
+  }
+  return combine(n, {whole});
 }
 
 // Visits (position, value) along the scan index in the order of the scan, until visit returns

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "indexed/evaluate.hpp"
+#include "indexed/machine.hpp"  // kReduceChunk
 #include "indexed/parser.hpp"
 #include "kq/half.hpp"
 #include "plan/case_shapes.hpp"
@@ -343,4 +344,32 @@ TEST_CASE("float32 running sums of alike terms stay within the bound; bfloat16 o
       CHECK_FALSE(kq::element_matches(rule, DType::f32, bound, want, bits(s16)));
     }
   }
+}
+
+TEST_CASE("a long sum's bound has the whole sum's running sums, in chunks or not") {
+  // Alike terms: the running sums' part of the rule dominates, and a chunk's own running sums
+  // (from 0) would give about a third of it.
+  const std::int64_t n = 2 * kReduceChunk + 5;
+  Declarations d;
+  d.dims = {{"N", DimKind::reduced}};
+  d.tensors = {{"x", Role::input, DType::f32, {"N"}}, {"s", Role::output, DType::f32, {}}};
+  const Program p = parse("s = sum(n, x[n] + 10)", d);
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<double> x(static_cast<std::size_t>(n));
+  for (double& v : x) v = static_cast<float>(u(rng));
+  double errors = 0.0, magnitudes = 0.0, running = 0.0, partials = 0.0;
+  for (std::size_t k = 0; k < x.size(); ++k) {
+    const double t = x[k] + 10;
+    errors += std::fabs(t);  // the addition's own rounding
+    magnitudes += std::fabs(t);
+    running += t;
+    if (k > 0) partials += std::fabs(running);
+  }
+  const double want = errors + std::max(std::sqrt(static_cast<double>(n)) * magnitudes, partials);
+  REQUIRE(partials > 2 * std::sqrt(static_cast<double>(n)) * magnitudes);
+  const std::vector<double> got =
+      bounds(p, {{"N", n}}, {{"x", Buffer::of(DType::f32, {n}, x)}}, "s");
+  REQUIRE(got.size() == 1);
+  CHECK(got[0] == doctest::Approx(want).epsilon(1e-12));
 }

@@ -1,7 +1,7 @@
 // The reference of indexed statements against hand-computed values and against straightforward
 // float64 loops written here, independently of the evaluator: softmax, log_softmax, layer norm,
 // RMS norm, sums, argmax, scans, cross-entropy, views; one rounding per output; compensated sums;
-// sampled evaluation; independence from the thread count.
+// sampled evaluation; independence from the thread count; long reductions in chunks.
 #include <doctest/doctest.h>
 #include <tbb/global_control.h>
 
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "indexed/evaluate.hpp"
+#include "indexed/machine.hpp"  // kReduceChunk
 #include "indexed/parser.hpp"
 #include "kq/half.hpp"
 
@@ -459,4 +460,68 @@ TEST_CASE("evaluation errors: missing dims and inputs, bad shapes, unrepresentab
   CHECK_THROWS_WITH_AS(
       evaluate(p, {{"N", 2}}, {{"x", Buffer::of(DType::f32, {2}, std::vector<double>{2, 3})}}),
       doctest::Contains("output 'k' at [1] is 1.5"), EvalError);
+}
+
+TEST_CASE("long reductions run in chunks: the loops' values, the same bits at any thread count") {
+  // Three chunks and a tail of kReduceChunk terms per reduction, with ties and a NaN across
+  // chunk boundaries; f64 outputs, so that the comparison sees the reference's own digits.
+  constexpr std::int64_t kN = 3 * kReduceChunk + 123;
+  Declarations d;
+  d.dims = {{"M", DimKind::free}, {"N", DimKind::reduced}};
+  d.tensors = {{"x", Role::input, DType::f64, {"M", "N"}},
+               {"s", Role::output, DType::f64, {}},
+               {"p", Role::output, DType::f64, {"M"}},
+               {"hi", Role::output, DType::f64, {"M"}},
+               {"at", Role::output, DType::i64, {"M"}}};
+  const Program prog = parse(
+      "s = sum((m, n), x[m, n] * x[m, n] - 1)\n"
+      "p[m] = prod(n, 1 + x[m, n] / 1048576)\n"
+      "hi[m] = max(n, x[m, n])\n"
+      "at[m] = argmax(n, x[m, n])\n",
+      d);
+  std::vector<double> x = random_values(static_cast<std::size_t>(2 * kN), 21);
+  x[kReduceChunk + 5] = x[2 * kReduceChunk + 7] = 9.0;  // row 0: a tie across chunks
+  x[kN + 3 * kReduceChunk + 1] = kNaN;                  // row 1: a NaN in the tail
+  x[kN + 10] = 9.0;
+  const Tensors inputs = {{"x", Buffer::of(DType::f64, {2, kN}, x)}};
+  const DimValues dims = {{"M", 2}, {"N", kN}};
+
+  Tensors one, many;
+  {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 1);
+    one = evaluate(prog, dims, inputs);
+  }
+  {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 4);
+    many = evaluate(prog, dims, inputs);
+  }
+  check_bitwise(one, many);
+
+  double p = 1.0;
+  for (std::int64_t k = 0; k < kN; ++k) p *= 1 + x[static_cast<std::size_t>(k)] / 1048576;
+  CHECK(std::isnan(values_of(many.at("s"))[0]));  // the NaN reaches the whole sum
+  check_close({values_of(many.at("p"))[0]}, {p});
+  CHECK(values_of(many.at("hi"))[0] == 9.0);
+  CHECK(std::isnan(values_of(many.at("hi"))[1]));
+  CHECK(values_of(many.at("at")) == std::vector<double>{kReduceChunk + 5, 3 * kReduceChunk + 1});
+
+  // Without the NaN the sum is the loop's.
+  x[kN + 3 * kReduceChunk + 1] = 0.5;
+  const Tensors clean = evaluate(prog, dims, {{"x", Buffer::of(DType::f64, {2, kN}, x)}});
+  double want = 0.0;
+  for (double v : x) want += v * v - 1;
+  check_close(values_of(clean.at("s")), {want});
+  CHECK(values_of(clean.at("at"))[1] == 10);
+
+  // The sampled walk (its store not shared between threads: the chunks one after another) gives
+  // the same bits.
+  const std::vector<Sample> samples = {{"s", {}}, {"p", {0}}, {"hi", {1}}, {"at", {0}}};
+  const std::vector<double> got =
+      evaluate_at(prog, dims, {{"x", Buffer::of(DType::f64, {2, kN}, x)}}, samples, 0);
+  CHECK(std::bit_cast<std::uint64_t>(got[0]) ==
+        std::bit_cast<std::uint64_t>(values_of(clean.at("s"))[0]));
+  CHECK(std::bit_cast<std::uint64_t>(got[1]) ==
+        std::bit_cast<std::uint64_t>(values_of(clean.at("p"))[0]));
+  CHECK(got[2] == values_of(clean.at("hi"))[1]);
+  CHECK(got[3] == values_of(clean.at("at"))[0]);
 }
