@@ -24,14 +24,22 @@ std::int64_t product_of(const Instance& in, const std::vector<int>& vars, std::s
 }
 
 // One output row's running state over its N columns: Machine::reduce's accumulator and bound,
-// held as arrays so that the loop over the columns runs without a call per term.
+// held as arrays so that the loop over the columns runs without a call per term. A sum of more
+// than kReduceChunk terms is chunked as the machine chunks it: each chunk's sum and bound, the
+// bound's running sums from the plain sum of the chunks before (`prefix`, of each chunk's own
+// plain sum, `local`), folded into the totals in order.
 struct RowState {
   RowState(const Instance& in, std::int64_t n, bool bounds)
       : sum(static_cast<std::size_t>(n)),
+        total(static_cast<std::size_t>(n)),
         bound(bounds ? static_cast<std::size_t>(n) : 0),
+        bound_total(bound.size()),
+        local(bound.size()),
+        prefix(bound.size()),
         frame(in, 0) {}
-  std::vector<CompensatedSum> sum;
-  std::vector<SumBound> bound;
+  std::vector<CompensatedSum> sum, total;
+  std::vector<SumBound> bound, bound_total;
+  std::vector<double> local, prefix;
   Frame frame;  // the statement's indices at the element being finished
 };
 
@@ -125,9 +133,12 @@ class Product {
   void row(std::int64_t g, std::int64_t m, const std::vector<double>& b, RowState& st,
            std::vector<double>& out, std::vector<double>* bounds) const {
     const auto n_count = static_cast<std::size_t>(N_);
+    const bool chunked = K_ > kReduceChunk;
     for (std::size_t n = 0; n < n_count; ++n) {
-      st.sum[n] = CompensatedSum{};
-      if (bounds) st.bound[n] = SumBound{};
+      st.sum[n] = st.total[n] = CompensatedSum{};
+      if (!bounds) continue;
+      st.bound[n] = st.bound_total[n] = SumBound{};
+      st.local[n] = st.prefix[n] = 0.0;
     }
     for (std::int64_t k = 0; k < K_; ++k) {
       const double a = a_->get(a_at(g, m, k));
@@ -140,8 +151,10 @@ class Product {
         if (bounds) {
           const Term t[2] = {{a_first_ ? a : bk[n]}, {a_first_ ? bk[n] : a}};
           st.bound[n].add({v, apply_bound(Op::mul, t, v)});
+          if (chunked) st.local[n] += v;
         }
       }
+      if (chunked && ((k + 1) % kReduceChunk == 0 || k + 1 == K_)) end_chunk(st, k + 1, bounds);
     }
     // Each sum finished by Machine::eval of the nodes around it (bias, activation).
     const std::int64_t base = (g * M_ + m) * N_;
@@ -150,7 +163,9 @@ class Product {
     Frame& f = st.frame;
     for (std::int64_t n = 0; n < N_; ++n) {
       const auto j = static_cast<std::size_t>(n);
-      const Term sum{st.sum[j].value(), bounds ? st.bound[j].value() : 0.0};
+      const Term sum = !chunked
+                           ? Term{st.sum[j].value(), bounds ? st.bound[j].value() : 0.0}
+                           : Term{st.total[j].value(), bounds ? st.bound_total[j].value() : 0.0};
       std::int64_t rest = base + n;  // the statement's indices at this element
       for (std::size_t d = s_.lhs.size(); d-- > 0;) {
         const auto v = static_cast<std::size_t>(s_.lhs[d]);
@@ -160,6 +175,20 @@ class Product {
       const Term y = machine.eval_given(s_.root, f, reduce_, sum);
       out[static_cast<std::size_t>(base + n)] = y.v;
       if (bounds) (*bounds)[static_cast<std::size_t>(base + n)] = y.e;
+    }
+  }
+
+  // Machine::combine's fold of a chunk that ends after `terms` terms; the next one's bound
+  // starts from the plain sum of those.
+  void end_chunk(RowState& st, std::int64_t terms, const std::vector<double>* bounds) const {
+    for (std::size_t n = 0; n < static_cast<std::size_t>(N_); ++n) {
+      st.total[n].add(st.sum[n].value());
+      st.sum[n] = CompensatedSum{};
+      if (!bounds) continue;
+      st.bound_total[n].append(st.bound[n]);
+      st.prefix[n] += st.local[n];
+      st.local[n] = 0.0;
+      st.bound[n] = SumBound::after(st.prefix[n], terms);
     }
   }
 

@@ -3,7 +3,7 @@
 // the tree walk: the statement machine reads every term through its subscripts one node at a time,
 // about 60 ns a term, so a 1024^3 product took a minute on two cores. Here the inputs are read
 // once into float64 rows and each output row runs its K terms over all its columns at once, in
-// the machine's order (k ascending, the same compensated sum and the same bound rules), and
+// the machine's order (k ascending, in its chunks, the same compensated sums and bound rules), and
 // each sum is finished by the machine itself (Machine::eval_given: the epilogue's walk with the
 // sum given), so the values and bounds are the machine's bit for bit: evaluate_at, which samples
 // through the machine, agrees with it.

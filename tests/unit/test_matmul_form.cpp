@@ -185,6 +185,8 @@ TEST_CASE("the reference's compiled product gives the statement machine's values
       {"gemm/linear_bias_bf16.yaml", {{"M", 2}, {"N", 5}, {"K", 0}}},
       {"kernelbench/14_upper_triangular_matmul.yaml", {{"N", 9}}},
       {"kernelbench/15_lower_triangular_matmul.yaml", {{"M", 8}}},
+      // K in three chunks of kReduceChunk (machine.hpp): the product's sums are chunked alike.
+      {"kernelbench/06_matmul_large_k.yaml", {{"M", 2}, {"N", 3}, {"K", 2 * 65536 + 3}}},
   };
   for (const auto& [file, dim_values] : cases) {
     CAPTURE(file);
