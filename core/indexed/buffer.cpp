@@ -1,26 +1,43 @@
 #include "indexed/buffer.hpp"
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
 #include <numeric>
 
 #include "kq/half.hpp"
+#include "util/parallel_copy.hpp"
 
 namespace kq::ix {
+
+void zero_fill(Values& v, std::size_t n) {
+  v.clear();
+  v.resize(n);
+  parallel_memset(v.data(), 0, n * sizeof(double));  // 0.0 is all zero bits
+}
 
 Buffer Buffer::zeros(DType dtype, std::vector<std::int64_t> shape) {
   Buffer b;
   b.dtype = dtype;
   b.shape = std::move(shape);
-  b.bytes.assign(static_cast<std::size_t>(b.numel()) * dtype_size(dtype), 0);
+  b.bytes.resize(static_cast<std::size_t>(b.numel()) * dtype_size(dtype));
+  parallel_memset(b.bytes.data(), 0, b.bytes.size());
   return b;
 }
 
 Buffer Buffer::of(DType dtype, std::vector<std::int64_t> shape, std::span<const double> values) {
   Buffer b = zeros(dtype, std::move(shape));
-  for (std::size_t i = 0; i < values.size() && static_cast<std::int64_t>(i) < b.numel(); ++i)
-    b.set(static_cast<std::int64_t>(i), values[i]);
+  const auto n =
+      static_cast<std::int64_t>(std::min(values.size(), static_cast<std::size_t>(b.numel())));
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, n, 1 << 16),
+                    [&](const tbb::blocked_range<std::int64_t>& r) {
+                      for (std::int64_t i = r.begin(); i < r.end(); ++i)
+                        b.set(i, values[static_cast<std::size_t>(i)]);
+                    });
   return b;
 }
 

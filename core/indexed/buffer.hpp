@@ -6,17 +6,25 @@
 #include <vector>
 
 #include "kq/indexed.hpp"
+#include "util/host_buffer.hpp"
 
 namespace kq::ix {
+
+// A reference's float64 elements: like HostBytes, not zeroed by one thread as they grow (a
+// reference of 2^31 elements is 17 GB), so the parallel code that fills them first faults them in.
+using Values = std::vector<double, HostAllocator<double>>;
+
+// n zeros in `v`, written on every core.
+void zero_fill(Values& v, std::size_t n);
 
 struct Buffer {
   DType dtype = DType::f32;
   std::vector<std::int64_t> shape;
-  std::vector<unsigned char> bytes;
+  HostBytes bytes;
 
-  // Every element zero.
+  // Every element zero (on every core, for a large one).
   static Buffer zeros(DType dtype, std::vector<std::int64_t> shape);
-  // `values` (row-major, numel of them) each stored as set() stores it.
+  // `values` (row-major, numel of them) each stored as set() stores it, in parallel.
   static Buffer of(DType dtype, std::vector<std::int64_t> shape, std::span<const double> values);
 
   std::int64_t numel() const;

@@ -103,9 +103,9 @@ class Product {
     b_ = in.inputs[static_cast<std::size_t>(f.b_tensor)];
   }
 
-  void run(std::vector<double>& out, std::vector<double>* bounds) const {
-    out.assign(static_cast<std::size_t>(batch_ * M_ * N_), 0.0);
-    if (bounds) bounds->assign(out.size(), 0.0);
+  void run(Values& out, Values* bounds) const {
+    zero_fill(out, static_cast<std::size_t>(batch_ * M_ * N_));
+    if (bounds) zero_fill(*bounds, out.size());
     std::vector<double> b(static_cast<std::size_t>(K_ * N_));
     for (std::int64_t g = 0; g < batch_; ++g) {
       // B of this batch as K rows of N float64s.
@@ -130,8 +130,8 @@ class Product {
     return g * K_ * N_ + (f_.b_transposed ? n * K_ + k : k * N_ + n);
   }
 
-  void row(std::int64_t g, std::int64_t m, const std::vector<double>& b, RowState& st,
-           std::vector<double>& out, std::vector<double>* bounds) const {
+  void row(std::int64_t g, std::int64_t m, const std::vector<double>& b, RowState& st, Values& out,
+           Values* bounds) const {
     const auto n_count = static_cast<std::size_t>(N_);
     const bool chunked = K_ > kReduceChunk;
     for (std::size_t n = 0; n < n_count; ++n) {
@@ -180,7 +180,7 @@ class Product {
 
   // Machine::combine's fold of a chunk that ends after `terms` terms; the next one's bound
   // starts from the plain sum of those.
-  void end_chunk(RowState& st, std::int64_t terms, const std::vector<double>* bounds) const {
+  void end_chunk(RowState& st, std::int64_t terms, const Values* bounds) const {
     for (std::size_t n = 0; n < static_cast<std::size_t>(N_); ++n) {
       st.total[n].add(st.sum[n].value());
       st.sum[n] = CompensatedSum{};
@@ -203,8 +203,7 @@ class Product {
 
 }  // namespace
 
-bool run_contraction(const Instance& in, int statement, std::vector<double>& out,
-                     std::vector<double>* bounds) {
+bool run_contraction(const Instance& in, int statement, Values& out, Values* bounds) {
   const Program& p = *in.program;
   if (p.statements.size() != 1 || statement != 0) return false;
   const Statement& s = p.statements[0];

@@ -19,7 +19,6 @@ namespace kq::ix {
 // params, dims, the statement's indices, inputs subscripted by them and operations). If so, fills
 // `out` (the output's elements, row-major, unrounded) and, when `bounds` is not null, each
 // element's bound.
-bool run_contraction(const Instance& in, int statement, std::vector<double>& out,
-                     std::vector<double>* bounds);
+bool run_contraction(const Instance& in, int statement, Values& out, Values* bounds);
 
 }  // namespace kq::ix

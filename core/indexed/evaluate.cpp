@@ -35,14 +35,14 @@ class FullStore final : public Store {
     const auto i = static_cast<std::size_t>(linear);
     return {values_[t][i], bounds_.empty() ? 0.0 : bounds_[t][i]};
   }
-  std::vector<double>& of(int tensor) { return values_[static_cast<std::size_t>(tensor)]; }
+  Values& of(int tensor) { return values_[static_cast<std::size_t>(tensor)]; }
   // Null without bounds.
-  std::vector<double>* bounds_of(int tensor) {
+  Values* bounds_of(int tensor) {
     return bounds_.empty() ? nullptr : &bounds_[static_cast<std::size_t>(tensor)];
   }
 
  private:
-  std::vector<std::vector<double>> values_, bounds_;
+  std::vector<Values> values_, bounds_;
 };
 
 // The first error in the order of the elements, whichever thread met it first, so that the
@@ -85,10 +85,10 @@ std::int64_t product(const Instance& in, const Statement& s, const std::vector<s
 
 void run_statement(const Instance& in, FullStore& store, int statement) {
   const Statement& s = in.program->statements[static_cast<std::size_t>(statement)];
-  std::vector<double>& out = store.of(s.tensor);
-  out.assign(static_cast<std::size_t>(in.numel(s.tensor)), 0.0);
-  std::vector<double>* out_bound = store.bounds_of(s.tensor);
-  if (out_bound) out_bound->assign(out.size(), 0.0);
+  Values& out = store.of(s.tensor);
+  zero_fill(out, static_cast<std::size_t>(in.numel(s.tensor)));
+  Values* out_bound = store.bounds_of(s.tensor);
+  if (out_bound) zero_fill(*out_bound, out.size());
   if (run_contraction(in, statement, out, out_bound)) return;  // a matrix product, compiled
   const std::vector<std::int64_t>& strides = in.strides[static_cast<std::size_t>(s.tensor)];
   // A scan statement runs line by line along its scan index; any other, element by element.
@@ -144,17 +144,26 @@ std::string coordinate_text(const std::vector<std::int64_t>& shape, std::int64_t
 }
 
 // Output `tensor`'s values rounded once into its dtype.
-Buffer round_output(const Instance& in, int tensor, const std::vector<double>& values) {
+Buffer round_output(const Instance& in, int tensor, const Values& values) {
   const TensorDecl& t = in.program->decls.tensors[static_cast<std::size_t>(tensor)];
   Buffer b = Buffer::zeros(t.dtype, in.shapes[static_cast<std::size_t>(tensor)]);
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    if (!representable(t.dtype, values[i]))
-      throw EvalError("output '" + t.name + "' at " +
-                      coordinate_text(b.shape, static_cast<std::int64_t>(i)) + " is " +
-                      std::to_string(values[i]) + ", which a " + std::string(to_string(t.dtype)) +
-                      " cannot hold");
-    b.set(static_cast<std::int64_t>(i), values[i]);
-  }
+  FirstError first;
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, static_cast<std::int64_t>(values.size()),
+                                                     std::int64_t{1} << 16),
+                    [&](const tbb::blocked_range<std::int64_t>& r) {
+                      for (std::int64_t i = r.begin(); i < r.end(); ++i) {
+                        const double v = values[static_cast<std::size_t>(i)];
+                        if (!representable(t.dtype, v)) {
+                          first.offer(i, "output '" + t.name + "' at " +
+                                             coordinate_text(b.shape, i) + " is " +
+                                             std::to_string(v) + ", which a " +
+                                             std::string(to_string(t.dtype)) + " cannot hold");
+                          return;
+                        }
+                        b.set(i, v);
+                      }
+                    });
+  first.rethrow();
   return b;
 }
 

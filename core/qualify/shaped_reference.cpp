@@ -4,6 +4,7 @@
 #include <string>
 
 #include "indexed/evaluate.hpp"
+#include "util/parallel_copy.hpp"
 
 namespace kq {
 
@@ -22,10 +23,10 @@ ix::Buffer dense_copy(const TensorView& v) {
   b.shape.assign(v.shape.begin(), v.shape.begin() + v.rank);
   const std::size_t es = dtype_size(v.dtype);
   const std::int64_t n = v.numel();
-  b.bytes.resize(static_cast<std::size_t>(n) * es);
+  b.bytes.resize(static_cast<std::size_t>(n) * es);  // not zeroed: HostBytes
   if (n == 0) return b;
   if (v.is_contiguous()) {
-    std::memcpy(b.bytes.data(), v.data, b.bytes.size());
+    parallel_memcpy(b.bytes.data(), v.data, b.bytes.size());
     return b;
   }
   const auto* base = static_cast<const unsigned char*>(v.data);
@@ -95,10 +96,10 @@ void shaped_reference(const ix::Program& p, const std::vector<std::int64_t>& dim
   for (const ix::TensorDecl& t : p.decls.tensors) {
     if (t.role != ix::Role::output) continue;
     const ix::Buffer& b = e.outputs.at(t.name);
-    if (!b.bytes.empty()) std::memcpy(dst[k], b.bytes.data(), b.bytes.size());
+    parallel_memcpy(dst[k], b.bytes.data(), b.bytes.size());
     if (k < bounds.size() && bounds[k]) {
       const ix::Buffer& eb = e.bounds.at(t.name);
-      if (!eb.bytes.empty()) std::memcpy(bounds[k], eb.bytes.data(), eb.bytes.size());
+      parallel_memcpy(bounds[k], eb.bytes.data(), eb.bytes.size());
     }
     ++k;
   }
