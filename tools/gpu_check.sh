@@ -83,8 +83,9 @@
 #                                           KQ_CAMPAIGN_ARMS) in OUT/campaign, a command at a time:
 #                                           planned on the first (kq sweep --quick --plan-only),
 #                                           then each task not yet completed run by kq sweep-task,
-#                                           started only while KQ_CAMPAIGN_RESERVE s (default 420)
-#                                           are left of KQ_CAMPAIGN_SECONDS (default 540), so that
+#                                           started only where its guess of seconds (KQ_CAMPAIGN_EST
+#                                           "index:s ...", else KQ_CAMPAIGN_RESERVE, 420) fits what
+#                                           is left of KQ_CAMPAIGN_SECONDS (default 540), so that
 #                                           none is killed half done; then kq merge. KQ_DIR and OUT
 #                                           must be the same paths each time (plan.json holds them)
 #   tools/gpu_check.sh KQ_DIR OUT devices   kq qualify residual_relu (KQ_DEVICES_FULL=1: its
@@ -533,21 +534,31 @@ PY
       "${kq_env[@]}" "$kq" sweep ${KQ_CAMPAIGN_SPECS:-$specs/kernelbench} --quick \
         ${KQ_CAMPAIGN_ARMS:+--arms "$KQ_CAMPAIGN_ARMS"} --plan-only --out "$c" || exit 1
     fi
+    # Each task not yet completed with its guess of seconds: KQ_CAMPAIGN_EST ("index:seconds
+    # ..."), else KQ_CAMPAIGN_RESERVE; a task stopped before is guessed a minute beyond its wall.
     todo=$(python3 - "$c" <<'PY'
 import json, os, sys
 c = sys.argv[1]
+reserve = float(os.environ.get("KQ_CAMPAIGN_RESERVE", "420"))
+est = dict(kv.split(":") for kv in os.environ.get("KQ_CAMPAIGN_EST", "").split())
 for t in json.load(open(os.path.join(c, "plan.json")))["tasks"]:
     record = os.path.join(c, "tasks", t["id"] + ".json")
-    if not os.path.exists(record) or json.load(open(record))["state"] != "completed":
-        print(t["index"])
+    r = json.load(open(record)) if os.path.exists(record) else {}
+    if r.get("state") == "completed":
+        continue
+    guess = float(est.get(str(t["index"]), reserve))
+    print(t["index"], int(max(guess, r.get("wall_s", 0) + 60 if r else 0)))
 PY
     )
-    for i in $todo; do
+    # Tasks start only where their guess fits what is left, so that none is killed half done;
+    # one that does not fit leaves its turn to a shorter one after it.
+    while read -r i guess; do
+      [ -n "$i" ] || continue
       left=$(( ${KQ_CAMPAIGN_SECONDS:-540} - ($(date +%s) - start) ))
-      [ "$left" -ge "${KQ_CAMPAIGN_RESERVE:-420}" ] || break
-      step "task $i ($left s left)"
+      [ "$left" -ge "$guess" ] || continue
+      step "task $i ($left s left, about $guess s)"
       "${kq_env[@]}" timeout "$left" "$kq" sweep-task "$c" "$i" </dev/null 2>&1 | tail -n 1
-    done
+    done <<< "$todo"
     "${kq_env[@]}" "$kq" merge "$c" >/dev/null 2>&1
     grep -E "^- tasks:" "$c/campaign.md"
     ;;
