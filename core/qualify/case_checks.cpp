@@ -6,7 +6,9 @@
 #include <stdexcept>
 #include <vector>
 
+#include "plan/case_shapes.hpp"
 #include "qualify/compare.hpp"
+#include "qualify/reference_samples.hpp"
 #include "util/env_number.hpp"
 #if KQ_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -213,19 +215,28 @@ bool device_checkable(const CaseTensors& t) {
          t.output_contiguous();
 }
 
-bool checked_on_device(const Case& c, Device device, std::int64_t min_elements) {
+bool checked_on_device(const Spec& spec, const Case& c, Device device, std::int64_t min_elements) {
 #if KQ_HAVE_CUDA
   constexpr bool with_cuda = true;
 #else
   constexpr bool with_cuda = false;
 #endif
-  // One output of its own, dense: format-2 cases (several outputs, each its own shape) are
-  // checked on the host.
-  if (!c.dims.empty() || c.outputs.size() != 1) return false;
-  const Placement& out = c.outputs[0];
-  const bool dense = out.strides.empty() || out.strides == row_major_strides(c.shape);
-  return with_cuda && device == Device::cuda && c.alias_input < 0 && dense &&
-         c.numel() >= std::max<std::int64_t>(min_elements, 1);
+  // One output of its own, dense.
+  if (!with_cuda || device != Device::cuda || c.alias_input >= 0 || c.outputs.size() != 1)
+    return false;
+  const std::int64_t least = std::max<std::int64_t>(min_elements, 1);
+  if (c.dims.empty()) {  // format 1: the output has the case's shape and the spec's dtype
+    const Placement& out = c.outputs[0];
+    const bool dense = out.strides.empty() || out.strides == row_major_strides(c.shape);
+    return dense && c.numel() >= least;
+  }
+  // Format 2: compared element by element in a float dtype, as the device's kernels compare;
+  // not by the accumulation bound (they read no bounds), not at samples (the reference then
+  // holds the samples alone), not an integer output (exact on the host).
+  if (!spec.shaped || output_by_bound(spec, 0) || reference_sampled(spec, c)) return false;
+  const CaseTensorShape out = case_shapes(spec, c).outputs.at(0);
+  const bool dense = out.place.strides.empty() || out.place.strides == row_major_strides(out.shape);
+  return !is_integer(out.dtype) && dense && out.numel() >= least;
 }
 
 #if KQ_HAVE_CUDA
@@ -268,12 +279,11 @@ std::unique_ptr<CaseChecks> host_case_checks(const CaseTensors& t,
   return std::make_unique<HostChecks>(t, rules);
 }
 
-std::unique_ptr<CaseChecks> case_checks(const Case& c, const CaseTensors& t, Device device,
-                                        const std::vector<OutputRule>& rules, void* stream,
-                                        std::int64_t min_elements) {
+std::unique_ptr<CaseChecks> case_checks(const Spec& spec, const Case& c, const CaseTensors& t,
+                                        Device device, const std::vector<OutputRule>& rules,
+                                        void* stream, std::int64_t min_elements) {
 #if KQ_HAVE_CUDA
-  // Format 1's cases alone are checked on the device: its kernels know no accumulation bound.
-  if (checked_on_device(c, device, min_elements)) {
+  if (checked_on_device(spec, c, device, min_elements)) {
     if (!device_checkable(t))  // the plan's dense output of its own on the device must be so
       throw std::logic_error("case " + c.name +
                              ": planned for the device's checks, but its output tensor is not "
@@ -285,7 +295,7 @@ std::unique_ptr<CaseChecks> case_checks(const Case& c, const CaseTensors& t, Dev
     }
   }
 #else
-  (void)c, (void)device, (void)stream, (void)min_elements;
+  (void)spec, (void)c, (void)device, (void)stream, (void)min_elements;
 #endif
   return host_case_checks(t, rules);
 }

@@ -47,13 +47,13 @@ class CaseChecks {
 std::unique_ptr<CaseChecks> host_case_checks(const CaseTensors& t,
                                              const std::vector<OutputRule>& rules);
 
-// The device's checks where checked_on_device(c, device, min_elements) says they apply and
-// there is device memory for the copies, else the host's. `t` holds case c's tensors. One
+// The device's checks where checked_on_device(spec, c, device, min_elements) says they apply
+// and there is device memory for the copies, else the host's. `t` holds case c's tensors. One
 // predicate decides, so that the host memory planned for a case (case_host_bytes) is the
 // memory its checks take.
-std::unique_ptr<CaseChecks> case_checks(const Case& c, const CaseTensors& t, Device device,
-                                        const std::vector<OutputRule>& rules, void* stream,
-                                        std::int64_t min_elements);
+std::unique_ptr<CaseChecks> case_checks(const Spec& spec, const Case& c, const CaseTensors& t,
+                                        Device device, const std::vector<OutputRule>& rules,
+                                        void* stream, std::int64_t min_elements);
 
 // The smallest output checked on the device: KQ_DEVICE_CHECK_MIN_ELEMENTS, else 2^20.
 std::int64_t device_check_min_elements();
@@ -61,9 +61,10 @@ std::int64_t device_check_min_elements();
 // Whether t's output can be checked on the device: a CUDA allocation of its own, dense.
 bool device_checkable(const CaseTensors& t);
 // Whether case_checks checks case c's output on the device for an arm on `device` (a CUDA arm,
-// an output of its own, dense, of at least `min_elements` elements), told from the plan before
-// any tensor exists (device memory for the copies aside).
-bool checked_on_device(const Case& c, Device device, std::int64_t min_elements);
+// one output of its own, dense, of at least `min_elements` elements; of a format-2 spec, a float
+// output compared element by element, in full), told from the plan before any tensor exists
+// (device memory for the copies aside).
+bool checked_on_device(const Spec& spec, const Case& c, Device device, std::int64_t min_elements);
 // The host's comparison of an output, for the timing loop too: the elements of `got` (t's
 // output allocation, as downloaded) against `want` (the reference, dense) under `rule`.
 CaseTensors::Mismatch host_mismatch(const CaseTensors& t, const unsigned char* got,

@@ -72,7 +72,7 @@ class CaseRunner {
         stream_(device),
         rules_(output_rules(spec, c)),
         tensors_(spec, c, device),
-        checks_(case_checks(c, tensors_, device, rules_, stream_.handle(),
+        checks_(case_checks(spec, c, tensors_, device, rules_, stream_.handle(),
                             device_check_min_elements())) {}
 
   // The checks, with the seconds each stage took.
@@ -373,13 +373,13 @@ class CaseRunner {
 
 }  // namespace
 
-std::uint64_t case_host_bytes(const Case& c, std::size_t elem_size, Device device,
+std::uint64_t case_host_bytes(const Spec& spec, const Case& c, std::size_t elem_size, Device device,
                               bool shared_data) {
   const std::uint64_t inputs = c.inputs.size();
   std::uint64_t units = 0;
   if (!shared_data) units += inputs + 1;           // inputs generated here, the reference
   if (device == Device::cpu) units += inputs + 1;  // the arm's tensors
-  if (!checked_on_device(c, device, device_check_min_elements()))
+  if (!checked_on_device(spec, c, device, device_check_min_elements()))
     units += device == Device::cpu ? 2 : 3;  // the output's copies (+ an input's)
   return units * static_cast<std::uint64_t>(c.numel()) * elem_size;
 }
@@ -387,7 +387,8 @@ std::uint64_t case_host_bytes(const Case& c, std::size_t elem_size, Device devic
 CaseOutcome run_case(IKernelArm& arm, Device device, const Spec& spec, const Case& c,
                      const std::function<void(double)>& prepared, const unsigned char* shared) {
   auto t0 = std::chrono::steady_clock::now();
-  std::uint64_t need = case_host_bytes(c, dtype_size(spec.op.dtype), device, shared != nullptr);
+  std::uint64_t need =
+      case_host_bytes(spec, c, dtype_size(spec.op.dtype), device, shared != nullptr);
   // The accumulation bounds of the outputs compared by them, computed here unless shared.
   if (!shared && spec.shaped) {
     const CaseDataLayout layout(spec, c);

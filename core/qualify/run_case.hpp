@@ -44,7 +44,7 @@ const char* to_string(CaseOutcome::Result r);
 // output's copies (the first run's, the later runs') and, for a CUDA arm, one input downloaded
 // at a time. A CUDA arm's case checked on the device takes none beyond the staging ring. A case
 // that needs more than the host has available is skipped, with both figures.
-std::uint64_t case_host_bytes(const Case& c, std::size_t elem_size, Device device,
+std::uint64_t case_host_bytes(const Spec& spec, const Case& c, std::size_t elem_size, Device device,
                               bool shared_data);
 
 CaseOutcome run_case(IKernelArm& arm, Device device, const Spec& spec, const Case& c,

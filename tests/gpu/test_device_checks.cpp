@@ -247,7 +247,7 @@ struct CaseOnDevice {
   CaseOnDevice(kq::Spec sp, const std::string& name)
       : spec(std::move(sp)), c(find(spec, name)), t(spec, c, kq::Device::cuda) {
     host = kq::host_case_checks(t, {spec.op.compare});
-    device = kq::case_checks(c, t, kq::Device::cuda, {spec.op.compare}, s.s, 0);
+    device = kq::case_checks(spec, c, t, kq::Device::cuda, {spec.op.compare}, s.s, 0);
     REQUIRE(std::string(device->where()) == "device");
     t.load_inputs(c, 0);
     host->inputs_loaded();
@@ -360,9 +360,8 @@ TEST_CASE("case_checks falls back to the host where the device's do not apply") 
   for (const auto& c : kq::plan_cases(spec, {false, true})) {
     if (c.name != "size/1025" && c.name != "size/4097") continue;
     kq::CaseTensors t(spec, c, kq::Device::cuda);
-    CHECK(std::string(
-              kq::case_checks(c, t, kq::Device::cuda, {spec.op.compare}, s.s, 4096)->where()) ==
-          (c.numel() >= 4096 ? "device" : "host"));
+    CHECK(std::string(kq::case_checks(spec, c, t, kq::Device::cuda, {spec.op.compare}, s.s, 4096)
+                          ->where()) == (c.numel() >= 4096 ? "device" : "host"));
   }
 }
 #endif

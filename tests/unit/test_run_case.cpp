@@ -3,14 +3,17 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <vector>
 
 #include "fake_arm.hpp"
 #include "kq/contract.hpp"
 #include "plan/plan_cases.hpp"
+#include "qualify/case_checks.hpp"
 #include "qualify/qualify_arm.hpp"
 #include "qualify/run_case.hpp"
+#include "spec/spec.hpp"
 #include "spec_fixture.hpp"
 
 namespace {
@@ -113,15 +116,37 @@ TEST_CASE("a case's host memory: a CUDA arm's output checked on the device takes
   const kq::Case big = find(cases, "size/2147483653");
   const std::uint64_t n = static_cast<std::uint64_t>(big.numel()) * 4;
   // A CPU arm: its two inputs and its output, the output's two copies; the stage's data or not.
-  CHECK(kq::case_host_bytes(big, 4, kq::Device::cpu, true) == 5 * n);
-  CHECK(kq::case_host_bytes(big, 4, kq::Device::cpu, false) == 8 * n);
+  CHECK(kq::case_host_bytes(spec, big, 4, kq::Device::cpu, true) == 5 * n);
+  CHECK(kq::case_host_bytes(spec, big, 4, kq::Device::cpu, false) == 8 * n);
 #if KQ_HAVE_CUDA
-  CHECK(kq::case_host_bytes(big, 4, kq::Device::cuda, true) == 0);
-  CHECK(kq::case_host_bytes(big, 4, kq::Device::cuda, false) == 3 * n);
+  CHECK(kq::case_host_bytes(spec, big, 4, kq::Device::cuda, true) == 0);
+  CHECK(kq::case_host_bytes(spec, big, 4, kq::Device::cuda, false) == 3 * n);
 #else
-  CHECK(kq::case_host_bytes(big, 4, kq::Device::cuda, true) == 3 * n);
+  CHECK(kq::case_host_bytes(spec, big, 4, kq::Device::cuda, true) == 3 * n);
 #endif
   // Below the device checks' threshold a CUDA arm's output is checked on the host.
   const kq::Case small = find(cases, "size/1025");
-  CHECK(kq::case_host_bytes(small, 4, kq::Device::cuda, true) == 3 * 1025 * 4);
+  CHECK(kq::case_host_bytes(spec, small, 4, kq::Device::cuda, true) == 3 * 1025 * 4);
+}
+
+TEST_CASE("format 2: one float output compared in full is checked on the device") {
+  // KernelBench's tanh at 4096 x 393216 took 10 to 20 s an arm on the H200 with the checks on
+  // the host, one arm at a time (the big cases take turns).
+  const std::filesystem::path specs = std::filesystem::path(KQ_SOURCE_DIR) / "specs/kernelbench";
+  const auto on_device = [&](const std::string& file, const std::string& case_name,
+                             kq::Device device = kq::Device::cuda) {
+    const kq::Spec spec = kq::load_spec(specs / file);
+    return kq::checked_on_device(spec, find(kq::plan_cases(spec, {}), case_name), device,
+                                 kq::device_check_min_elements());
+  };
+  const bool cuda = KQ_HAVE_CUDA;
+  CHECK(on_device("22_tanh.yaml", "timing/M=4096,N=393216") == cuda);
+  CHECK(on_device("22_tanh.yaml", "timing/M=4096,N=4096") == cuda);
+  CHECK_FALSE(on_device("22_tanh.yaml", "timing/M=4096,N=393216", kq::Device::cpu));
+  CHECK_FALSE(on_device("22_tanh.yaml", "point/M=7,N=4099"));  // below 2^20 elements
+  // A scalar loss (below the threshold), the accumulation bound (the kernels read no bounds), an
+  // integer output (exact, on the host).
+  CHECK_FALSE(on_device("100_hinge_loss.yaml", "timing/M=32768,N=32768"));
+  CHECK_FALSE(on_device("47_sum_reduction.yaml", "timing/B=128,N=4096,K=4095"));
+  CHECK_FALSE(on_device("51_argmax.yaml", "timing/B=128,N=4096,K=4095"));
 }
