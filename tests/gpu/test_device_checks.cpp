@@ -1,8 +1,8 @@
 // kq's device-side checks (device/check_kernels.hpp, qualify/case_checks.hpp) against the
 // host's, which stay the reference implementation: the element rules over every dtype and rule
 // on values chosen to sit on each rule's edges, the byte and element scans, and the findings of
-// a whole case (values, guards, inputs, repeats) word for word. Without a usable CUDA device the
-// test's main skips, saying why.
+// a whole case (values, guards, inputs, repeats) word for word, format 2's included. Without a
+// usable CUDA device the test's main skips, saying why.
 #include <doctest/doctest.h>
 
 #ifndef KQ_HAVE_CUDA
@@ -246,13 +246,14 @@ struct CaseOnDevice {
 
   CaseOnDevice(kq::Spec sp, const std::string& name)
       : spec(std::move(sp)), c(find(spec, name)), t(spec, c, kq::Device::cuda) {
-    host = kq::host_case_checks(t, {spec.op.compare});
-    device = kq::case_checks(spec, c, t, kq::Device::cuda, {spec.op.compare}, s.s, 0);
+    const std::vector<kq::OutputRule> rules = kq::output_rules(spec, c);
+    host = kq::host_case_checks(t, rules);
+    device = kq::case_checks(spec, c, t, kq::Device::cuda, rules, s.s, 0);
     REQUIRE(std::string(device->where()) == "device");
     t.load_inputs(c, 0);
     host->inputs_loaded();
     device->inputs_loaded();
-    want.resize(static_cast<std::size_t>(c.numel()) * kq::dtype_size(spec.op.dtype));
+    want.resize(static_cast<std::size_t>(t.output_view().numel()) * kq::dtype_size(t.dtype()));
     unsigned char* const dst[] = {want.data()};
     kq::case_reference(spec, c, t.pristine_input_views(), dst);
     t.poison_output(0);
@@ -294,14 +295,20 @@ struct CaseOnDevice {
 
 TEST_CASE("a whole case: the device's findings are the host's, word for word") {
   const auto root = kq::test::source_dir();
-  for (const char* file :
-       {"specs/residual_relu.yaml", "specs/residual_relu_bf16.yaml", "specs/silu_mul_bf16.yaml"}) {
-    for (const char* name : {"size/1025", "offset/x+4", "values/denormal"}) {
+  const std::vector<const char*> format1 = {"size/1025", "offset/x+4", "values/denormal"};
+  const std::vector<std::pair<const char*, std::vector<const char*> > > files = {
+      {"specs/residual_relu.yaml", format1},
+      {"specs/residual_relu_bf16.yaml", format1},
+      {"specs/silu_mul_bf16.yaml", format1},
+      {"specs/kernelbench/22_tanh.yaml", {"point/M=7,N=4099"}},  // format 2: one float output
+  };
+  for (const auto& [file, names] : files) {
+    for (const char* name : names) {
       kq::Spec spec = kq::load_spec(root / file);
       CaseOnDevice k(spec, name);
       INFO(file << " " << name);
       k.agree(true, 0, "a right output");
-      const std::size_t es = kq::dtype_size(spec.op.dtype);
+      const std::size_t es = kq::dtype_size(k.t.dtype());
       auto wrong = k.want;
       wrong[3 * es] ^= 0x01;        // one ulp
       wrong[700 * es + 1] ^= 0x40;  // far off
