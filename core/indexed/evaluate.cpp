@@ -7,6 +7,7 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -83,13 +84,58 @@ std::int64_t product(const Instance& in, const Statement& s, const std::vector<s
   return n;
 }
 
-void run_statement(const Instance& in, FullStore& store, int statement) {
+// The row-major coordinate of element `linear` of a tensor of `shape`, for messages.
+std::string coordinate_text(const std::vector<std::int64_t>& shape, std::int64_t linear) {
+  std::vector<std::int64_t> coord(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    coord[d] = linear % shape[d];
+    linear /= shape[d];
+  }
+  return shape_text(coord);
+}
+
+// Stores v, rounded once, as element i of output b (declared `t`); where its dtype cannot hold
+// v, offers the error to `first` instead.
+void store_output(const TensorDecl& t, Buffer& b, std::int64_t i, double v, FirstError& first) {
+  if (representable(t.dtype, v)) return b.set(i, v);
+  first.offer(i, "output '" + t.name + "' at " + coordinate_text(b.shape, i) + " is " +
+                     std::to_string(v) + ", which a " + std::string(to_string(t.dtype)) +
+                     " cannot hold");
+}
+
+// Output `tensor`'s values rounded once into its dtype.
+Buffer round_output(const Instance& in, int tensor, const Values& values) {
+  const TensorDecl& t = in.program->decls.tensors[static_cast<std::size_t>(tensor)];
+  Buffer b = Buffer::zeros(t.dtype, in.shapes[static_cast<std::size_t>(tensor)]);
+  FirstError first;
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, static_cast<std::int64_t>(values.size()),
+                                                     std::int64_t{1} << 16),
+                    [&](const tbb::blocked_range<std::int64_t>& r) {
+                      for (std::int64_t i = r.begin(); i < r.end(); ++i)
+                        store_output(t, b, i, values[static_cast<std::size_t>(i)], first);
+                    });
+  first.rethrow();
+  return b;
+}
+
+// A statement's elements into the store's float64 values; or, given `direct` (an output that no
+// statement reads), rounded straight into it, so that a large output's float64 values are never
+// held (a 1.6G-element output's are 12.9 GB, faulted in and written once more than its own).
+void run_statement(const Instance& in, FullStore& store, int statement, Buffer* direct = nullptr) {
   const Statement& s = in.program->statements[static_cast<std::size_t>(statement)];
+  const auto n = static_cast<std::size_t>(in.numel(s.tensor));
   Values& out = store.of(s.tensor);
-  zero_fill(out, static_cast<std::size_t>(in.numel(s.tensor)));
   Values* out_bound = store.bounds_of(s.tensor);
-  if (out_bound) zero_fill(*out_bound, out.size());
-  if (run_contraction(in, statement, out, out_bound)) return;  // a matrix product, compiled
+  if (run_contraction(in, statement, out, out_bound)) {  // a matrix product, compiled
+    if (direct) *direct = round_output(in, s.tensor, out), out = Values();
+    return;
+  }
+  const TensorDecl& decl = in.program->decls.tensors[static_cast<std::size_t>(s.tensor)];
+  if (direct)
+    *direct = Buffer::zeros(decl.dtype, in.shapes[static_cast<std::size_t>(s.tensor)]);
+  else
+    zero_fill(out, n);
+  if (out_bound) zero_fill(*out_bound, n);
   const std::vector<std::int64_t>& strides = in.strides[static_cast<std::size_t>(s.tensor)];
   // A scan statement runs line by line along its scan index; any other, element by element.
   std::vector<std::size_t> outer;
@@ -101,14 +147,18 @@ void run_statement(const Instance& in, FullStore& store, int statement) {
       outer.push_back(d);
   }
   const std::int64_t count = product(in, s, outer);
-  FirstError first;
+  // An element's error before any rounding's, as when the outputs were rounded afterwards.
+  FirstError first, unrepresentable;
   tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, count, kGrain),
                     [&](const tbb::blocked_range<std::int64_t>& r) {
                       Machine machine(in, store, out_bound != nullptr);
                       Frame f(in, statement);
                       std::vector<Term> line;
                       const auto put = [&](std::int64_t at, const Term& t) {
-                        out[static_cast<std::size_t>(at)] = t.v;
+                        if (direct)
+                          store_output(decl, *direct, at, t.v, unrepresentable);
+                        else
+                          out[static_cast<std::size_t>(at)] = t.v;
                         if (out_bound) (*out_bound)[static_cast<std::size_t>(at)] = t.e;
                       };
                       for (std::int64_t k = r.begin(); k < r.end(); ++k) {
@@ -131,40 +181,13 @@ void run_statement(const Instance& in, FullStore& store, int statement) {
                       }
                     });
   first.rethrow();
+  unrepresentable.rethrow();
 }
 
-// The row-major coordinate of element `linear` of a tensor of `shape`, for messages.
-std::string coordinate_text(const std::vector<std::int64_t>& shape, std::int64_t linear) {
-  std::vector<std::int64_t> coord(shape.size());
-  for (std::size_t d = shape.size(); d-- > 0;) {
-    coord[d] = linear % shape[d];
-    linear /= shape[d];
-  }
-  return shape_text(coord);
-}
-
-// Output `tensor`'s values rounded once into its dtype.
-Buffer round_output(const Instance& in, int tensor, const Values& values) {
-  const TensorDecl& t = in.program->decls.tensors[static_cast<std::size_t>(tensor)];
-  Buffer b = Buffer::zeros(t.dtype, in.shapes[static_cast<std::size_t>(tensor)]);
-  FirstError first;
-  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, static_cast<std::int64_t>(values.size()),
-                                                     std::int64_t{1} << 16),
-                    [&](const tbb::blocked_range<std::int64_t>& r) {
-                      for (std::int64_t i = r.begin(); i < r.end(); ++i) {
-                        const double v = values[static_cast<std::size_t>(i)];
-                        if (!representable(t.dtype, v)) {
-                          first.offer(i, "output '" + t.name + "' at " +
-                                             coordinate_text(b.shape, i) + " is " +
-                                             std::to_string(v) + ", which a " +
-                                             std::string(to_string(t.dtype)) + " cannot hold");
-                          return;
-                        }
-                        b.set(i, v);
-                      }
-                    });
-  first.rethrow();
-  return b;
+// Whether any statement reads tensor `t`.
+bool read_by_program(const Program& p, int t) {
+  return std::any_of(p.nodes.begin(), p.nodes.end(),
+                     [&](const Node& n) { return n.kind == NodeKind::access && n.ref == t; });
 }
 
 // Whether the subtree at `node` names one of the index variables `vars`.
@@ -353,13 +376,22 @@ Evaluation evaluate_with_bounds(const Program& p, const DimValues& dims, const T
       throw EvalError("a bound asked of tensor " + std::to_string(t) + ", which is no output");
   const Instance in = make_instance(p, dims, inputs);
   FullStore store(in, !bounded.empty());
-  for (std::size_t k = 0; k < p.statements.size(); ++k)
-    run_statement(in, store, static_cast<int>(k));
+  std::map<int, Buffer> direct;  // the outputs no statement reads, rounded as they are computed
+  for (std::size_t k = 0; k < p.statements.size(); ++k) {
+    const int t = p.statements[k].tensor;
+    const bool unread =
+        p.decls.tensors[static_cast<std::size_t>(t)].role == Role::output && !read_by_program(p, t);
+    run_statement(in, store, static_cast<int>(k), unread ? &direct[t] : nullptr);
+  }
   Evaluation e;
-  for (std::size_t t = 0; t < p.decls.tensors.size(); ++t)
-    if (p.decls.tensors[t].role == Role::output)
-      e.outputs.emplace(p.decls.tensors[t].name,
-                        round_output(in, static_cast<int>(t), store.of(static_cast<int>(t))));
+  for (std::size_t t = 0; t < p.decls.tensors.size(); ++t) {
+    if (p.decls.tensors[t].role != Role::output) continue;
+    const auto at = direct.find(static_cast<int>(t));
+    e.outputs.emplace(p.decls.tensors[t].name,
+                      at != direct.end()
+                          ? std::move(at->second)
+                          : round_output(in, static_cast<int>(t), store.of(static_cast<int>(t))));
+  }
   for (const int t : bounded)
     e.bounds.emplace(
         p.decls.tensors[static_cast<std::size_t>(t)].name,
