@@ -7,6 +7,7 @@
 
 #include "campaign/merge.hpp"
 #include "report/columns.hpp"
+#include "report/report_text.hpp"
 #include "util/markup.hpp"
 
 namespace kq::campaign {
@@ -83,16 +84,26 @@ Section arms(const CampaignSummary& s) {
   std::sort(names.begin(), names.end());
   for (const TaskRow& r : s.tasks)
     if (!r.arms.empty()) a.table.head.push_back(r.task.op + " (" + r.task.gpu_type + ")");
+  // An arm that took no task's spec (most of a plugin's arms compute a few ops) is named once,
+  // under the table, not given a row of "unsupported".
+  std::vector<std::string> nowhere;
   for (const std::string& arm : names) {
     std::vector<std::string> row = {arm};
+    bool offered = false;
     for (const TaskRow& r : s.tasks) {
       if (r.arms.empty()) continue;
       auto it = std::find_if(r.arms.begin(), r.arms.end(),
                              [&](const ArmOutcome& o) { return o.arm == arm; });
       row.push_back(it == r.arms.end() ? "-" : it->outcome);
+      offered = offered || (row.back() != "-" && row.back() != "unsupported");
     }
-    a.table.rows.push_back(std::move(row));
+    if (offered)
+      a.table.rows.push_back(std::move(row));
+    else
+      nowhere.push_back(arm);
   }
+  if (!nowhere.empty())
+    a.bullets.push_back("unsupported by every task's spec: " + joined(nowhere, ", "));
   return a;
 }
 
@@ -110,7 +121,7 @@ Section provenance(const CampaignSummary& s) {
 std::vector<Section> sections(const CampaignSummary& s) {
   std::vector<Section> out = {header(s), tasks(s)};
   if (!s.disagreements.empty()) out.push_back({"Where GPU types disagree", s.disagreements, {}});
-  if (Section a = arms(s); !a.table.rows.empty()) out.push_back(std::move(a));
+  if (Section a = arms(s); !a.table.rows.empty() || !a.bullets.empty()) out.push_back(std::move(a));
   if (Section p = provenance(s); !p.table.rows.empty()) out.push_back(std::move(p));
   return out;
 }

@@ -67,15 +67,16 @@ void flag_provenance(
   for (const TaskRow& r : s.tasks)
     if (!r.kq_commit.empty()) commits[r.kq_commit].push_back(r.task.id);
   if (commits.size() > 1) {
-    std::string f = "the tasks ran " + std::to_string(commits.size()) + " kq builds:";
-    for (const auto& [c, ids] : commits) f += " " + c + " (" + joined(ids) + ");";
-    s.flags.push_back(f);
+    std::vector<std::string> builds;
+    for (const auto& [c, ids] : commits) builds.push_back(c + " (" + joined(ids) + ")");
+    s.flags.push_back("the tasks ran " + std::to_string(commits.size()) +
+                      " kq builds: " + joined(builds, "; "));
   }
   for (const auto& [arm, by_sources] : sources)
     if (by_sources.size() > 1) {
-      std::string f = "arm " + arm + " ran from different sources:";
-      for (const auto& [_, ids] : by_sources) f += " one set in " + joined(ids) + ";";
-      s.flags.push_back(f);
+      std::vector<std::string> sets;
+      for (const auto& [_, ids] : by_sources) sets.push_back("one set in " + joined(ids));
+      s.flags.push_back("arm " + arm + " ran from different sources: " + joined(sets, "; "));
     }
   for (const TaskRow& r : s.tasks)
     if (r.kq_commit.find("+dirty") != std::string::npos) {

@@ -118,6 +118,21 @@ TEST_CASE("kq sweep runs a campaign, names failed and lost tasks, resumes them, 
   r = run_kq("compare " + c + " '" + (dir / "runs" / killed).string() + "'");
   CHECK(r.exit_code == 2);
   CHECK(r.out.find("a campaign is compared with a campaign") != std::string::npos);
+
+  // Provenance: a task run by another kq build, with other sources for the same arm, is flagged.
+  const fs::path manifest = dir / "runs" / killed / "manifest.json";
+  nlohmann::json m = read_json(manifest);
+  m["kq"]["commit"] = std::string(40, '0');
+  m["kq"]["dirty"] = false;
+  m["arms"][0]["sources"][0]["sha256"] = std::string(64, 'f');
+  write_json(manifest, m);
+  r = run_kq("merge " + c);
+  INFO(r.out);
+  const std::string md3 = read_file(dir / "campaign.md");
+  CHECK(md3.find("- flag: the tasks ran 2 kq builds: " + std::string(40, '0') + " (" + killed +
+                 ")") != std::string::npos);
+  CHECK(md3.find("- flag: arm cpu_tbb ran from different sources: one set in ") !=
+        std::string::npos);
   fs::remove_all(dir.parent_path());
 }
 
