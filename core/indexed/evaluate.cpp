@@ -127,7 +127,10 @@ void run_statement(const Instance& in, FullStore& store, int statement, Buffer* 
   Values& out = store.of(s.tensor);
   Values* out_bound = store.bounds_of(s.tensor);
   if (run_contraction(in, statement, out, out_bound)) {  // a matrix product, compiled
-    if (direct) *direct = round_output(in, s.tensor, out), out = Values();
+    if (direct) {
+      *direct = round_output(in, s.tensor, out);
+      out = Values();
+    }
     return;
   }
   const TensorDecl& decl = in.program->decls.tensors[static_cast<std::size_t>(s.tensor)];

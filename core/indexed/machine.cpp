@@ -183,7 +183,10 @@ Term Machine::reduce(const Node& n, Frame& f) {
   if (is_arg(n.reduction) && count == 0)
     throw EvalError(where(f) + ": " + std::string(reduction_name(n.reduction)) +
                     " over an empty range");
-  if (count <= kReduceChunk) return combine(n, {reduce_range(n, f, 0, count, {})});
+  if (count <= kReduceChunk) {
+    const Part p = reduce_range(n, f, 0, count, {});
+    return combine(n, {&p, 1});
+  }
   std::vector<Part> parts = reduce_chunks(n, f, count, {});
   if (bounds_ && n.reduction == Reduction::sum) {
     // The bound's running sums are the whole sum's: each chunk again, from the plain sum of the
@@ -284,7 +287,7 @@ Machine::Part Machine::reduce_range(const Node& n, Frame& f, std::int64_t begin,
 }
 
 // The chunks in order, by the rules of their terms: a chunk's result is added like a term.
-Term Machine::combine(const Node& n, const std::vector<Part>& parts) const {
+Term Machine::combine(const Node& n, std::span<const Part> parts) const {
   if (parts.size() == 1) {
     const Part& p = parts.front();
     if (is_arg(n.reduction)) return {static_cast<double>(p.best_at)};
@@ -315,7 +318,7 @@ Term Machine::combine(const Node& n, const std::vector<Part>& parts) const {
     else if (p.acc.value() == after)
       whole.extreme_bound = std::max(whole.extreme_bound, p.extreme_bound);
   }
-  return combine(n, {whole});
+  return combine(n, {&whole, 1});
 }
 
 // Visits (position, value) along the scan index in the order of the scan, until visit returns

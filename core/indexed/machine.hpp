@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -87,7 +88,7 @@ class Machine {
                     const SumBound& sum_start);
   std::vector<Part> reduce_chunks(const Node& n, Frame& f, std::int64_t count,
                                   const std::vector<SumBound>& sum_starts);
-  Term combine(const Node& n, const std::vector<Part>& parts) const;
+  Term combine(const Node& n, std::span<const Part> parts) const;
   Term scan_at(const Node& n, Frame& f);
   template <typename Visit>
   void walk_scan(const Node& n, Frame& f, Visit&& visit);
