@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <map>
-#include <memory>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
@@ -268,11 +267,8 @@ class LazyStore final : public Store {
     memo.emplace(linear, t);
     return t;
   }
-  // Its memo is not for sharing: another thread's store starts with none.
-  Store* beside(std::unique_ptr<Store>& keep) override {
-    keep = std::make_unique<LazyStore>(in_, bounds_, whole_, eager_, remembered_);
-    return keep.get();
-  }
+  // Its memo fills as it is read.
+  bool shared_reads() const override { return false; }
 
  private:
   Term compute(int tensor, std::int64_t linear) {

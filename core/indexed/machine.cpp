@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -211,8 +210,7 @@ std::vector<Machine::Part> Machine::reduce_chunks(const Node& n, Frame& f, std::
     parts[k] = m.reduce_range(n, frame, c * kReduceChunk, std::min(count, (c + 1) * kReduceChunk),
                               sum_starts.empty() ? SumBound{} : sum_starts[k]);
   };
-  std::unique_ptr<Store> kept;
-  if (store_.beside(kept) != &store_) {  // not safe to share: one after another, here
+  if (!store_.shared_reads()) {  // one after another, here
     for (std::int64_t c = 0; c < chunks; ++c) run(*this, f, c);
     return parts;
   }

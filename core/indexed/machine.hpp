@@ -4,7 +4,6 @@
 // bound (bound.hpp) computed beside its value, so that the bound is of the very values compared.
 #pragma once
 #include <cstdint>
-#include <memory>
 #include <span>
 #include <string>
 #include <utility>
@@ -22,13 +21,9 @@ class Store {
  public:
   virtual ~Store() = default;
   virtual Term computed(int tensor, std::int64_t linear) = 0;
-  // A store for another thread to read beside this one (a long reduction's chunks run side by
-  // side): this one where reads from several threads at once are safe, else a new one, kept in
-  // `keep`, that gives the same values.
-  virtual Store* beside(std::unique_ptr<Store>& keep) {
-    (void)keep;
-    return this;
-  }
+  // Whether several threads may read it at once (a long reduction's chunks run side by side
+  // where it is; one after another, with the same bits, where it is not).
+  virtual bool shared_reads() const { return true; }
 };
 
 // Reductions over more terms than this run in chunks of this many, each accumulated on its own

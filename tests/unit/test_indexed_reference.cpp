@@ -507,7 +507,8 @@ TEST_CASE("long reductions run in chunks: the loops' values, the same bits at an
 
   // Without the NaN the sum is the loop's.
   x[kN + 3 * kReduceChunk + 1] = 0.5;
-  const Tensors clean = evaluate(prog, dims, {{"x", Buffer::of(DType::f64, {2, kN}, x)}});
+  const Tensors clean_inputs = {{"x", Buffer::of(DType::f64, {2, kN}, x)}};
+  const Tensors clean = evaluate(prog, dims, clean_inputs);
   double want = 0.0;
   for (double v : x) want += v * v - 1;
   check_close(values_of(clean.at("s")), {want});
@@ -516,8 +517,7 @@ TEST_CASE("long reductions run in chunks: the loops' values, the same bits at an
   // The sampled walk (its store not shared between threads: the chunks one after another) gives
   // the same bits.
   const std::vector<Sample> samples = {{"s", {}}, {"p", {0}}, {"hi", {1}}, {"at", {0}}};
-  const std::vector<double> got =
-      evaluate_at(prog, dims, {{"x", Buffer::of(DType::f64, {2, kN}, x)}}, samples, 0);
+  const std::vector<double> got = evaluate_at(prog, dims, clean_inputs, samples, 0);
   CHECK(std::bit_cast<std::uint64_t>(got[0]) ==
         std::bit_cast<std::uint64_t>(values_of(clean.at("s"))[0]));
   CHECK(std::bit_cast<std::uint64_t>(got[1]) ==
