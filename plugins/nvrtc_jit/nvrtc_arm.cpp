@@ -14,7 +14,7 @@
 namespace kq::nvrtc {
 namespace {
 
-constexpr const char* kVersion = "2";
+constexpr const char* kVersion = "3";
 
 const char* const kKernelNames[LoadedModule::count] = {
     kVecKernel, kVecAliasKernel, kScalarKernel, kScalarAliasKernel, kStridedKernel, kRowKernel};

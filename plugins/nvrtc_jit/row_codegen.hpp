@@ -12,6 +12,8 @@
 //     thread 0);
 //   - a row temporary is never stored: it is inlined where it is read;
 //   - row outputs are written in one final loop over the row.
+// Every loop over the row takes kRowUnroll positions a thread at a time while they fit, then one
+// at a time: the loads of a step are in flight together, in the plain loop's order.
 // Everything is computed in float32 (the compute type of f32, f16 and bf16 tensors): each input
 // widened exactly, the _rn helpers of codegen.hpp (no FMA contraction), max and min
 // propagating NaN as the reference does (so a max reduction is right in domain ieee too),
@@ -27,6 +29,10 @@ namespace kq::nvrtc {
 
 inline constexpr const char* kRowKernel = "kq_rows";
 inline constexpr int kRowMaxBlock = 512;  // the kernel's __launch_bounds__
+inline constexpr int kRowUnroll = 4;      // row positions a thread loads together
+// Blocks of kRowMaxBlock an SM the kernel is compiled for: without it ptxas aims at four (32
+// registers) and spilled the unrolled step of swish; two keep 32 warps an SM resident.
+inline constexpr int kRowMinBlocks = 2;
 
 // kq_rows's by-value parameter; the generated struct is the same (a static_assert checks its
 // size). Strides in elements, per kernel pointer slot (inputs, then outputs).

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -317,7 +319,7 @@ TEST_CASE("nvrtc rows: the generated softmax") {
   CHECK(g.rows);
   CHECK(g.cuda_headers);
   CHECK(g.source.find("#include <cuda_bf16.h>") != std::string::npos);
-  CHECK(g.source.find("extern \"C\" __global__ void __launch_bounds__(512) kq_rows(") !=
+  CHECK(g.source.find("extern \"C\" __global__ void __launch_bounds__(512, 2) kq_rows(") !=
         std::string::npos);
   // A max and a sum over the row, each through the block reduction; e inlined, never stored.
   CHECK(g.source.find("kq_block_max(acc, kq_sh)") != std::string::npos);
@@ -326,7 +328,15 @@ TEST_CASE("nvrtc rows: the generated softmax") {
   CHECK(g.source.find("kq_exp(") != std::string::npos);
   // 64-bit row and element offsets.
   CHECK(g.source.find("for (kq_i64 row = blockIdx.x;") != std::string::npos);
-  CHECK(g.source.find("for (kq_i64 j = threadIdx.x;") != std::string::npos);
+  // Every loop over the row: kRowUnroll (4) positions a step, then the rest one at a time.
+  CHECK(g.source.find("for (; kq_j0 + 3 * kq_nt < L.len; kq_j0 += 4 * kq_nt) {") !=
+        std::string::npos);
+  CHECK(g.source.find("const kq_i64 j = kq_j0 + kq_u * kq_nt;") != std::string::npos);
+  CHECK(g.source.find("for (kq_i64 j = kq_j0; j < L.len; j += kq_nt) {") != std::string::npos);
+  // The step's loads into per-step arrays first, then its arithmetic.
+  CHECK(g.source.find("[kq_u] = kq_ld(in0 + (o0 + j * L.row_stride[0]));  // x") !=
+        std::string::npos);
+  CHECK(g.source.find("const float e") != std::string::npos);
   CHECK(g.source.find("kq_st(out0 + (o1 + j * L.row_stride[1])") != std::string::npos);
   CHECK(g.plan.find("row temporary, inlined where it is read") != std::string::npos);
   // The same spec gives the same text (the cache key).
@@ -374,6 +384,23 @@ TEST_CASE("nvrtc rows: the layout from views") {
   CHECK(nv::row_block(200) == 64);
 }
 
+// The longest run of global loads in `ptx` with no float32 arithmetic between them (address
+// arithmetic and conversions may come between): the loads a thread has in flight together.
+int longest_load_run(const std::string& ptx) {
+  static const std::regex load(R"(^\s*(@%p\d+\s+)?ld\.global)");
+  static const std::regex arith(
+      R"(^\s*(@%p\d+\s+)?(add|sub|mul|div|fma|max|min|neg|abs|ex2|lg2|rcp|sqrt|tanh|setp)\.\S*f32)");
+  int best = 0, run = 0;
+  std::istringstream in(ptx);
+  for (std::string line; std::getline(in, line);) {
+    if (std::regex_search(line, load))
+      best = std::max(best, ++run);
+    else if (std::regex_search(line, arith))
+      run = 0;
+  }
+  return best;
+}
+
 TEST_CASE("nvrtc rows: every lowered shipped spec compiles clean for sm_90") {
   if (!nvrtc().lib) {
     MESSAGE("skipped: libnvrtc not loadable (", nvrtc().why, ")");
@@ -394,6 +421,7 @@ TEST_CASE("nvrtc rows: every lowered shipped spec compiles clean for sm_90") {
     CHECK(o.log.find("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads") !=
           std::string::npos);
     CHECK(o.ptx.find("ld.local") == std::string::npos);
+    CHECK(longest_load_run(o.ptx) >= nv::kRowUnroll);  // the unrolled step's loads, together
     ++compiled;
   }
   CHECK(compiled == 28);
