@@ -142,8 +142,11 @@ Status NvrtcArm::prepare_impl(const Problem& problem) {
     LoadedModule& m = load(spec);
     spec_ = spec;
     current_ = &m;
+    const RowGrid g =
+        row_grid(row_plan_.columns, L, m.sms, m.blocks_per_sm[LoadedModule::rows], config_.waves);
     last_plan_ = "prepared call: " + std::to_string(L.rows) + " rows of " + std::to_string(L.len) +
-                 ", block " + std::to_string(row_block(L.len)) + "\n";
+                 (row_plan_.columns ? ", a thread per row" : ", a block per row") + ", " +
+                 std::to_string(g.blocks) + " blocks of " + std::to_string(g.block) + "\n";
     return Status::ok();
   }
   s = check_contract(spec, problem.inputs, problem.outputs, Device::cuda);
@@ -217,7 +220,8 @@ LoadedModule& NvrtcArm::load(const OpSpec& spec) {
   char ms[32];
   std::snprintf(ms, sizeof ms, "%.1f", co.compile_ms);
   m->notes = "arm " + config_.name + ": " +
-             (gen.rows         ? std::string("row kernel, block up to ")
+             (gen.rows         ? std::string(row_plan_.columns ? "column kernel, block "
+                                                               : "row kernel, block up to ")
               : config_.vector ? std::string("vector and scalar paths, block ")
                                : std::string("scalar paths only, block ")) +
              std::to_string(gen.block) + ", unroll " + std::to_string(gen.unroll) + ", grid cap " +
@@ -301,7 +305,7 @@ Status NvrtcArm::run_impl(std::span<const TensorView> inputs, std::span<const Te
   return launch_error(r);
 }
 
-// One block per row, grid-stride: at most 8 waves of resident blocks, the rest loop.
+// A block per row (the column kernel: a thread per row), grid-stride beyond 8 waves.
 Status NvrtcArm::run_rows(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
                           void* stream) {
   Status s = check_shaped_contract(*spec_, inputs, outputs, Device::cuda);
@@ -312,13 +316,8 @@ Status NvrtcArm::run_rows(std::span<const TensorView> inputs, std::span<const Te
   if (L.rows == 0) return Status::ok();
   const LoadedModule& m = *current_;
   if (Status c = make_current(m); !c.is_ok()) return c;
-  const std::int64_t block = row_block(L.len);
-  const std::int64_t per_sm =
-      std::int64_t{m.blocks_per_sm[LoadedModule::rows]} * (kRowMaxBlock / block);
-  std::int64_t blocks = std::min<std::int64_t>(L.rows, std::int64_t{m.sms} * per_sm * 8);
-  if (config_.waves > 0)
-    blocks = std::min<std::int64_t>(blocks, std::int64_t{m.sms} * per_sm * config_.waves);
-  blocks = std::clamp<std::int64_t>(blocks, 1, 0x7fffffff);
+  const RowGrid grid =
+      row_grid(row_plan_.columns, L, m.sms, m.blocks_per_sm[LoadedModule::rows], config_.waves);
 
   const int ni = row_plan_.num_inputs, nt = ni + row_plan_.num_outputs;
   const void* ptrs[kMaxRowTensors];
@@ -329,9 +328,9 @@ Status NvrtcArm::run_rows(std::span<const TensorView> inputs, std::span<const Te
     params[t] = &ptrs[t];
   }
   params[nt] = &L;
-  const CUresult r = driver().launch_kernel(m.fn[LoadedModule::rows], static_cast<unsigned>(blocks),
-                                            1, 1, static_cast<unsigned>(block), 1, 1, 0,
-                                            static_cast<CUstream>(stream), params, nullptr);
+  const CUresult r = driver().launch_kernel(
+      m.fn[LoadedModule::rows], static_cast<unsigned>(grid.blocks), 1, 1,
+      static_cast<unsigned>(grid.block), 1, 1, 0, static_cast<CUstream>(stream), params, nullptr);
   return launch_error(r);
 }
 

@@ -16,7 +16,18 @@ using ix::Statement;
 using ix::TensorDecl;
 
 const char* c_type(DType t) {
-  return t == DType::f16 ? "__half" : t == DType::bf16 ? "__nv_bfloat16" : "float";
+  switch (t) {
+    case DType::f16:
+      return "__half";
+    case DType::bf16:
+      return "__nv_bfloat16";
+    case DType::i32:
+      return "int";
+    case DType::i64:
+      return "long long";
+    default:
+      return "float";
+  }
 }
 
 const char* reduction_word(Reduction r) {
@@ -145,7 +156,7 @@ class RowWriter {
   Generated run() {
     Generated g;
     g.rows = true;
-    g.block = kRowMaxBlock;
+    g.block = plan_.columns ? kColBlock : kRowMaxBlock;
     g.unroll = 1;
     g.num_inputs = plan_.num_inputs;
     std::set<DType> types;
@@ -168,6 +179,11 @@ class RowWriter {
     s += "\n// Loads widen exactly to float; stores round once to nearest even.\n";
     for (DType t : types) {
       const std::string T = c_type(t);
+      if (is_integer(t)) {  // an argmax's output
+        s += "__device__ __forceinline__ void kq_st(" + T + "* p, kq_i64 v) { *p = (" + T +
+             ")v; }\n";
+        continue;
+      }
       const std::string ld = t == DType::f16    ? "__half2float(*p)"
                              : t == DType::bf16 ? "__bfloat162float(*p)"
                                                 : "*p";
@@ -179,7 +195,8 @@ class RowWriter {
     }
     s += "\n" + layout_struct() + "\n";
     if (reductions.count(Reduction::sum)) s += kSumStep;
-    for (Reduction r : reductions) s += block_reduce(r);
+    if (!plan_.columns)
+      for (Reduction r : reductions) s += block_reduce(r);
     s += kernel(g.plan);
     return g;
   }
@@ -354,19 +371,21 @@ class RowWriter {
   }
 
   // A loop over the row's positions running at each the statements `body` emits (in terms of
-  // j) into a loop context, then the ones it returns. A thread takes j = threadIdx.x + k *
-  // blockDim.x in increasing k, as a plain strided loop would, but kRowUnroll positions a step
-  // while all of them lie in the row: first the step's loads, all of them, then its arithmetic,
-  // so that the loads are in flight together (a thread with one 4-byte load in flight at a time
-  // leaves HBM idle). A thread's positions come in the plain loop's order, so a reduction's
-  // partial has the same bits.
+  // j) into a loop context, then the ones it returns. In the row kernel a thread takes j =
+  // threadIdx.x + k * blockDim.x in increasing k, as a plain strided loop would; in the column
+  // kernel the thread takes every j. kRowUnroll positions a step while all of them lie in the
+  // row: first the step's loads, all of them, then its arithmetic, so that the loads are in
+  // flight together (a thread with one 4-byte load in flight at a time leaves HBM idle). A
+  // thread's positions come in the plain loop's order, so a reduction has the same bits.
   template <class Body>
   std::string row_loop(Body body, const std::string& I) {
     Ctx split{true, true}, plain{true};
     const std::string split_end = body(split), plain_end = body(plain);
     const std::string U = std::to_string(kRowUnroll);
     const std::string each = I + "  for (int kq_u = 0; kq_u < " + U + "; ++kq_u) {\n";
-    std::string s = I + "kq_i64 kq_j0 = threadIdx.x;\n" + I + "const kq_i64 kq_nt = blockDim.x;\n";
+    std::string s = plan_.columns ? I + "kq_i64 kq_j0 = 0;\n" + I + "const kq_i64 kq_nt = 1;\n"
+                                  : I + "kq_i64 kq_j0 = threadIdx.x;\n" + I +
+                                        "const kq_i64 kq_nt = blockDim.x;\n";
     s += I + "for (; kq_j0 + " + std::to_string(kRowUnroll - 1) +
          " * kq_nt < L.len; kq_j0 += " + U + " * kq_nt) {\n";
     if (!split.arrays.empty()) {
@@ -384,16 +403,57 @@ class RowWriter {
     return s;
   }
 
+  // Reduction node `r` into the variable named after it: a loop over the row, then (in the row
+  // kernel) the threads' partials combined. argmax and argmin (column kernel only) keep the
+  // first extreme: only a strictly better term moves it, and the first NaN is final.
+  std::string reduction(int r) {
+    const ix::Node& n = p_.nodes[static_cast<std::size_t>(r)];
+    const std::string R = "r" + std::to_string(r), I = "      ";
+    if (is_arg_reduction(n.reduction)) {
+      const char* better = n.reduction == Reduction::argmax ? " > " : " < ";
+      auto step = [&](Ctx& c) {
+        const std::string t = emit(n.args[0], c);
+        return "if (at < 0 || (best == best && (" + t + " != " + t + " || " + t + better +
+               "best))) {\n  best = " + t + ";\n  at = j;\n}\n";
+      };
+      return "    kq_i64 " + R + ";\n    {\n" + I + "float best = 0.0f;\n" + I +
+             "kq_i64 at = -1;\n" + row_loop(step, I) + I + R + " = at;\n    }\n";
+    }
+    // A sum's partial is compensated: a thread may add 2^15 terms (a row of 2^24).
+    const bool sum = n.reduction == Reduction::sum;
+    auto step = [&](Ctx& c) {
+      const std::string term = emit(n.args[0], c);
+      return sum ? "kq_sum_step(acc, comp, " + term + ");\n"
+                 : "acc = " + std::string(combine(n.reduction)) + "(acc, " + term + ");\n";
+    };
+    const std::string partial = sum ? "kq_sum_value(acc, comp)" : "acc";
+    return "    float " + R + ";\n    {\n" + I + "float acc = " + identity(n.reduction) +
+           (sum ? ", comp = 0.0f" : "") + ";\n" + row_loop(step, I) + I + R + " = " +
+           (plan_.columns ? partial
+                          : "kq_block_" + std::string(reduction_word(n.reduction)) + "(" + partial +
+                                ", kq_sh)") +
+           ";\n    }\n";
+  }
+
   std::string kernel(std::string& plan) {
     const std::size_t nf = plan_.free_dims.size();
+    const bool cols = plan_.columns;
     plan += "rows: " + dims_text(plan_.free_dims) + " collapsed into one index; row length " +
-            dim(plan_.r_dim) + "; one block per row, float32 throughout; each thread " +
-            std::to_string(kRowUnroll) + " row positions a step, then the rest one at a time\n";
+            dim(plan_.r_dim) +
+            (cols ? "; one thread per row (the column kernel: " + dim(plan_.r_dim) +
+                        " is no tensor's innermost extent, neighbouring threads read "
+                        "neighbouring elements)"
+                  : std::string("; one block per row")) +
+            ", float32 throughout; each thread " + std::to_string(kRowUnroll) +
+            " row positions a step, then the rest one at a time\n";
     std::string s = "extern \"C\" __global__ void __launch_bounds__(" +
-                    std::to_string(kRowMaxBlock) + ", " + std::to_string(kRowMinBlocks) + ") " +
-                    kRowKernel + "(" + params() + ") {\n";
-    if (has_reduction()) s += "  __shared__ float kq_sh[32];\n";
-    s += "  for (kq_i64 row = blockIdx.x; row < L.rows; row += gridDim.x) {\n";
+                    (cols ? std::to_string(kColBlock)
+                          : std::to_string(kRowMaxBlock) + ", " + std::to_string(kRowMinBlocks)) +
+                    ") " + kRowKernel + "(" + params() + ") {\n";
+    if (has_reduction() && !cols) s += "  __shared__ float kq_sh[32];\n";
+    s += cols ? "  for (kq_i64 row = (kq_i64)blockIdx.x * blockDim.x + threadIdx.x; row < L.rows;"
+                " row += (kq_i64)gridDim.x * blockDim.x) {\n"
+              : "  for (kq_i64 row = blockIdx.x; row < L.rows; row += gridDim.x) {\n";
     if (nf > 0) {
       s += "    kq_i64 rem = row;\n";
       for (std::size_t d = nf; d-- > 1;) {
@@ -423,42 +483,33 @@ class RowWriter {
       s += "    // " + one_line(st.text) + "\n";
       std::string how;
       for (int r : reduces_of(st.root)) {
-        const ix::Node& n = p_.nodes[static_cast<std::size_t>(r)];
-        const std::string R = "r" + std::to_string(r);
-        // A sum's partial is compensated: a thread may add 2^15 terms (a row of 2^24).
-        const bool sum = n.reduction == Reduction::sum;
-        auto step = [&](Ctx& c) {
-          const std::string term = emit(n.args[0], c);
-          return sum ? "kq_sum_step(acc, comp, " + term + ");\n"
-                     : "acc = " + std::string(combine(n.reduction)) + "(acc, " + term + ");\n";
-        };
-        s += "    float " + R + ";\n    {\n      float acc = " + identity(n.reduction) +
-             (sum ? ", comp = 0.0f" : "") + ";\n" + row_loop(step, "      ") + "      " + R +
-             " = kq_block_" + reduction_word(n.reduction) + "(" +
-             (sum ? "kq_sum_value(acc, comp)" : "acc") + ", kq_sh);\n    }\n";
-        how += std::string(how.empty() ? "" : ", ") + reduction_word(n.reduction) + " over " +
-               dim(plan_.r_dim);
+        s += reduction(r);
+        how += std::string(how.empty() ? "" : ", ") +
+               std::string(ix::to_string(p_.nodes[static_cast<std::size_t>(r)].reduction)) +
+               " over " + dim(plan_.r_dim);
       }
       if (!rt.row) {
         Ctx c;
         const std::string v = emit(st.root, c);
         const std::string V = "v" + std::to_string(st.tensor);
-        s += indented(c.out, "    ") + "    const float " + V + " = " + v + ";\n";
+        s += indented(c.out, "    ") + "    const " + (is_integer(d.dtype) ? "kq_i64 " : "float ") +
+             V + " = " + v + ";\n";
         if (d.role == Role::output)
-          s += "    if (threadIdx.x == 0) kq_st(" + pointer(st.tensor) + " + o" +
-               std::to_string(rt.slot) + ", " + V + ");\n";
+          s += std::string(cols ? "    " : "    if (threadIdx.x == 0) ") + "kq_st(" +
+               pointer(st.tensor) + " + o" + std::to_string(rt.slot) + ", " + V + ");\n";
       } else if (d.role == Role::output) {
         row_outputs.push_back(st.tensor);
       }
-      plan += "line " + std::to_string(st.line) + " " + d.name + ": " +
-              (!rt.row                     ? "per-row scalar, a register of every thread"
-               : d.role == Role::temporary ? "row temporary, inlined where it is read"
-                                           : "row output, written in the final loop") +
-              (d.role == Role::output && !rt.row ? ", stored by thread 0" : "") +
-              (how.empty()
-                   ? ""
-                   : "; " + how + ": per-thread partials (sums compensated), then warp shuffles") +
-              "\n";
+      plan +=
+          "line " + std::to_string(st.line) + " " + d.name + ": " +
+          (!rt.row                     ? "per-row scalar, a register of every thread"
+           : d.role == Role::temporary ? "row temporary, inlined where it is read"
+                                       : "row output, written in the final loop") +
+          (d.role == Role::output && !rt.row && !cols ? ", stored by thread 0" : "") +
+          (how.empty() ? ""
+           : cols      ? "; " + how + ": one thread's loop (sums compensated)"
+                  : "; " + how + ": per-thread partials (sums compensated), then warp shuffles") +
+          "\n";
     }
     if (!row_outputs.empty()) {
       auto stores = [&](Ctx& c) {

@@ -1,9 +1,11 @@
 // CUDA C++ for a format-2 program in row form (row_lower.hpp): one kernel, kq_rows, that
-// computes whole rows, one block per row (grid-stride over rows, 64-bit offsets throughout).
-// A pure function of the spec, like codegen.hpp, so it is tested without a GPU and its text is
-// the compile-cache key.
+// computes whole rows, grid-stride over rows, 64-bit offsets throughout: one block per row (the
+// row kernel) or, where R is no tensor's innermost extent, one thread per row (the column
+// kernel: its loops are the thread's own, its reductions need no combining, and it lowers argmax
+// and argmin). A pure function of the spec, like codegen.hpp, so it is tested without a GPU and
+// its text is the compile-cache key.
 //
-// Per row, the statements run in order:
+// Per row, the statements run in order (as the row kernel does them):
 //   - a reduction (sum, prod, max, min over R) loops over the row, each thread over a strided
 //     share of it, computing its term by inlining the row temporaries it reads (recomputed from
 //     global loads: the row stays in L1/L2), then combines the threads' partials with warp
@@ -33,6 +35,7 @@ inline constexpr int kRowUnroll = 4;      // row positions a thread loads togeth
 // Blocks of kRowMaxBlock an SM the kernel is compiled for: without it ptxas aims at four (32
 // registers) and spilled the unrolled step of swish; two keep 32 warps an SM resident.
 inline constexpr int kRowMinBlocks = 2;
+inline constexpr int kColBlock = 256;  // the column kernel's block (one row a thread)
 
 // kq_rows's by-value parameter; the generated struct is the same (a static_assert checks its
 // size). Strides in elements, per kernel pointer slot (inputs, then outputs).

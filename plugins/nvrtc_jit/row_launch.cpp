@@ -37,8 +37,8 @@ std::string plan_rows(const OpSpec& spec, const RowPlan& plan, std::span<const T
                               ? inputs[static_cast<std::size_t>(rt.slot)]
                               : outputs[static_cast<std::size_t>(rt.slot - plan.num_inputs)];
     for (std::size_t k = 0; k < rt.free_at.size(); ++k)
-      L.free_stride[rt.slot][rt.free_at[k]] = v.strides[k];
-    if (rt.row) L.row_stride[rt.slot] = v.strides[v.rank - 1];
+      L.free_stride[rt.slot][rt.free_at[k]] = v.strides[rt.free_pos[k]];
+    if (rt.row) L.row_stride[rt.slot] = v.strides[rt.r_at];
   }
   return {};
 }
@@ -46,6 +46,17 @@ std::string plan_rows(const OpSpec& spec, const RowPlan& plan, std::span<const T
 int row_block(std::int64_t len) {
   const std::int64_t threads = ((len + 3) / 4 + 31) / 32 * 32;
   return static_cast<int>(std::clamp<std::int64_t>(threads, 32, kRowMaxBlock));
+}
+
+RowGrid row_grid(bool columns, const RowLayout& L, int sms, int blocks_per_sm, int waves) {
+  RowGrid g;
+  g.block = columns ? kColBlock : row_block(L.len);
+  // Occupancy was asked for the compiled block size; smaller row blocks fit more an SM.
+  const std::int64_t per_sm = std::int64_t{blocks_per_sm} * (columns ? 1 : kRowMaxBlock / g.block);
+  const std::int64_t wanted = columns ? (L.rows + g.block - 1) / g.block : L.rows;
+  const std::int64_t cap = std::int64_t{sms} * per_sm * (waves > 0 ? waves : 8);
+  g.blocks = std::clamp<std::int64_t>(std::min(wanted, cap), 1, 0x7fffffff);
+  return g;
 }
 
 }  // namespace kq::nvrtc

@@ -22,4 +22,14 @@ std::string plan_rows(const OpSpec& spec, const RowPlan& plan, std::span<const T
 // [32, kRowMaxBlock].
 int row_block(std::int64_t len);
 
+struct RowGrid {
+  std::int64_t blocks = 0;
+  int block = 0;
+};
+
+// The launch of `L`'s rows (L.rows > 0): the row kernel a block per row (row_block threads), the
+// column kernel a thread per row (kColBlock a block); grid-stride beyond 8 waves of resident
+// blocks, or `waves` when positive. `blocks_per_sm`: resident blocks of the compiled block size.
+RowGrid row_grid(bool columns, const RowLayout& L, int sms, int blocks_per_sm, int waves);
+
 }  // namespace kq::nvrtc

@@ -1,6 +1,7 @@
 #include "row_lower.hpp"
 
 #include <algorithm>
+#include <set>
 
 namespace kq::nvrtc {
 namespace {
@@ -22,10 +23,10 @@ class Lowering {
     if (spec_.compute != DType::f32)
       return "computed in " + std::string(to_string(spec_.compute)) +
              ": the row kernel computes in float32";
-    // The constructs first (a scan, argmax, R not innermost, a gather), then the declarations:
-    // the reason given is the most telling one.
+    // The constructs first (a scan, where R stands, a gather), then the declarations: the
+    // reason given is the most telling one.
     if (std::string why = find_row_dim(); !why.empty()) return why;
-    if (std::string why = check_innermost(); !why.empty()) return why;
+    if (std::string why = check_row_position(); !why.empty()) return why;
     for (const Statement& s : p_.statements)
       if (std::string why = check_statement(s); !why.empty()) return at(s) + why;
     if (std::string why = check_declarations(); !why.empty()) return why;
@@ -58,11 +59,16 @@ class Lowering {
       const std::string who = std::string(ix::to_string(t.role)) + " " + t.name;
       // A temporary's dtype only says whether it may be gathered through (f64 by default):
       // a float one is kept in float32 like every value here.
-      const bool ok = t.role == Role::temporary ? !is_integer(t.dtype) : float_type(t.dtype);
+      const bool index_out = t.role == Role::output &&
+                             (t.dtype == DType::i32 || t.dtype == DType::i64) &&
+                             arg_outputs_.count(static_cast<int>(i));
+      const bool ok =
+          t.role == Role::temporary ? !is_integer(t.dtype) : float_type(t.dtype) || index_out;
       if (!ok) {
         if (t.dtype == DType::f64) return who + ": dtype f64: the row kernel computes in float32";
         return who + ": dtype " + std::string(to_string(t.dtype)) +
-               ": integer and bool tensors are not lowered";
+               ": integer and bool tensors are not lowered" +
+               (t.role == Role::output ? " (bar an argmax's i32 or i64 output)" : "");
       }
       if (t.role == Role::input) plan_.tensors[i].slot = plan_.num_inputs++;
     }
@@ -87,8 +93,15 @@ class Lowering {
                  ") is not lowered";
         if (n.kind != NodeKind::reduce) continue;
         const std::string red(ix::to_string(n.reduction));
-        if (n.reduction == Reduction::argmax || n.reduction == Reduction::argmin)
-          return at(s) + red + " is not lowered (an index result)";
+        if (is_arg_reduction(n.reduction)) {
+          if (i != s.root) return at(s) + red + " inside an expression is not lowered";
+          const TensorDecl& t = p_.decls.tensors[static_cast<std::size_t>(s.tensor)];
+          if (t.role != Role::output || (t.dtype != DType::i32 && t.dtype != DType::i64))
+            return at(s) + red + " into " + std::string(ix::to_string(t.role)) + " " + t.name +
+                   " of " + std::string(to_string(t.dtype)) +
+                   ": only into an i32 or i64 output is lowered";
+          arg_outputs_.insert(s.tensor);
+        }
         if (n.over.size() != 1) {
           std::string names;
           for (int v : n.over)
@@ -143,19 +156,43 @@ class Lowering {
     return out;
   }
 
-  std::string check_innermost() {
+  // Where R stands: the innermost extent of every tensor that has it (the row kernel) or of
+  // none (the column kernel). Constant extents other than 1 are declined.
+  std::string check_row_position() {
     const int R = plan_.r_dim;
-    for (const TensorDecl& t : p_.decls.tensors)
+    const TensorDecl* inner = nullptr;
+    const TensorDecl* not_inner = nullptr;
+    for (const TensorDecl& t : p_.decls.tensors) {
+      int seen = 0;
       for (std::size_t i = 0; i < t.shape.size(); ++i) {
         const ix::Extent& e = t.shape[i];
-        if (!e.is_dim())
-          return std::string(ix::to_string(t.role)) + " " + shape_text(t) +
-                 ": a constant extent (" + std::to_string(e.constant) + ") is not lowered";
-        if (e.dim == R && i + 1 != t.shape.size())
-          return dim_name(R) + ", the reduced dim, is not the innermost extent of " +
-                 std::string(ix::to_string(t.role)) + " " + shape_text(t);
+        if (!e.is_dim()) {
+          if (e.constant == 1) continue;
+          return who(t) + ": a constant extent (" + std::to_string(e.constant) +
+                 ") is not lowered (bar 1)";
+        }
+        if (e.dim != R) continue;
+        if (++seen > 1)
+          return dim_name(R) + ", the reduced dim, is two extents of " + who(t) +
+                 ": not lowered";
+        const TensorDecl*& first = i + 1 == t.shape.size() ? inner : not_inner;
+        if (first == nullptr) first = &t;
       }
+    }
+    if (inner != nullptr && not_inner != nullptr)
+      return dim_name(R) + ", the reduced dim, is not the innermost extent of " + who(*not_inner) +
+             " but is of " + who(*inner) + " (a product: neither a row nor a column kernel)";
+    plan_.columns = not_inner != nullptr;
+    for (int t : arg_outputs_)
+      if (!plan_.columns)
+        return "the argmax or argmin into " + p_.decls.tensors[static_cast<std::size_t>(t)].name +
+               " runs along " + dim_name(R) +
+               ", the innermost extent: not lowered (the column kernel takes them)";
     return {};
+  }
+
+  std::string who(const TensorDecl& t) const {
+    return std::string(ix::to_string(t.role)) + " " + shape_text(t);
   }
 
   std::string check_shapes() {
@@ -163,7 +200,7 @@ class Lowering {
     // F: the first assigned tensor's dims before R.
     const TensorDecl& first = p_.decls.tensors[static_cast<std::size_t>(p_.statements[0].tensor)];
     for (const ix::Extent& e : first.shape)
-      if (e.dim != R) plan_.free_dims.push_back(e.dim);
+      if (e.is_dim() && e.dim != R) plan_.free_dims.push_back(e.dim);
     auto free_place = [&](int dim) {
       auto it = std::find(plan_.free_dims.begin(), plan_.free_dims.end(), dim);
       return it == plan_.free_dims.end() ? -1 : static_cast<int>(it - plan_.free_dims.begin());
@@ -175,10 +212,11 @@ class Lowering {
     for (std::size_t i = 0; i < p_.decls.tensors.size(); ++i) {
       const TensorDecl& t = p_.decls.tensors[i];
       RowTensor& rt = plan_.tensors[i];
-      rt.row = !t.shape.empty() && t.shape.back().dim == R;
-      const std::size_t nf = t.shape.size() - (rt.row ? 1 : 0);
-      const std::string who = std::string(ix::to_string(t.role)) + " " + shape_text(t);
-      for (std::size_t k = 0; k < nf; ++k) {
+      rt.r_at = r_position(t);
+      rt.row = rt.r_at >= 0;
+      const std::string who = this->who(t);
+      for (std::size_t k = 0; k < t.shape.size(); ++k) {
+        if (!t.shape[k].is_dim() || static_cast<int>(k) == rt.r_at) continue;
         const int place = free_place(t.shape[k].dim);
         if (place < 0)
           return who + ": " + dim_name(t.shape[k].dim) + " is neither the reduced dim " +
@@ -187,9 +225,10 @@ class Lowering {
         if (!rt.free_at.empty() && place <= rt.free_at.back())
           return who + ": its free dims are not in the order " + f_text;
         rt.free_at.push_back(place);
+        rt.free_pos.push_back(static_cast<int>(k));
       }
       // Assigned tensors have every free dim: a statement computes whole rows.
-      if (t.role != Role::input && nf != plan_.free_dims.size())
+      if (t.role != Role::input && rt.free_at.size() != plan_.free_dims.size())
         return who + ": an assigned tensor must have every free dim " + f_text + " (then " +
                dim_name(R) + " or not): a reduction over a free dim is not lowered";
     }
@@ -202,10 +241,16 @@ class Lowering {
     const TensorDecl& t = p_.decls.tensors[static_cast<std::size_t>(s.tensor)];
     lhs_by_dim_.assign(p_.decls.dims.size(), -1);
     for (std::size_t k = 0; k < s.lhs.size(); ++k)
-      lhs_by_dim_[static_cast<std::size_t>(t.shape[k].dim)] = s.lhs[k];
-    const bool row = !t.shape.empty() && t.shape.back().dim == plan_.r_dim;
-    const int r_var = row ? s.lhs.back() : -1;
+      if (t.shape[k].is_dim()) lhs_by_dim_[static_cast<std::size_t>(t.shape[k].dim)] = s.lhs[k];
+    const int r_at = r_position(t);
+    const int r_var = r_at >= 0 ? s.lhs[static_cast<std::size_t>(r_at)] : -1;
     return check_node(s.root, r_var, false);
+  }
+
+  int r_position(const TensorDecl& t) const {
+    for (std::size_t k = 0; k < t.shape.size(); ++k)
+      if (t.shape[k].is_dim() && t.shape[k].dim == plan_.r_dim) return static_cast<int>(k);
+    return -1;
   }
 
   std::string check_node(int i, int r_var, bool in_reduce) {
@@ -236,6 +281,8 @@ class Lowering {
 
   std::string check_access(const ix::Node& n, int r_var, const std::string& col) {
     const TensorDecl& t = p_.decls.tensors[static_cast<std::size_t>(n.ref)];
+    if (t.role != Role::input && is_integer(t.dtype))
+      return "reading " + t.name + col + ", an argmax's index, is not lowered";
     for (std::size_t k = 0; k < n.args.size(); ++k) {
       const ix::Node& sub = p_.nodes[static_cast<std::size_t>(n.args[k])];
       if (sub.kind == NodeKind::access)
@@ -244,6 +291,7 @@ class Lowering {
       if (sub.kind != NodeKind::index)
         return "index arithmetic in subscript " + std::to_string(k + 1) + " of " + t.name + col +
                " is not lowered";
+      if (!t.shape[k].is_dim()) continue;  // an extent of 1: the index is 0
       const int dim = t.shape[k].dim;
       const std::string& var = p_.indices[static_cast<std::size_t>(sub.ref)].name;
       if (dim == plan_.r_dim) {
@@ -266,6 +314,7 @@ class Lowering {
   const Program& p_;
   RowPlan& plan_;
   std::vector<int> lhs_by_dim_;  // per dim: the current statement's index variable, or -1
+  std::set<int> arg_outputs_;    // tensors an argmax or argmin statement assigns
 };
 
 }  // namespace

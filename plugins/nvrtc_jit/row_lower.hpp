@@ -1,13 +1,20 @@
 // Which format-2 (shaped) programs the row generator lowers, and how: the "row form". One
-// dim R is the row: every reduction runs over it alone and it is the innermost extent of every
-// tensor that has it. The other dims F are free: every assigned tensor (temporary or output)
-// is [F..., R] (a row tensor) or [F...] (a per-row scalar), and every input has some of F in the
-// same order, then R or not (so w[N] is a row broadcast to every row). Collapsing F gives one
-// row index; one block computes a row.
+// dim R is the row: every reduction runs over it alone. The other dims F are free: every
+// assigned tensor (temporary or output) has all of F in order, with R among them (a row tensor)
+// or not (a per-row scalar), and every input has some of F in the same order, with R or not
+// (so w[N] is a row broadcast to every row); an extent of 1 may stand anywhere. Collapsing F
+// gives one row index.
+//
+// Where R is the innermost extent of every tensor that has it, one block computes a row (the
+// row kernel). Where it is the innermost extent of none (a sum over dim 1 of [B, N, K], an RMS
+// norm over C of [B, C, H, W]), one thread computes a row, its neighbours the next rows along
+// the innermost free dim, so their loads coalesce (the column kernel); argmax and argmin, into
+// an integer output, are lowered there. Mixed (a matrix product: K innermost in A[M, K], not in
+// B[K, N]) is declined.
 //
 // lower_rows() says why a program is not in row form, naming the statement and the construct
-// (a scan, argmax, a gather, index arithmetic, a reduction over several indices or over a free
-// dim, R not innermost, an integer tensor, float64), so that supports() can decline precisely.
+// (a scan, a gather, index arithmetic, a reduction over several indices or over a free dim, an
+// argmax in a row kernel, float64), so that supports() can decline precisely.
 #pragma once
 #include <string>
 #include <vector>
@@ -21,18 +28,25 @@ inline constexpr int kMaxRowTensors = 16;  // inputs + outputs of a row module
 inline constexpr int kMaxRowDims = 16;     // dims a row program declares (their values are passed)
 
 struct RowTensor {
-  int slot = -1;             // kernel pointer: inputs 0.., then outputs; -1 for a temporary
-  bool row = false;          // R is its innermost extent
-  std::vector<int> free_at;  // per dimension before R (or all, for a per-row scalar): place in F
+  int slot = -1;              // kernel pointer: inputs 0.., then outputs; -1 for a temporary
+  bool row = false;           // R is one of its extents
+  int r_at = -1;              // ... at this position of its shape
+  std::vector<int> free_at;   // per free dim it has, outermost first: its place in F
+  std::vector<int> free_pos;  // ... and its position in the tensor's shape
 };
 
 struct RowPlan {
+  bool columns = false;            // one thread a row (R is no tensor's innermost extent)
   int r_dim = -1;                  // R, an index into decls.dims
   std::vector<int> free_dims;      // F, outermost first (decls.dims indices)
   std::vector<RowTensor> tensors;  // one per decls.tensors entry
   int num_inputs = 0;
   int num_outputs = 0;
 };
+
+inline bool is_arg_reduction(ix::Reduction r) {
+  return r == ix::Reduction::argmax || r == ix::Reduction::argmin;
+}
 
 // Empty when spec.program is in row form (then `plan` is filled), else the reason, e.g.
 // "line 1 `y[m, n] = cumsum(n, x[m, n])`: a scan (cumsum) is not lowered".
