@@ -177,16 +177,16 @@ void run_case(kq::IKernelArm* arm, const Case& c) {
       const bool ok =
           exact ? (got == exp) : std::fabs(got - exp) <= 2 * unit * (std::fabs(exp) + 1);
       if (!ok && bad++ < 5)
-        FAIL_CHECK(c.spec << dims_text(dims) << (c.strided ? " strided" : "") << " output "
-                          << out_decls[o]->name << "[" << i << "]: got " << got << ", want "
-                          << exp);
+        FAIL_CHECK(std::string(c.spec)
+                   << dims_text(dims) << std::string(c.strided ? " strided" : "") << " output "
+                   << out_decls[o]->name << "[" << i << "]: got " << got << ", want " << exp);
     }
     CHECK(bad == 0);
     int overwritten = 0;
     for (std::size_t b = 0; b < host.size(); ++b)
       if (!touched[b] && host[b] != kGuard) ++overwritten;
-    CHECK_MESSAGE(overwritten == 0,
-                  c.spec << ": bytes outside output " << out_decls[o]->name << " written");
+    CHECK_MESSAGE(overwritten == 0, std::string(c.spec) << ": bytes outside output "
+                                                        << out_decls[o]->name << " written");
   }
 }
 
@@ -213,7 +213,8 @@ TEST_CASE("nvrtc_jit row kernels against the float64 reference") {
       {"specs/kernelbench/36_rms_norm.yaml", {{"B", 2}, {"C", 67}, {"H", 9}, {"W", 31}}, false},
   };
   for (const Case& c : cases) {
-    INFO(c.spec, dims_text(c.dims), c.strided ? " strided" : "");
+    const std::string where = c.spec + dims_text(c.dims) + (c.strided ? " strided" : "");
+    INFO(where);
     run_case(arm, c);
   }
   // The artifacts: the generated source and its row plan.

@@ -1,0 +1,295 @@
+// nvrtc_jit's generated row and column kernels run on the host: the source generate_rows()
+// writes is compiled by the host C++ compiler against tests/support/cuda_emulation.hpp (threads
+// as std::threads, one block at a time) and run on small shapes whose rows end inside the
+// four-position step and whose rows outnumber the grid (so the grid-stride loop turns), with
+// padded rows, against the float64 reference (core/indexed/evaluate.hpp), the bytes past each
+// output untouched. No GPU needed: the kernels' logic (offsets, strides, reductions, the block
+// combine, argmax's first extreme) is checked in CI; tests/gpu/test_nvrtc_rows.cpp checks the
+// same kernels on a device.
+#include <dlfcn.h>
+#include <doctest/doctest.h>
+#include <stdlib.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "../../plugins/nvrtc_jit/codegen.cpp"
+#include "../../plugins/nvrtc_jit/cuda_include.cpp"
+#include "../../plugins/nvrtc_jit/row_codegen.cpp"
+#include "../../plugins/nvrtc_jit/row_launch.cpp"
+#include "../../plugins/nvrtc_jit/row_lower.cpp"
+#include "indexed/evaluate.hpp"
+#include "kq/half.hpp"
+#include "spec/spec.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace nv = kq::nvrtc;
+
+const fs::path kRoot = KQ_SOURCE_DIR;
+
+struct Case {
+  const char* spec;
+  kq::ix::DimValues dims;
+  bool padded;        // rows one element longer than they are (the innermost dim's neighbour)
+  bool ties = false;  // inputs drawn from the integers in [-4, 4]: equal values in every row
+};
+
+// Row kernels (a block per row: reductions combined across threads) and column kernels (a
+// thread per row), each with rows that end inside a four-position step.
+const Case kCases[] = {
+    {"specs/softmax_bf16.yaml", {{"M", 3}, {"N", 4099}}, false},  // 512 threads, 2 steps + 3
+    {"specs/softmax_bf16.yaml", {{"M", 5}, {"N", 37}}, true},     // 32 threads, no full step
+    {"specs/layer_norm_bf16.yaml", {{"M", 4}, {"N", 1000}}, true},
+    {"specs/kernelbench/24_log_softmax.yaml", {{"M", 3}, {"N", 2049}}, false},
+    {"specs/kernelbench/19_relu.yaml", {{"M", 3}, {"N", 77}}, true},
+    {"specs/kernelbench/25_swish.yaml", {{"M", 2}, {"N", 515}}, false},
+    {"specs/kernelbench/38_l1_norm.yaml", {{"M", 3}, {"N", 130}}, false},
+    {"specs/kernelbench/17_matmul_transposed_b.yaml", {{"M", 3}, {"N", 5}, {"K", 67}}, false},
+    {"specs/kernelbench/47_sum_reduction.yaml", {{"B", 2}, {"N", 1027}, {"K", 333}}, false},
+    {"specs/kernelbench/47_sum_reduction.yaml", {{"B", 3}, {"N", 2}, {"K", 7}}, true},
+    {"specs/kernelbench/48_mean_reduction.yaml", {{"B", 2}, {"N", 9}, {"K", 300}}, true},
+    {"specs/kernelbench/49_max_reduction.yaml", {{"B", 3}, {"N", 258}, {"K", 97}}, false},
+    {"specs/kernelbench/51_argmax.yaml", {{"B", 2}, {"N", 301}, {"K", 129}}, true},
+    {"specs/kernelbench/51_argmax.yaml", {{"B", 2}, {"N", 31}, {"K", 33}}, false, true},
+    {"specs/kernelbench/52_argmin.yaml", {{"B", 1}, {"N", 6}, {"K", 300}}, false},
+    {"specs/kernelbench/52_argmin.yaml", {{"B", 3}, {"N", 17}, {"K", 20}}, true, true},
+    {"specs/kernelbench/49_max_reduction.yaml", {{"B", 2}, {"N", 9}, {"K", 40}}, false, true},
+    {"specs/kernelbench/36_rms_norm.yaml", {{"B", 2}, {"C", 67}, {"H", 3}, {"W", 31}}, false},
+    {"specs/kernelbench/16_matmul_transposed_a.yaml", {{"M", 4}, {"N", 70}, {"K", 45}}, false},
+};
+
+constexpr std::size_t kPad = 64;  // guard bytes after each tensor's last element
+constexpr unsigned char kGuard = 0xAB;
+
+const char* host_type(kq::DType t) {
+  switch (t) {
+    case kq::DType::f16:
+      return "__half";
+    case kq::DType::bf16:
+      return "__nv_bfloat16";
+    case kq::DType::i32:
+      return "int";
+    case kq::DType::i64:
+      return "long long";
+    default:
+      return "float";
+  }
+}
+
+std::string dims_text(const kq::ix::DimValues& dims) {
+  std::string s;
+  for (const auto& [name, value] : dims) s += " " + name + "=" + std::to_string(value);
+  return s;
+}
+
+// The generated source of case `i`, its includes dropped (the emulation defines the half
+// types) and its kernel in a namespace of its own; then an extern "C" entry that launches it.
+std::string case_source(int i, const kq::OpSpec& spec, const nv::RowPlan& plan) {
+  std::string kept;
+  std::istringstream in(nv::generate_rows(spec, plan).source);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("#include <cuda_", 0) == 0) continue;
+    if (line.rfind("extern \"C\" ", 0) == 0) line = line.substr(11);
+    kept += line + "\n";
+  }
+  const std::string ns = "kq_ns" + std::to_string(i);
+  std::string args;
+  const kq::ix::Program& p = *spec.program;
+  for (int slot = 0; slot < plan.num_inputs + plan.num_outputs; ++slot)
+    for (std::size_t t = 0; t < p.decls.tensors.size(); ++t)
+      if (plan.tensors[t].slot == slot)
+        args += std::string(slot < plan.num_inputs ? "(const " : "(") +
+                host_type(p.decls.tensors[t].dtype) + "*)p[" + std::to_string(slot) + "], ";
+  return "namespace " + ns + " {\n" + kept + "}  // namespace " + ns +
+         "\n\nextern \"C\" void kq_case" + std::to_string(i) +
+         "(void* const* p, const void* layout, unsigned blocks, unsigned block) {\n  " + ns +
+         "::kq_rows_layout L;\n  std::memcpy(&L, layout, sizeof L);\n"
+         "  kq_emu::launch(blocks, block, [&] { " +
+         ns + "::kq_rows(" + args + "L); });\n}\n\n";
+}
+
+struct Library {
+  void* handle = nullptr;
+  std::string log;
+  ~Library() {
+    if (handle) dlclose(handle);
+  }
+};
+
+// Every case's kernel in one shared object, built by the host compiler.
+void build(const std::string& source, Library& lib) {
+  char tmpl[] = "/tmp/kq_emulated_XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const fs::path dir = tmpl, cpp = dir / "kernels.cpp", so = dir / "kernels.so",
+                 log = dir / "build.log";
+  std::ofstream(cpp) << source;
+  const std::string cmd = std::string(KQ_HOST_CXX) +
+                          " -std=c++20 -O1 -fPIC -shared -pthread -ffp-contract=off"
+                          " -Wno-unknown-pragmas -include \"" +
+                          (kRoot / "tests/support/cuda_emulation.hpp").string() + "\" -o \"" +
+                          so.string() + "\" \"" + cpp.string() + "\" > \"" + log.string() +
+                          "\" 2>&1";
+  const int rc = std::system(cmd.c_str());
+  std::ifstream l(log);
+  lib.log.assign(std::istreambuf_iterator<char>(l), {});
+  INFO(cmd, "\n", lib.log);
+  REQUIRE(rc == 0);
+  lib.handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  REQUIRE_MESSAGE(lib.handle != nullptr, dlerror());
+  fs::remove_all(dir);
+}
+
+struct HostTensor {
+  kq::TensorView view;
+  std::vector<unsigned char> bytes;  // from the first element to past the last, then kPad
+};
+
+void make(HostTensor& t, kq::DType dtype, const std::vector<std::int64_t>& shape, bool padded) {
+  t.view.dtype = dtype;
+  t.view.device = kq::Device::cuda;
+  t.view.rank = static_cast<int>(shape.size());
+  std::int64_t stride = 1, span = 1;
+  for (int i = t.view.rank - 1; i >= 0; --i) {
+    t.view.shape[i] = shape[static_cast<std::size_t>(i)];
+    t.view.strides[i] = stride;
+    span += (shape[static_cast<std::size_t>(i)] - 1) * stride;
+    stride *= shape[static_cast<std::size_t>(i)] + (padded && i == t.view.rank - 1);
+  }
+  t.bytes.assign(static_cast<std::size_t>(span) * kq::dtype_size(dtype) + kPad, kGuard);
+  t.view.data = t.bytes.data();
+}
+
+std::int64_t byte_offset(const HostTensor& t, std::int64_t i) {
+  std::int64_t off = 0;
+  for (int d = t.view.rank - 1; d >= 0; --d) {
+    off += (i % t.view.shape[d]) * t.view.strides[d];
+    i /= t.view.shape[d];
+  }
+  return off * static_cast<std::int64_t>(kq::dtype_size(t.view.dtype));
+}
+
+using Entry = void (*)(void* const*, const void*, unsigned, unsigned);
+
+void run_case(Entry entry, const Case& c, const kq::OpSpec& spec, const nv::RowPlan& plan) {
+  const kq::ix::Program& p = *spec.program;
+  auto shape_of = [&](const kq::ix::TensorDecl& d) {
+    std::vector<std::int64_t> s;
+    for (const auto& e : d.shape) s.push_back(e.is_dim() ? c.dims.at(e.name) : e.constant);
+    return s;
+  };
+  std::mt19937_64 rng(std::hash<std::string>{}(c.spec + dims_text(c.dims)));
+  std::uniform_real_distribution<double> u(-4.0, 4.0);
+  kq::ix::Tensors host_in;
+  std::vector<HostTensor> in(spec.inputs.size()), out(spec.outputs.size());
+  std::vector<const kq::ix::TensorDecl*> out_decls;
+  std::vector<int> out_positions;
+  std::size_t ni = 0, no = 0;
+  for (const kq::ix::TensorDecl& d : p.decls.tensors) {
+    if (d.role == kq::ix::Role::temporary) continue;
+    const auto shape = shape_of(d);
+    const bool padded = c.padded && shape.size() > 1;
+    if (d.role == kq::ix::Role::input) {
+      std::vector<double> v(static_cast<std::size_t>(kq::ix::numel_of(shape)));
+      for (double& x : v) x = c.ties ? std::round(u(rng)) : u(rng);
+      kq::ix::Buffer b = kq::ix::Buffer::of(d.dtype, shape, v);
+      make(in[ni], d.dtype, shape, padded);
+      const std::size_t es = kq::dtype_size(d.dtype);
+      for (std::int64_t i = 0; i < b.numel(); ++i)
+        std::memcpy(in[ni].bytes.data() + byte_offset(in[ni], i), b.bytes.data() + i * es, es);
+      host_in.emplace(d.name, std::move(b));
+      ++ni;
+    } else {
+      make(out[no++], d.dtype, shape, padded);
+      out_decls.push_back(&d);
+      out_positions.push_back(static_cast<int>(&d - p.decls.tensors.data()));
+    }
+  }
+  const kq::ix::Evaluation want = kq::ix::evaluate_with_bounds(p, c.dims, host_in, out_positions);
+
+  std::vector<kq::TensorView> in_views, out_views;
+  std::vector<void*> ptrs;
+  for (HostTensor& t : in) {
+    in_views.push_back(t.view);
+    ptrs.push_back(t.view.data);
+  }
+  for (HostTensor& t : out) {
+    out_views.push_back(t.view);
+    ptrs.push_back(t.view.data);
+  }
+  nv::RowLayout L;
+  REQUIRE(nv::plan_rows(spec, plan, in_views, out_views, L).empty());
+  // One SM holding one block, one wave: every row beyond the first grid's loops round.
+  const nv::RowGrid grid = nv::row_grid(plan.columns, L, 1, 1, 1);
+  entry(ptrs.data(), &L, static_cast<unsigned>(grid.blocks), static_cast<unsigned>(grid.block));
+
+  for (std::size_t o = 0; o < out.size(); ++o) {
+    const kq::ix::Buffer& w = want.outputs.at(out_decls[o]->name);
+    const kq::ix::Buffer& bound = want.bounds.at(out_decls[o]->name);
+    const kq::DType t = out[o].view.dtype;
+    const std::size_t es = kq::dtype_size(t);
+    // 2 units of the output's precision relative, and as much absolute at 1, beside twice the
+    // accumulation bound (float32 sums and products of several terms); exact where the kernel
+    // selects or copies a value (relu, max, an index).
+    const double unit = t == kq::DType::bf16 ? 0x1p-8 : t == kq::DType::f16 ? 0x1p-11 : 0x1p-20;
+    const std::string name = c.spec;
+    const bool exact = name.find("relu") != std::string::npos ||
+                       name.find("max_reduction") != std::string::npos || kq::is_integer(t);
+    int bad = 0;
+    std::vector<bool> touched(out[o].bytes.size(), false);
+    for (std::int64_t i = 0; i < w.numel(); ++i) {
+      const std::int64_t at = byte_offset(out[o], i);
+      for (std::size_t k = 0; k < es; ++k) touched[static_cast<std::size_t>(at) + k] = true;
+      const double got = kq::load_as_double(t, out[o].bytes.data() + at), exp = w.get(i);
+      const bool ok = exact ? (got == exp)
+                            : std::fabs(got - exp) <=
+                                  2 * unit * (std::fabs(exp) + 1) + 2 * bound.get(i) * 0x1p-24;
+      if (!ok && bad++ < 5)
+        FAIL_CHECK(std::string(c.spec)
+                   << dims_text(c.dims) << std::string(c.padded ? " padded" : "") << " output "
+                   << out_decls[o]->name << "[" << i << "]: got " << got << ", want " << exp);
+    }
+    CHECK(bad == 0);
+    int overwritten = 0;
+    for (std::size_t b = 0; b < out[o].bytes.size(); ++b)
+      if (!touched[b] && out[o].bytes[b] != kGuard) ++overwritten;
+    CHECK_MESSAGE(overwritten == 0, std::string(c.spec) << ": bytes outside output "
+                                                        << out_decls[o]->name << " written");
+  }
+}
+
+}  // namespace
+
+TEST_CASE("nvrtc rows, emulated on the host: row and column kernels against the reference") {
+  std::vector<kq::OpSpec> specs;
+  std::vector<nv::RowPlan> plans;
+  std::string source;
+  for (const Case& c : kCases) {
+    specs.push_back(kq::load_spec(kRoot / c.spec).op);
+    plans.emplace_back();
+    REQUIRE_MESSAGE(nv::lower_rows(specs.back(), plans.back()).empty(), std::string(c.spec));
+    source += case_source(static_cast<int>(specs.size() - 1), specs.back(), plans.back());
+  }
+  Library lib;
+  build(source, lib);
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const Case& c = kCases[i];
+    const std::string where =
+        c.spec + dims_text(c.dims) + (c.padded ? " padded" : "") + (c.ties ? " ties" : "");
+    INFO(where);
+    const std::string sym = "kq_case" + std::to_string(i);
+    auto entry = reinterpret_cast<Entry>(dlsym(lib.handle, sym.c_str()));
+    const bool found = entry != nullptr;
+    REQUIRE_MESSAGE(found, sym);
+    run_case(entry, c, specs[i], plans[i]);
+  }
+}
