@@ -25,6 +25,8 @@ const char* c_type(DType t) {
       return "int";
     case DType::i64:
       return "long long";
+    case DType::boolean:
+      return "unsigned char";
     default:
       return "float";
   }
@@ -96,6 +98,45 @@ std::string block_reduce(Reduction r) {
          "  return v;\n}\n\n";
 }
 
+// An exclusive scan of v across the block in thread order, and the block's total: warp scans by
+// shuffles, then the warps' totals through shared memory, each thread taking the warps before
+// its own in order. The first __syncthreads keeps earlier readers of `sh` ahead of its writers.
+std::string block_scan(ix::ScanKind k) {
+  const bool sum = k == ix::ScanKind::cumsum;
+  const std::string name = sum ? "sum" : "prod", op = sum ? "kq_add" : "kq_mul",
+                    id = sum ? "0.0f" : "1.0f";
+  return "__device__ float kq_block_scan_" + name +
+         "(float v, float* sh, float& total) {\n"
+         "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;\n"
+         "  float x = v;\n"
+         "#pragma unroll\n"
+         "  for (int o = 1; o < 32; o <<= 1) {\n"
+         "    const float y = __shfl_up_sync(0xffffffffu, x, o);\n"
+         "    if (lane >= o) x = " +
+         op +
+         "(y, x);\n"
+         "  }\n"
+         "  float ex = __shfl_up_sync(0xffffffffu, x, 1);\n"
+         "  if (lane == 0) ex = " +
+         id +
+         ";\n"
+         "  __syncthreads();\n"
+         "  if (lane == 31) sh[warp] = x;\n"
+         "  __syncthreads();\n"
+         "  float before = " +
+         id + ", all = " + id +
+         ";\n"
+         "  for (int w = 0; w < warps; ++w) {\n"
+         "    if (w == warp) before = all;\n"
+         "    all = " +
+         op +
+         "(all, sh[w]);\n"
+         "  }\n"
+         "  total = all;\n"
+         "  return " +
+         op + "(before, ex);\n}\n\n";
+}
+
 // Neumaier's compensated step, as the reference sums (core/indexed/accumulate.hpp): each
 // addition's rounding error goes into c, whichever operand is larger; once s is not finite, c
 // is dropped, so inf and NaN propagate as in a plain sum.
@@ -161,10 +202,13 @@ class RowWriter {
     g.num_inputs = plan_.num_inputs;
     std::set<DType> types;
     std::set<Reduction> reductions;
+    std::set<ix::ScanKind> scans;
     for (const TensorDecl& t : p_.decls.tensors)
       if (t.role != Role::temporary) types.insert(t.dtype);
-    for (const ix::Node& n : p_.nodes)
+    for (const ix::Node& n : p_.nodes) {
       if (n.kind == NodeKind::reduce) reductions.insert(n.reduction);
+      if (n.kind == NodeKind::scan) scans.insert(n.scan);
+    }
     g.cuda_headers = types.count(DType::f16) || types.count(DType::bf16);
 
     std::string& s = g.source;
@@ -179,6 +223,11 @@ class RowWriter {
     s += "\n// Loads widen exactly to float; stores round once to nearest even.\n";
     for (DType t : types) {
       const std::string T = c_type(t);
+      if (t == DType::boolean) {  // a mask input: 0 or 1, as the reference reads it
+        s += "__device__ __forceinline__ float kq_ld(const " + T +
+             "* p) { return *p != 0 ? 1.0f : 0.0f; }\n";
+        continue;
+      }
       if (is_integer(t)) {  // an argmax's output
         s += "__device__ __forceinline__ void kq_st(" + T + "* p, kq_i64 v) { *p = (" + T +
              ")v; }\n";
@@ -194,9 +243,11 @@ class RowWriter {
       s += "__device__ __forceinline__ void kq_st(" + T + "* p, float v) { *p = " + st + "; }\n";
     }
     s += "\n" + layout_struct() + "\n";
-    if (reductions.count(Reduction::sum)) s += kSumStep;
-    if (!plan_.columns)
+    if (reductions.count(Reduction::sum) || scans.count(ix::ScanKind::cumsum)) s += kSumStep;
+    if (!plan_.columns) {
       for (Reduction r : reductions) s += block_reduce(r);
+      for (ix::ScanKind k : scans) s += block_scan(k);
+    }
     s += kernel(g.plan);
     return g;
   }
@@ -348,9 +399,10 @@ class RowWriter {
     }
   }
 
-  bool has_reduction() const {
-    return std::any_of(p_.nodes.begin(), p_.nodes.end(),
-                       [](const ix::Node& n) { return n.kind == NodeKind::reduce; });
+  bool needs_shared() const {
+    return std::any_of(p_.nodes.begin(), p_.nodes.end(), [](const ix::Node& n) {
+      return n.kind == NodeKind::reduce || n.kind == NodeKind::scan;
+    });
   }
 
   std::vector<int> reduces_of(int root) const {
@@ -435,6 +487,82 @@ class RowWriter {
            ";\n    }\n";
   }
 
+  // The store of a scan's value `v` at j into the statement's output.
+  std::string scan_store(const Statement& st, const std::string& v) const {
+    const std::string slot =
+        std::to_string(plan_.tensors[static_cast<std::size_t>(st.tensor)].slot);
+    return "kq_st(" + pointer(st.tensor) + " + (o" + slot + " + j * L.row_stride[" + slot + "]), " +
+           v + ");\n";
+  }
+
+  // A scan statement in the row kernel: the row in chunks of kRowUnroll positions a thread
+  // (in scan order: from the end for reverse), each thread scanning its own positions, the
+  // block's exclusive scan of the threads' totals (kq_block_scan_*), and a running total of the
+  // chunks before (compensated for cumsum). Positions past the row take the identity.
+  std::string scan_rows(const Statement& st) {
+    const ix::Node& n = p_.nodes[static_cast<std::size_t>(st.root)];
+    const bool sum = n.scan == ix::ScanKind::cumsum;
+    const std::string op = sum ? "kq_add" : "kq_mul", id = sum ? "0.0f" : "1.0f",
+                      U = std::to_string(kRowUnroll), I = "      ";
+    Ctx c{true, true};
+    const std::string term = emit(n.args[0], c);
+    const std::string pos = I + "  const kq_i64 kq_p = kq_first + kq_u;\n" + I + "  " +
+                            (c.loads.empty() && !n.reverse ? "[[maybe_unused]] " : "") +
+                            "const kq_i64 j = " + (n.reverse ? "L.len - 1 - kq_p" : "kq_p") + ";\n";
+    const std::string each =
+        "#pragma unroll\n" + I + "for (int kq_u = 0; kq_u < " + U + "; ++kq_u) {\n";
+    std::string s = "    {\n      float kq_carry = " + id + (sum ? ", kq_ccomp = 0.0f" : "") +
+                    ";\n      for (kq_i64 kq_base = 0; kq_base < L.len; kq_base += (kq_i64)" +
+                    "blockDim.x * " + U + ") {\n";
+    const std::string J = I + "  ";
+    s += J + "const kq_i64 kq_first = kq_base + (kq_i64)threadIdx.x * " + U + ";\n";
+    s += J + "float kq_t[" + U + "];\n";
+    if (!c.arrays.empty()) {
+      s += J + "float ";
+      for (std::size_t a = 0; a < c.arrays.size(); ++a)
+        s += (a ? ", " : "") + c.arrays[a] + "[" + U + "]";
+      s += ";\n" + each + pos + J + "  if (kq_p < L.len) {\n" + indented(c.loads, J + "    ") + J +
+           "  }\n" + J + "}\n";
+    }
+    s += each + pos + J + "  float kq_v = " + id + ";\n" + J + "  if (kq_p < L.len) {\n" +
+         indented(c.out, J + "    ") + J + "    kq_v = " + term + ";\n" + J + "  }\n" + J +
+         "  kq_t[kq_u] = kq_u == 0 ? kq_v : " + op + "(kq_t[kq_u - 1], kq_v);\n" + J + "}\n";
+    s += J + "float kq_total;\n" + J + "const float kq_before = kq_block_scan_" +
+         (sum ? "sum" : "prod") + "(kq_t[" + std::to_string(kRowUnroll - 1) +
+         "], kq_sh, kq_total);\n";
+    s += J + "const float kq_start = " + op + "(" +
+         (sum ? "kq_sum_value(kq_carry, kq_ccomp)" : "kq_carry") + ", kq_before);\n";
+    const std::string value = n.exclusive
+                                  ? "kq_u == 0 ? kq_start : " + op + "(kq_start, kq_t[kq_u - 1])"
+                                  : op + "(kq_start, kq_t[kq_u])";
+    s += each + I + "  const kq_i64 kq_p = kq_first + kq_u;\n" + I +
+         "  const kq_i64 j = " + (n.reverse ? "L.len - 1 - kq_p" : "kq_p") + ";\n" + J +
+         "  if (kq_p < L.len) " + scan_store(st, value) + J + "}\n";
+    s += J + (sum ? "kq_sum_step(kq_carry, kq_ccomp, kq_total);\n"
+                  : "kq_carry = kq_mul(kq_carry, kq_total);\n");
+    return s + "      }\n    }\n";
+  }
+
+  // A scan statement in the column kernel: the thread's own running value along its row
+  // (compensated for cumsum), stored before the step (exclusive) or after it.
+  std::string scan_columns(const Statement& st) {
+    const ix::Node& n = p_.nodes[static_cast<std::size_t>(st.root)];
+    const bool sum = n.scan == ix::ScanKind::cumsum;
+    const std::string I = "        ";
+    Ctx c{true};
+    const std::string term = emit(n.args[0], c);
+    const std::string value = sum ? "kq_sum_value(kq_acc, kq_comp)" : "kq_acc";
+    const std::string step = sum ? "kq_sum_step(kq_acc, kq_comp, " + term + ");\n"
+                                 : "kq_acc = kq_mul(kq_acc, " + term + ");\n";
+    std::string s =
+        "    {\n      float kq_acc = " + std::string(sum ? "0.0f, kq_comp = 0.0f" : "1.0f") +
+        ";\n      for (kq_i64 kq_p = 0; kq_p < L.len; ++kq_p) {\n" + I +
+        "const kq_i64 j = " + (n.reverse ? "L.len - 1 - kq_p" : "kq_p") + ";\n" +
+        indented(c.out, I);
+    s += n.exclusive ? I + scan_store(st, value) + I + step : I + step + I + scan_store(st, value);
+    return s + "      }\n    }\n";
+  }
+
   std::string kernel(std::string& plan) {
     const std::size_t nf = plan_.free_dims.size();
     const bool cols = plan_.columns;
@@ -450,7 +578,7 @@ class RowWriter {
                     (cols ? std::to_string(kColBlock)
                           : std::to_string(kRowMaxBlock) + ", " + std::to_string(kRowMinBlocks)) +
                     ") " + kRowKernel + "(" + params() + ") {\n";
-    if (has_reduction() && !cols) s += "  __shared__ float kq_sh[32];\n";
+    if (needs_shared() && !cols) s += "  __shared__ float kq_sh[32];\n";
     s += cols ? "  for (kq_i64 row = (kq_i64)blockIdx.x * blockDim.x + threadIdx.x; row < L.rows;"
                 " row += (kq_i64)gridDim.x * blockDim.x) {\n"
               : "  for (kq_i64 row = blockIdx.x; row < L.rows; row += gridDim.x) {\n";
@@ -481,6 +609,20 @@ class RowWriter {
       const TensorDecl& d = p_.decls.tensors[static_cast<std::size_t>(st.tensor)];
       const RowTensor& rt = plan_.tensors[static_cast<std::size_t>(st.tensor)];
       s += "    // " + one_line(st.text) + "\n";
+      if (const ix::Node& root = p_.nodes[static_cast<std::size_t>(st.root)];
+          root.kind == NodeKind::scan) {
+        s += cols ? scan_columns(st) : scan_rows(st);
+        plan += "line " + std::to_string(st.line) + " " + d.name + ": " +
+                (root.scan == ix::ScanKind::cumsum ? "cumsum" : "cumprod") + " along " +
+                dim(plan_.r_dim) + (root.reverse ? ", reverse" : "") +
+                (root.exclusive ? ", exclusive" : "") +
+                (cols ? ": the thread's running value"
+                      : ": chunks of " + std::to_string(kRowUnroll) +
+                            " positions a thread, the threads' totals scanned across the block, "
+                            "a running total of the chunks") +
+                (root.scan == ix::ScanKind::cumsum ? " (compensated)" : "") + "\n";
+        continue;
+      }
       std::string how;
       for (int r : reduces_of(st.root)) {
         s += reduction(r);

@@ -13,7 +13,9 @@
 //   - a per-row scalar is a register every thread computes alike (a per-row output is stored by
 //     thread 0);
 //   - a row temporary is never stored: it is inlined where it is read;
-//   - row outputs are written in one final loop over the row.
+//   - row outputs are written in one final loop over the row; a scan's output in a loop of its
+//     own (chunks of kRowUnroll positions a thread, a block scan of the threads' totals, the
+//     chunks' running total);
 // Every loop over the row takes kRowUnroll positions a thread at a time while they fit, then one
 // at a time: the loads of a step are in flight together, in the plain loop's order.
 // Everything is computed in float32 (the compute type of f32, f16 and bf16 tensors): each input

@@ -62,13 +62,16 @@ class Lowering {
       const bool index_out = t.role == Role::output &&
                              (t.dtype == DType::i32 || t.dtype == DType::i64) &&
                              arg_outputs_.count(static_cast<int>(i));
-      const bool ok =
-          t.role == Role::temporary ? !is_integer(t.dtype) : float_type(t.dtype) || index_out;
+      const bool mask_in = t.role == Role::input && t.dtype == DType::boolean;
+      const bool ok = t.role == Role::temporary ? !is_integer(t.dtype)
+                                                : float_type(t.dtype) || index_out || mask_in;
       if (!ok) {
         if (t.dtype == DType::f64) return who + ": dtype f64: the row kernel computes in float32";
         return who + ": dtype " + std::string(to_string(t.dtype)) +
                ": integer and bool tensors are not lowered" +
-               (t.role == Role::output ? " (bar an argmax's i32 or i64 output)" : "");
+               (t.role == Role::output  ? " (bar an argmax's i32 or i64 output)"
+                : t.role == Role::input ? " (bar bool inputs)"
+                                        : "");
       }
       if (t.role == Role::input) plan_.tensors[i].slot = plan_.num_inputs++;
     }
@@ -87,10 +90,10 @@ class Lowering {
     for (const Statement& s : p_.statements)
       for (int i : tree(s.root)) {
         const ix::Node& n = p_.nodes[static_cast<std::size_t>(i)];
-        if (n.kind == NodeKind::scan)
-          return at(s) + "a scan (" +
-                 std::string(n.scan == ix::ScanKind::cumsum ? "cumsum" : "cumprod") +
-                 ") is not lowered";
+        if (n.kind == NodeKind::scan) {
+          if (std::string why = check_scan(s, i); !why.empty()) return at(s) + why;
+          continue;
+        }
         if (n.kind != NodeKind::reduce) continue;
         const std::string red(ix::to_string(n.reduction));
         if (is_arg_reduction(n.reduction)) {
@@ -142,6 +145,27 @@ class Lowering {
     return {};
   }
 
+  // A scan is the whole right-hand side of a statement assigning an output no later statement
+  // reads, and runs along R (the dim it sets, if none is set yet).
+  std::string check_scan(const Statement& s, int node) {
+    const ix::Node& n = p_.nodes[static_cast<std::size_t>(node)];
+    const std::string what = n.scan == ix::ScanKind::cumsum ? "cumsum" : "cumprod";
+    if (node != s.root) return "a " + what + " inside an expression is not lowered";
+    const TensorDecl& t = p_.decls.tensors[static_cast<std::size_t>(s.tensor)];
+    if (t.role != Role::output)
+      return "a " + what + " into " + std::string(ix::to_string(t.role)) + " " + t.name +
+             " is not lowered: only into an output";
+    const ix::IndexVar& v = p_.indices[static_cast<std::size_t>(n.over[0])];
+    if (!v.extent.is_dim())
+      return "a " + what + " along '" + v.name + "', of constant extent, is not lowered";
+    if (plan_.r_dim < 0) plan_.r_dim = v.extent.dim;
+    if (plan_.r_dim != v.extent.dim)
+      return "a " + what + " along " + dim_name(v.extent.dim) + ", a reduction along " +
+             dim_name(plan_.r_dim) + ": one dim is lowered";
+    scan_outputs_.insert(s.tensor);
+    return {};
+  }
+
   // The nodes of the expression under `root`, in increasing order (operands first).
   std::vector<int> tree(int root) const {
     std::vector<int> out, stack{root};
@@ -173,8 +197,7 @@ class Lowering {
         }
         if (e.dim != R) continue;
         if (++seen > 1)
-          return dim_name(R) + ", the reduced dim, is two extents of " + who(t) +
-                 ": not lowered";
+          return dim_name(R) + ", the reduced dim, is two extents of " + who(t) + ": not lowered";
         const TensorDecl*& first = i + 1 == t.shape.size() ? inner : not_inner;
         if (first == nullptr) first = &t;
       }
@@ -264,8 +287,9 @@ class Lowering {
       case NodeKind::index:
         return "the value of index '" + p_.indices[static_cast<std::size_t>(n.ref)].name +
                "' used as a number" + col + " is not lowered";
-      case NodeKind::scan:
-        return "a scan" + col + " is not lowered";
+      case NodeKind::scan:  // the statement's root (check_scan): its body as a row expression
+        if (in_reduce) return "a scan inside a reduction" + col + " is not lowered";
+        return check_node(n.args[0], r_var, true);
       case NodeKind::reduce:
         if (in_reduce) return "a reduction inside a reduction" + col + " is not lowered";
         return check_node(n.args[0], n.over[0], true);
@@ -283,6 +307,8 @@ class Lowering {
     const TensorDecl& t = p_.decls.tensors[static_cast<std::size_t>(n.ref)];
     if (t.role != Role::input && is_integer(t.dtype))
       return "reading " + t.name + col + ", an argmax's index, is not lowered";
+    if (scan_outputs_.count(n.ref))
+      return "reading " + t.name + col + ", a scan's output, is not lowered";
     for (std::size_t k = 0; k < n.args.size(); ++k) {
       const ix::Node& sub = p_.nodes[static_cast<std::size_t>(n.args[k])];
       if (sub.kind == NodeKind::access)
@@ -315,6 +341,7 @@ class Lowering {
   RowPlan& plan_;
   std::vector<int> lhs_by_dim_;  // per dim: the current statement's index variable, or -1
   std::set<int> arg_outputs_;    // tensors an argmax or argmin statement assigns
+  std::set<int> scan_outputs_;   // tensors a scan statement assigns
 };
 
 }  // namespace

@@ -1,9 +1,10 @@
 // Which format-2 (shaped) programs the row generator lowers, and how: the "row form". One
-// dim R is the row: every reduction runs over it alone. The other dims F are free: every
-// assigned tensor (temporary or output) has all of F in order, with R among them (a row tensor)
-// or not (a per-row scalar), and every input has some of F in the same order, with R or not
-// (so w[N] is a row broadcast to every row); an extent of 1 may stand anywhere. Collapsing F
-// gives one row index.
+// dim R is the row: every reduction and every scan runs over it alone (a scan being the whole
+// right-hand side of a statement assigning an output no later statement reads). The other dims
+// F are free: every assigned tensor (temporary or output) has all of F in order, with R among
+// them (a row tensor) or not (a per-row scalar), and every input has some of F in the same
+// order, with R or not (so w[N] is a row broadcast to every row); an extent of 1 may stand
+// anywhere. Collapsing F gives one row index.
 //
 // Where R is the innermost extent of every tensor that has it, one block computes a row (the
 // row kernel). Where it is the innermost extent of none (a sum over dim 1 of [B, N, K], an RMS
@@ -13,8 +14,9 @@
 // B[K, N]) is declined.
 //
 // lower_rows() says why a program is not in row form, naming the statement and the construct
-// (a scan, a gather, index arithmetic, a reduction over several indices or over a free dim, an
-// argmax in a row kernel, float64), so that supports() can decline precisely.
+// (a scan inside an expression, a gather, index arithmetic, a reduction over several indices or
+// over a free dim, an argmax in a row kernel, float64), so that supports() can decline
+// precisely.
 #pragma once
 #include <string>
 #include <vector>
@@ -49,7 +51,7 @@ inline bool is_arg_reduction(ix::Reduction r) {
 }
 
 // Empty when spec.program is in row form (then `plan` is filled), else the reason, e.g.
-// "line 1 `y[m, n] = cumsum(n, x[m, n])`: a scan (cumsum) is not lowered".
+// "line 1 `y[m, n] = 2 * cumsum(n, x[m, n])`: a cumsum inside an expression is not lowered".
 std::string lower_rows(const OpSpec& spec, RowPlan& plan);
 
 }  // namespace kq::nvrtc

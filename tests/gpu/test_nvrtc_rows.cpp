@@ -2,7 +2,8 @@
 // row_codegen.hpp): softmax and layer norm in bf16, log_softmax and relu in f32, at shapes that
 // leave rows partly covered by a block (N = 1, 4099, 50257), contiguous and with padded rows
 // and a reversed weight (a spec copy that admits strided views); the column kernel's sum, max,
-// argmax, argmin over dim 1 of [B, N, K] and RMS norm over C of [B, C, H, W]; against the
+// argmax, argmin over dim 1 of [B, N, K] and RMS norm over C of [B, C, H, W]; cumsum forwards,
+// backwards, exclusive and masked; against the
 // float64 reference
 // (core/indexed/evaluate.hpp) within a few units of each output's precision, the bytes past
 // each output untouched. Skips without a usable CUDA device (tests/support/gpu_main.cpp).
@@ -134,7 +135,7 @@ void run_case(kq::IKernelArm* arm, const Case& c) {
       std::int64_t n = 1;
       for (auto e : shape) n *= e;
       v.resize(static_cast<std::size_t>(n));
-      for (double& x : v) x = u(rng);
+      for (double& x : v) x = d.dtype == kq::DType::boolean ? (u(rng) > 0 ? 1 : 0) : u(rng);
       kq::ix::Buffer b = kq::ix::Buffer::of(d.dtype, shape, v);
       make(in[ni], d.dtype, shape, c.strided && row, c.strided && shape.size() == 1);
       upload(in[ni], b);
@@ -211,6 +212,11 @@ TEST_CASE("nvrtc_jit row kernels against the float64 reference") {
       {"specs/kernelbench/51_argmax.yaml", {{"B", 4}, {"N", 301}, {"K", 129}}, false},
       {"specs/kernelbench/52_argmin.yaml", {{"B", 1}, {"N", 6}, {"K", 2000}}, true},
       {"specs/kernelbench/36_rms_norm.yaml", {{"B", 2}, {"C", 67}, {"H", 9}, {"W", 31}}, false},
+      // Scans: chunks of four positions a thread, a block scan, the chunks' running total.
+      {"specs/kernelbench/89_cumsum.yaml", {{"M", 3}, {"N", 4099}}, false},
+      {"specs/kernelbench/91_cumsum_reverse.yaml", {{"M", 2}, {"N", 1500}}, true},
+      {"specs/kernelbench/92_cumsum_exclusive.yaml", {{"M", 2}, {"N", 700}}, false},
+      {"specs/kernelbench/93_masked_cumsum.yaml", {{"M", 2}, {"N", 2999}}, false},
   };
   for (const Case& c : cases) {
     const std::string where = c.spec + dims_text(c.dims) + (c.strided ? " strided" : "");

@@ -44,6 +44,15 @@ inline float __shfl_xor_sync(unsigned, float v, int lane_mask) {
   return r;
 }
 
+// The value of the lane `delta` below, or the caller's own where there is none.
+inline float __shfl_up_sync(unsigned, float v, unsigned delta) {
+  kq_emu::lanes[threadIdx.x] = v;
+  __syncthreads();
+  const float r = (threadIdx.x & 31u) >= delta ? kq_emu::lanes[threadIdx.x - delta] : v;
+  __syncthreads();
+  return r;
+}
+
 // One IEEE operation each, rounded to nearest even (the host's default; the test compiles with
 // -ffp-contract=off so that none is fused).
 inline float __fadd_rn(float a, float b) { return a + b; }
