@@ -28,8 +28,11 @@ std::string plan_rows(const OpSpec& spec, const RowPlan& plan, std::span<const T
     L.free_extent[f] = e;
     L.rows *= e;
   }
-  L.len = dims[static_cast<std::size_t>(plan.r_dim)];
-  if (L.len < 0) return unbound(plan.r_dim);
+  L.len = 1;
+  for (int d : plan.r_dims) {
+    if (dims[static_cast<std::size_t>(d)] < 0) return unbound(d);
+    L.len *= dims[static_cast<std::size_t>(d)];
+  }
   for (std::size_t t = 0; t < p.decls.tensors.size(); ++t) {
     const RowTensor& rt = plan.tensors[t];
     if (rt.slot < 0) continue;
@@ -38,7 +41,18 @@ std::string plan_rows(const OpSpec& spec, const RowPlan& plan, std::span<const T
                               : outputs[static_cast<std::size_t>(rt.slot - plan.num_inputs)];
     for (std::size_t k = 0; k < rt.free_at.size(); ++k)
       L.free_stride[rt.slot][rt.free_at[k]] = v.strides[rt.free_pos[k]];
-    if (rt.row) L.row_stride[rt.slot] = v.strides[rt.r_at];
+    if (!rt.row) continue;
+    // R's dims as one: each dim's stride its inner neighbour's times that one's extent (a
+    // dim of extent 1 goes with any stride).
+    const int last = rt.r_at + static_cast<int>(plan.r_dims.size()) - 1;
+    for (int k = rt.r_at; k < last; ++k)
+      if (v.shape[k] != 1 && v.shape[k + 1] != 1 &&
+          v.strides[k] != v.strides[k + 1] * v.shape[k + 1])
+        return "the reduced dims of " + p.decls.tensors[t].name +
+               " do not collapse into one row in this view (strides " +
+               std::to_string(v.strides[k]) + " and " + std::to_string(v.strides[k + 1]) +
+               " over extent " + std::to_string(v.shape[k + 1]) + ")";
+    L.row_stride[rt.slot] = v.strides[last];
   }
   return {};
 }

@@ -95,6 +95,7 @@ class Lowering {
           continue;
         }
         if (n.kind != NodeKind::reduce) continue;
+        has_reduction_ = true;
         const std::string red(ix::to_string(n.reduction));
         if (is_arg_reduction(n.reduction)) {
           if (i != s.root) return at(s) + red + " inside an expression is not lowered";
@@ -105,23 +106,19 @@ class Lowering {
                    ": only into an i32 or i64 output is lowered";
           arg_outputs_.insert(s.tensor);
         }
-        if (n.over.size() != 1) {
-          std::string names;
-          for (int v : n.over)
-            names += (names.empty() ? "" : ", ") + p_.indices[static_cast<std::size_t>(v)].name;
-          return at(s) + "a " + red + " over several indices (" + names +
-                 ") is not lowered: one reduced dim, the innermost";
+        std::vector<int> dims;
+        for (int var : n.over) {
+          const ix::IndexVar& v = p_.indices[static_cast<std::size_t>(var)];
+          if (!v.extent.is_dim())
+            return at(s) + "a " + red + " over '" + v.name + "', of constant extent " +
+                   std::to_string(v.extent.constant) + ", is not lowered";
+          if (std::find(dims.begin(), dims.end(), v.extent.dim) != dims.end())
+            return at(s) + "a " + red + " over " + dim_name(v.extent.dim) + " twice is not lowered";
+          dims.push_back(v.extent.dim);
         }
-        const ix::IndexVar& v = p_.indices[static_cast<std::size_t>(n.over[0])];
-        if (!v.extent.is_dim())
-          return at(s) + "a " + red + " over '" + v.name + "', of constant extent " +
-                 std::to_string(v.extent.constant) + ", is not lowered";
-        if (plan_.r_dim < 0) plan_.r_dim = v.extent.dim;
-        if (plan_.r_dim != v.extent.dim)
-          return at(s) + "a " + red + " over " + dim_name(v.extent.dim) + ", an earlier one over " +
-                 dim_name(plan_.r_dim) + ": one reduced dim is lowered";
+        if (std::string why = set_group(dims, "a " + red); !why.empty()) return at(s) + why;
       }
-    if (plan_.r_dim >= 0) return {};
+    if (!plan_.r_dims.empty()) return {};
     // No reduction: the one dim declared reduced, else the innermost extent of the assigned
     // tensor of highest rank (the first of them).
     int reduced = -1, count = 0;
@@ -130,10 +127,7 @@ class Lowering {
         reduced = static_cast<int>(d);
         ++count;
       }
-    if (count == 1) {
-      plan_.r_dim = reduced;
-      return {};
-    }
+    if (count == 1) return set_group({reduced}, "");
     const Statement* widest = nullptr;
     for (const Statement& s : p_.statements)
       if (widest == nullptr || s.lhs.size() > widest->lhs.size()) widest = &s;
@@ -141,8 +135,26 @@ class Lowering {
     if (t.shape.empty()) return "no reduction and no assigned tensor with a dimension: no row";
     if (!t.shape.back().is_dim())
       return at(*widest) + "the innermost extent of " + shape_text(t) + " is a constant";
-    plan_.r_dim = t.shape.back().dim;
-    return {};
+    return set_group({t.shape.back().dim}, "");
+  }
+
+  std::string dims_text(const std::vector<int>& dims) const {
+    if (dims.size() == 1) return dim_name(dims[0]);
+    std::string s = "(";
+    for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + dim_name(dims[i]);
+    return s + ")";
+  }
+
+  // R, the reduced dims (one, or a group that every tensor having one of them has whole,
+  // consecutive, in this order), set by the first reduction or scan; the others must agree.
+  std::string set_group(const std::vector<int>& dims, const std::string& what) {
+    if (plan_.r_dims.empty()) {
+      plan_.r_dims = dims;
+      return {};
+    }
+    if (plan_.r_dims == dims) return {};
+    return what + " over " + dims_text(dims) + ", an earlier one over " + dims_text(plan_.r_dims) +
+           ": one reduced dim (or group of dims) is lowered";
   }
 
   // A scan is the whole right-hand side of a statement assigning an output no later statement
@@ -158,10 +170,7 @@ class Lowering {
     const ix::IndexVar& v = p_.indices[static_cast<std::size_t>(n.over[0])];
     if (!v.extent.is_dim())
       return "a " + what + " along '" + v.name + "', of constant extent, is not lowered";
-    if (plan_.r_dim < 0) plan_.r_dim = v.extent.dim;
-    if (plan_.r_dim != v.extent.dim)
-      return "a " + what + " along " + dim_name(v.extent.dim) + ", a reduction along " +
-             dim_name(plan_.r_dim) + ": one dim is lowered";
+    if (std::string why = set_group({v.extent.dim}, "a " + what); !why.empty()) return why;
     scan_outputs_.insert(s.tensor);
     return {};
   }
@@ -180,38 +189,52 @@ class Lowering {
     return out;
   }
 
-  // Where R stands: the innermost extent of every tensor that has it (the row kernel) or of
-  // none (the column kernel). Constant extents other than 1 are declined.
+  // Where R stands: in every tensor that has one of its dims, all of them, consecutive, in
+  // order, the innermost extents of every such tensor (the row kernel) or of none (the column
+  // kernel). Constant extents other than 1 are declined.
   std::string check_row_position() {
-    const int R = plan_.r_dim;
+    const std::string R = dims_text(plan_.r_dims);
+    const bool one = plan_.r_dims.size() == 1;
+    const std::string the = one ? ", the reduced dim, is " : ", the reduced dims, are ";
     const TensorDecl* inner = nullptr;
     const TensorDecl* not_inner = nullptr;
     for (const TensorDecl& t : p_.decls.tensors) {
-      int seen = 0;
-      for (std::size_t i = 0; i < t.shape.size(); ++i) {
-        const ix::Extent& e = t.shape[i];
-        if (!e.is_dim()) {
-          if (e.constant == 1) continue;
+      for (const ix::Extent& e : t.shape)
+        if (!e.is_dim() && e.constant != 1)
           return who(t) + ": a constant extent (" + std::to_string(e.constant) +
                  ") is not lowered (bar 1)";
-        }
-        if (e.dim != R) continue;
-        if (++seen > 1)
-          return dim_name(R) + ", the reduced dim, is two extents of " + who(t) + ": not lowered";
-        const TensorDecl*& first = i + 1 == t.shape.size() ? inner : not_inner;
-        if (first == nullptr) first = &t;
-      }
+      std::vector<int> at;  // the group's positions in t
+      for (std::size_t i = 0; i < t.shape.size(); ++i)
+        if (t.shape[i].is_dim() && in_group(t.shape[i].dim)) at.push_back(static_cast<int>(i));
+      if (at.empty()) continue;
+      if (at.size() > plan_.r_dims.size())
+        return R + the + (one ? "two extents of " : "more than once among the extents of ") +
+               who(t) + ": not lowered";
+      bool whole = at.size() == plan_.r_dims.size();
+      for (std::size_t k = 0; whole && k < at.size(); ++k)
+        whole = at[k] == at[0] + static_cast<int>(k) &&
+                t.shape[static_cast<std::size_t>(at[k])].dim == plan_.r_dims[k];
+      if (!whole)
+        return R + the + "not whole, consecutive and in order in " + who(t) + ": not lowered";
+      const bool innermost = at.back() + 1 == static_cast<int>(t.shape.size());
+      const TensorDecl*& first = innermost ? inner : not_inner;
+      if (first == nullptr) first = &t;
     }
     if (inner != nullptr && not_inner != nullptr)
-      return dim_name(R) + ", the reduced dim, is not the innermost extent of " + who(*not_inner) +
-             " but is of " + who(*inner) + " (a product: neither a row nor a column kernel)";
+      return R + the + (one ? "not the innermost extent of " : "not the innermost extents of ") +
+             who(*not_inner) + " but " + (one ? "is" : "are") + " of " + who(*inner) +
+             " (a product: neither a row nor a column kernel)";
     plan_.columns = not_inner != nullptr;
     for (int t : arg_outputs_)
       if (!plan_.columns)
         return "the argmax or argmin into " + p_.decls.tensors[static_cast<std::size_t>(t)].name +
-               " runs along " + dim_name(R) +
+               " runs along " + R +
                ", the innermost extent: not lowered (the column kernel takes them)";
     return {};
+  }
+
+  bool in_group(int dim) const {
+    return std::find(plan_.r_dims.begin(), plan_.r_dims.end(), dim) != plan_.r_dims.end();
   }
 
   std::string who(const TensorDecl& t) const {
@@ -219,11 +242,14 @@ class Lowering {
   }
 
   std::string check_shapes() {
-    const int R = plan_.r_dim;
-    // F: the first assigned tensor's dims before R.
+    const std::string R = dims_text(plan_.r_dims);
+    // F: the first assigned tensor's dims but R.
     const TensorDecl& first = p_.decls.tensors[static_cast<std::size_t>(p_.statements[0].tensor)];
     for (const ix::Extent& e : first.shape)
-      if (e.is_dim() && e.dim != R) plan_.free_dims.push_back(e.dim);
+      if (e.is_dim() && !in_group(e.dim)) plan_.free_dims.push_back(e.dim);
+    if (plan_.free_dims.empty() && (has_reduction_ || !scan_outputs_.empty()))
+      return "no free dim: a reduction or scan over every element would run in one block (a "
+             "grid-wide reduction is not generated)";
     auto free_place = [&](int dim) {
       auto it = std::find(plan_.free_dims.begin(), plan_.free_dims.end(), dim);
       return it == plan_.free_dims.end() ? -1 : static_cast<int>(it - plan_.free_dims.begin());
@@ -239,11 +265,11 @@ class Lowering {
       rt.row = rt.r_at >= 0;
       const std::string who = this->who(t);
       for (std::size_t k = 0; k < t.shape.size(); ++k) {
-        if (!t.shape[k].is_dim() || static_cast<int>(k) == rt.r_at) continue;
+        if (!t.shape[k].is_dim() || in_group(t.shape[k].dim)) continue;
         const int place = free_place(t.shape[k].dim);
         if (place < 0)
-          return who + ": " + dim_name(t.shape[k].dim) + " is neither the reduced dim " +
-                 dim_name(R) + " nor a free dim of " + shape_text(first) +
+          return who + ": " + dim_name(t.shape[k].dim) + " is neither the reduced dim " + R +
+                 " nor a free dim of " + shape_text(first) +
                  " (a reduction over a free dim is not lowered)";
         if (!rt.free_at.empty() && place <= rt.free_at.back())
           return who + ": its free dims are not in the order " + f_text;
@@ -252,8 +278,8 @@ class Lowering {
       }
       // Assigned tensors have every free dim: a statement computes whole rows.
       if (t.role != Role::input && rt.free_at.size() != plan_.free_dims.size())
-        return who + ": an assigned tensor must have every free dim " + f_text + " (then " +
-               dim_name(R) + " or not): a reduction over a free dim is not lowered";
+        return who + ": an assigned tensor must have every free dim " + f_text + " (and " + R +
+               " or not): a reduction over a free dim is not lowered";
     }
     return {};
   }
@@ -265,18 +291,22 @@ class Lowering {
     lhs_by_dim_.assign(p_.decls.dims.size(), -1);
     for (std::size_t k = 0; k < s.lhs.size(); ++k)
       if (t.shape[k].is_dim()) lhs_by_dim_[static_cast<std::size_t>(t.shape[k].dim)] = s.lhs[k];
-    const int r_at = r_position(t);
-    const int r_var = r_at >= 0 ? s.lhs[static_cast<std::size_t>(r_at)] : -1;
-    return check_node(s.root, r_var, false);
+    std::vector<int> r_vars;
+    if (const int r_at = r_position(t); r_at >= 0)
+      r_vars.assign(s.lhs.begin() + r_at, s.lhs.begin() + r_at + plan_.r_dims.size());
+    return check_node(s.root, r_vars, false);
   }
 
+  // Where R's first dim stands in t (check_row_position: the rest follow it), or -1.
   int r_position(const TensorDecl& t) const {
     for (std::size_t k = 0; k < t.shape.size(); ++k)
-      if (t.shape[k].is_dim() && t.shape[k].dim == plan_.r_dim) return static_cast<int>(k);
+      if (t.shape[k].is_dim() && t.shape[k].dim == plan_.r_dims[0]) return static_cast<int>(k);
     return -1;
   }
 
-  std::string check_node(int i, int r_var, bool in_reduce) {
+  // r_vars: the index variables that stand for R's dims here (a reduction's or scan's own, or
+  // the statement's), empty in a per-row expression.
+  std::string check_node(int i, const std::vector<int>& r_vars, bool in_reduce) {
     const ix::Node& n = p_.nodes[static_cast<std::size_t>(i)];
     const std::string col = " (column " + std::to_string(n.column) + ")";
     switch (n.kind) {
@@ -289,21 +319,22 @@ class Lowering {
                "' used as a number" + col + " is not lowered";
       case NodeKind::scan:  // the statement's root (check_scan): its body as a row expression
         if (in_reduce) return "a scan inside a reduction" + col + " is not lowered";
-        return check_node(n.args[0], r_var, true);
+        return check_node(n.args[0], n.over, true);
       case NodeKind::reduce:
         if (in_reduce) return "a reduction inside a reduction" + col + " is not lowered";
-        return check_node(n.args[0], n.over[0], true);
+        return check_node(n.args[0], n.over, true);
       case NodeKind::apply:
         for (int a : n.args)
-          if (std::string why = check_node(a, r_var, in_reduce); !why.empty()) return why;
+          if (std::string why = check_node(a, r_vars, in_reduce); !why.empty()) return why;
         return {};
       case NodeKind::access:
-        return check_access(n, r_var, col);
+        return check_access(n, r_vars, col);
     }
     return "an unknown node" + col;
   }
 
-  std::string check_access(const ix::Node& n, int r_var, const std::string& col) {
+  std::string check_access(const ix::Node& n, const std::vector<int>& r_vars,
+                           const std::string& col) {
     const TensorDecl& t = p_.decls.tensors[static_cast<std::size_t>(n.ref)];
     if (t.role != Role::input && is_integer(t.dtype))
       return "reading " + t.name + col + ", an argmax's index, is not lowered";
@@ -320,13 +351,15 @@ class Lowering {
       if (!t.shape[k].is_dim()) continue;  // an extent of 1: the index is 0
       const int dim = t.shape[k].dim;
       const std::string& var = p_.indices[static_cast<std::size_t>(sub.ref)].name;
-      if (dim == plan_.r_dim) {
-        if (r_var < 0)
+      if (auto g = std::find(plan_.r_dims.begin(), plan_.r_dims.end(), dim);
+          g != plan_.r_dims.end()) {
+        if (r_vars.empty())
           return t.name + col + " is read along " + dim_name(dim) +
                  " outside a reduction, in a per-row statement";
-        if (sub.ref != r_var)
+        const int want = r_vars[static_cast<std::size_t>(g - plan_.r_dims.begin())];
+        if (sub.ref != want)
           return t.name + col + " is read at '" + var + "' inside a reduction over '" +
-                 p_.indices[static_cast<std::size_t>(r_var)].name +
+                 p_.indices[static_cast<std::size_t>(want)].name +
                  "' (a term depending on two positions of the row) and is not lowered";
       } else if (sub.ref != lhs_by_dim_[static_cast<std::size_t>(dim)]) {
         return t.name + col + " is read at '" + var + "' along the free dim " + dim_name(dim) +
@@ -342,6 +375,7 @@ class Lowering {
   std::vector<int> lhs_by_dim_;  // per dim: the current statement's index variable, or -1
   std::set<int> arg_outputs_;    // tensors an argmax or argmin statement assigns
   std::set<int> scan_outputs_;   // tensors a scan statement assigns
+  bool has_reduction_ = false;
 };
 
 }  // namespace

@@ -4,7 +4,9 @@
 // F are free: every assigned tensor (temporary or output) has all of F in order, with R among
 // them (a row tensor) or not (a per-row scalar), and every input has some of F in the same
 // order, with R or not (so w[N] is a row broadcast to every row); an extent of 1 may stand
-// anywhere. Collapsing F gives one row index.
+// anywhere. Collapsing F gives one row index. R may be a group of dims (a sum over (h, w)) that
+// every tensor having one of them has whole, consecutive and in order: one row of their
+// product, where the view's strides let them collapse (row_launch.hpp refuses a call where not).
 //
 // Where R is the innermost extent of every tensor that has it, one block computes a row (the
 // row kernel). Where it is the innermost extent of none (a sum over dim 1 of [B, N, K], an RMS
@@ -31,15 +33,15 @@ inline constexpr int kMaxRowDims = 16;     // dims a row program declares (their
 
 struct RowTensor {
   int slot = -1;              // kernel pointer: inputs 0.., then outputs; -1 for a temporary
-  bool row = false;           // R is one of its extents
-  int r_at = -1;              // ... at this position of its shape
+  bool row = false;           // R's dims are among its extents
+  int r_at = -1;              // ... from this position of its shape on
   std::vector<int> free_at;   // per free dim it has, outermost first: its place in F
   std::vector<int> free_pos;  // ... and its position in the tensor's shape
 };
 
 struct RowPlan {
   bool columns = false;            // one thread a row (R is no tensor's innermost extent)
-  int r_dim = -1;                  // R, an index into decls.dims
+  std::vector<int> r_dims;         // R: decls.dims indices, outermost first (most often one)
   std::vector<int> free_dims;      // F, outermost first (decls.dims indices)
   std::vector<RowTensor> tensors;  // one per decls.tensors entry
   int num_inputs = 0;

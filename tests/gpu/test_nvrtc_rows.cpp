@@ -212,6 +212,11 @@ TEST_CASE("nvrtc_jit row kernels against the float64 reference") {
       {"specs/kernelbench/51_argmax.yaml", {{"B", 4}, {"N", 301}, {"K", 129}}, false},
       {"specs/kernelbench/52_argmin.yaml", {{"B", 1}, {"N", 6}, {"K", 2000}}, true},
       {"specs/kernelbench/36_rms_norm.yaml", {{"B", 2}, {"C", 67}, {"H", 9}, {"W", 31}}, false},
+      // Groups of reduced dims collapsed into one row.
+      {"specs/kernelbench/34_instance_norm.yaml",
+       {{"B", 2}, {"C", 3}, {"H", 33}, {"W", 65}},
+       false},
+      {"specs/kernelbench/40_layer_norm.yaml", {{"B", 3}, {"C", 4}, {"H", 5}, {"W", 103}}, false},
       // Scans: chunks of four positions a thread, a block scan, the chunks' running total.
       {"specs/kernelbench/89_cumsum.yaml", {{"M", 3}, {"N", 4099}}, false},
       {"specs/kernelbench/91_cumsum_reverse.yaml", {{"M", 2}, {"N", 1500}}, true},

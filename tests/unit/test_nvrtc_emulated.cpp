@@ -71,6 +71,10 @@ const Case kCases[] = {
      Case::Draw::ties},
     {"specs/kernelbench/36_rms_norm.yaml", {{"B", 2}, {"C", 67}, {"H", 3}, {"W", 31}}, false},
     {"specs/kernelbench/16_matmul_transposed_a.yaml", {{"M", 4}, {"N", 70}, {"K", 45}}, false},
+    // Groups of reduced dims, collapsed into one row: (H, W), (C, H, W).
+    {"specs/kernelbench/34_instance_norm.yaml", {{"B", 2}, {"C", 3}, {"H", 7}, {"W", 9}}, false},
+    {"specs/kernelbench/34_instance_norm.yaml", {{"B", 1}, {"C", 2}, {"H", 33}, {"W", 65}}, false},
+    {"specs/kernelbench/40_layer_norm.yaml", {{"B", 3}, {"C", 4}, {"H", 5}, {"W", 103}}, false},
     // Scans in the row kernel: chunks of 4 positions a thread, a block scan, a running carry.
     {"specs/kernelbench/89_cumsum.yaml", {{"M", 3}, {"N", 4099}}, false},  // 2 chunks + 3
     {"specs/kernelbench/89_cumsum.yaml", {{"M", 2}, {"N", 5}}, true},
