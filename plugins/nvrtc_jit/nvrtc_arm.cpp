@@ -15,6 +15,7 @@ namespace kq::nvrtc {
 namespace {
 
 constexpr const char* kVersion = "3";
+constexpr std::size_t kSplitHeader = 256;  // the count, then the partials, 256-byte aligned
 
 const char* const kKernelNames[LoadedModule::count] = {
     kVecKernel, kVecAliasKernel, kScalarKernel, kScalarAliasKernel, kStridedKernel, kRowKernel};
@@ -76,6 +77,7 @@ Status launch_error(CUresult r) {
 }  // namespace
 
 NvrtcArm::~NvrtcArm() {
+  if (split_scratch_) cudaFree(split_scratch_);  // an error here (context gone) is ignored
   try {
     const DriverApi& d = driver();
     for (auto& [key, m] : modules_)
@@ -140,13 +142,17 @@ Status NvrtcArm::prepare_impl(const Problem& problem) {
         !why.empty())
       return Status::unsupported(why);
     LoadedModule& m = load(spec);
+    if (row_plan_.split)
+      if (s = prepare_split(spec, m); !s.is_ok()) return s;
     spec_ = spec;
     current_ = &m;
     const RowGrid g =
-        row_grid(row_plan_.columns, L, m.sms, m.blocks_per_sm[LoadedModule::rows], config_.waves);
+        row_grid(row_plan_, L, m.sms, m.blocks_per_sm[LoadedModule::rows], config_.waves);
     last_plan_ = "prepared call: " + std::to_string(L.rows) + " rows of " + std::to_string(L.len) +
-                 (row_plan_.columns ? ", a thread per row" : ", a block per row") + ", " +
-                 std::to_string(g.blocks) + " blocks of " + std::to_string(g.block) + "\n";
+                 (row_plan_.split     ? ", one row over the grid"
+                  : row_plan_.columns ? ", a thread per row"
+                                      : ", a block per row") +
+                 ", " + std::to_string(g.blocks) + " blocks of " + std::to_string(g.block) + "\n";
     return Status::ok();
   }
   s = check_contract(spec, problem.inputs, problem.outputs, Device::cuda);
@@ -163,6 +169,29 @@ Status NvrtcArm::prepare_impl(const Problem& problem) {
       (a.alias ? " (output aliases an input)" : "") +
       (a.path == Path::vector ? ", head " + std::to_string(a.head) : "") +
       (a.path == Path::strided ? ", rank " + std::to_string(a.rank) + " after merging" : "") + "\n";
+  return Status::ok();
+}
+
+// A split plan's count and partials: enough for the largest grid row_grid gives on this
+// device, the count at 0.
+Status NvrtcArm::prepare_split(const OpSpec& spec, const LoadedModule& m) {
+  std::size_t reductions = 0;
+  for (const ix::Node& n : spec.program->nodes) reductions += n.kind == ix::NodeKind::reduce;
+  const std::size_t need = kSplitHeader + reductions * sizeof(float) *
+                                              static_cast<std::size_t>(max_split_blocks(
+                                                  m.sms, m.blocks_per_sm[LoadedModule::rows]));
+  if (split_bytes_ < need) {
+    if (split_scratch_) cudaFree(split_scratch_);
+    split_scratch_ = nullptr;
+    split_bytes_ = 0;
+    if (cudaError_t e = cudaMalloc(&split_scratch_, need); e != cudaSuccess)
+      return Status::error(std::string("cudaMalloc of the split plan's partials: ") +
+                           cudaGetErrorName(e));
+    split_bytes_ = need;
+  }
+  if (cudaError_t e = cudaMemset(split_scratch_, 0, kSplitHeader); e != cudaSuccess)
+    return Status::error(std::string("cudaMemset of the split plan's count: ") +
+                         cudaGetErrorName(e));
   return Status::ok();
 }
 
@@ -317,17 +346,21 @@ Status NvrtcArm::run_rows(std::span<const TensorView> inputs, std::span<const Te
   const LoadedModule& m = *current_;
   if (Status c = make_current(m); !c.is_ok()) return c;
   const RowGrid grid =
-      row_grid(row_plan_.columns, L, m.sms, m.blocks_per_sm[LoadedModule::rows], config_.waves);
+      row_grid(row_plan_, L, m.sms, m.blocks_per_sm[LoadedModule::rows], config_.waves);
 
   const int ni = row_plan_.num_inputs, nt = ni + row_plan_.num_outputs;
   const void* ptrs[kMaxRowTensors];
-  void* params[kMaxRowTensors + 1];
+  void* params[kMaxRowTensors + 3];
+  void* count = split_scratch_;
+  void* partials = static_cast<char*>(split_scratch_) + kSplitHeader;
   for (int t = 0; t < nt; ++t) {
     ptrs[t] = t < ni ? inputs[static_cast<std::size_t>(t)].data
                      : outputs[static_cast<std::size_t>(t - ni)].data;
     params[t] = &ptrs[t];
   }
   params[nt] = &L;
+  params[nt + 1] = &partials;  // read by a split plan's kernel alone
+  params[nt + 2] = &count;
   const CUresult r = driver().launch_kernel(
       m.fn[LoadedModule::rows], static_cast<unsigned>(grid.blocks), 1, 1,
       static_cast<unsigned>(grid.block), 1, 1, 0, static_cast<CUstream>(stream), params, nullptr);

@@ -294,7 +294,8 @@ class RowWriter {
       s +=
           std::string(in ? "const " : "") + c_type(d.dtype) + "* __restrict__ " + pointer(t) + ", ";
     }
-    return s + "kq_rows_layout L";
+    return s + "kq_rows_layout L" +
+           (plan_.split ? ", float* __restrict__ kq_part, unsigned* __restrict__ kq_count" : "");
   }
 
   std::string ssa(const Ctx& c, int node) const {
@@ -440,9 +441,14 @@ class RowWriter {
     const std::string split_end = body(split), plain_end = body(plain);
     const std::string U = std::to_string(kRowUnroll);
     const std::string each = I + "  for (int kq_u = 0; kq_u < " + U + "; ++kq_u) {\n";
-    std::string s = plan_.columns ? I + "kq_i64 kq_j0 = 0;\n" + I + "const kq_i64 kq_nt = 1;\n"
-                                  : I + "kq_i64 kq_j0 = threadIdx.x;\n" + I +
-                                        "const kq_i64 kq_nt = blockDim.x;\n";
+    // A thread's first position and its stride: its row's every one (column kernel), the
+    // block's share (row kernel), the grid's (split).
+    std::string s =
+        plan_.columns ? I + "kq_i64 kq_j0 = 0;\n" + I + "const kq_i64 kq_nt = 1;\n"
+        : plan_.split
+            ? I + "kq_i64 kq_j0 = (kq_i64)blockIdx.x * blockDim.x + threadIdx.x;\n" + I +
+                  "const kq_i64 kq_nt = (kq_i64)gridDim.x * blockDim.x;\n"
+            : I + "kq_i64 kq_j0 = threadIdx.x;\n" + I + "const kq_i64 kq_nt = blockDim.x;\n";
     s += I + "for (; kq_j0 + " + std::to_string(kRowUnroll - 1) +
          " * kq_nt < L.len; kq_j0 += " + U + " * kq_nt) {\n";
     if (!split.arrays.empty()) {
@@ -568,7 +574,74 @@ class RowWriter {
     return s + "      }\n    }\n";
   }
 
+  // No free dim (plan_.split): every block reduces its share of the one row and stores its
+  // partials (kq_part[reduction * gridDim.x + block]); the last block to count itself in
+  // (kq_count) combines them in block order, computes the scalar statements, stores the
+  // outputs and sets the count back to 0 for the next launch.
+  std::string kernel_split(std::string& plan) {
+    plan += "no free dim: the row of " + r_text() +
+            " spread over the grid, each block reducing its share (each thread " +
+            std::to_string(kRowUnroll) +
+            " positions a step), the last block to finish combining the blocks' partials in "
+            "block order; float32 throughout\n";
+    std::string s = "extern \"C\" __global__ void __launch_bounds__(" +
+                    std::to_string(kRowMaxBlock) + ", " + std::to_string(kRowMinBlocks) + ") " +
+                    kRowKernel + "(" + params() + ") {\n";
+    s += "  __shared__ float kq_sh[32];\n  __shared__ bool kq_last;\n";
+    for (std::size_t t = 0; t < p_.decls.tensors.size(); ++t)
+      if (plan_.tensors[t].slot >= 0)
+        s += "  const kq_i64 o" + std::to_string(plan_.tensors[t].slot) + " = 0;  // " +
+             p_.decls.tensors[t].name + "\n";
+    std::vector<int> reductions;
+    for (const Statement& st : p_.statements)
+      for (int r : reduces_of(st.root)) {
+        s += "    // " + one_line(st.text) + ": this block's share\n" + reduction(r);
+        s += "    if (threadIdx.x == 0) kq_part[" + std::to_string(reductions.size()) +
+             " * gridDim.x + blockIdx.x] = r" + std::to_string(r) + ";\n";
+        reductions.push_back(r);
+      }
+    s += "  // The last block to finish: its thread 0 combines the partials and goes on.\n"
+         "  __threadfence();\n  __syncthreads();\n"
+         "  if (threadIdx.x == 0) kq_last = atomicAdd(kq_count, 1u) == gridDim.x - 1;\n"
+         "  __syncthreads();\n  if (!kq_last || threadIdx.x != 0) return;\n  __threadfence();\n"
+         "  const volatile float* kq_partials = kq_part;\n";
+    for (std::size_t k = 0; k < reductions.size(); ++k) {
+      const ix::Node& n = p_.nodes[static_cast<std::size_t>(reductions[k])];
+      const bool sum = n.reduction == Reduction::sum;
+      const std::string R = "r" + std::to_string(reductions[k]),
+                        at = "kq_partials[" + std::to_string(k) + " * gridDim.x + kq_b]";
+      s += "  {\n    float acc = " + std::string(identity(n.reduction)) +
+           (sum ? ", comp = 0.0f" : "") +
+           ";\n    for (unsigned kq_b = 0; kq_b < gridDim.x; ++kq_b) " +
+           (sum ? "kq_sum_step(acc, comp, " + at + ");\n"
+                : "acc = " + std::string(combine(n.reduction)) + "(acc, " + at + ");\n") +
+           "    " + R + " = " + (sum ? "kq_sum_value(acc, comp)" : "acc") + ";\n  }\n";
+    }
+    for (const Statement& st : p_.statements) {
+      const TensorDecl& d = p_.decls.tensors[static_cast<std::size_t>(st.tensor)];
+      const RowTensor& rt = plan_.tensors[static_cast<std::size_t>(st.tensor)];
+      if (rt.row) {  // a row temporary: inlined into the reductions above
+        plan += "line " + std::to_string(st.line) + " " + d.name +
+                ": row temporary, inlined where it is read\n";
+        continue;
+      }
+      Ctx c;
+      const std::string v = emit(st.root, c);
+      const std::string V = "v" + std::to_string(st.tensor);
+      s += "  // " + one_line(st.text) + "\n" + indented(c.out, "  ") + "  const float " + V +
+           " = " + v + ";\n";
+      if (d.role == Role::output)
+        s += "  kq_st(" + pointer(st.tensor) + " + o" + std::to_string(rt.slot) + ", " + V + ");\n";
+      plan += "line " + std::to_string(st.line) + " " + d.name +
+              ": scalar, computed by the last block" +
+              (reduces_of(st.root).empty() ? "" : " from the blocks' partials (sums compensated)") +
+              "\n";
+    }
+    return s + "  *kq_count = 0;\n}\n";
+  }
+
   std::string kernel(std::string& plan) {
+    if (plan_.split) return kernel_split(plan);
     const std::size_t nf = plan_.free_dims.size();
     const bool cols = plan_.columns;
     plan += "rows: " + dims_text(plan_.free_dims) + " collapsed into one index; row length " +

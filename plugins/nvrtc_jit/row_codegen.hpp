@@ -2,8 +2,9 @@
 // computes whole rows, grid-stride over rows, 64-bit offsets throughout: one block per row (the
 // row kernel) or, where R is no tensor's innermost extent, one thread per row (the column
 // kernel: its loops are the thread's own, its reductions need no combining, and it lowers argmax
-// and argmin). A pure function of the spec, like codegen.hpp, so it is tested without a GPU and
-// its text is the compile-cache key.
+// and argmin); with no free dim, one row spread over the grid, the last block combining the
+// blocks' partials (row_lower.hpp, "split"). A pure function of the spec, like codegen.hpp, so it
+// is tested without a GPU and its text is the compile-cache key.
 //
 // Per row, the statements run in order (as the row kernel does them):
 //   - a reduction (sum, prod, max, min over R) loops over the row, each thread over a strided

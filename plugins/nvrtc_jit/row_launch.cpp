@@ -62,15 +62,27 @@ int row_block(std::int64_t len) {
   return static_cast<int>(std::clamp<std::int64_t>(threads, 32, kRowMaxBlock));
 }
 
-RowGrid row_grid(bool columns, const RowLayout& L, int sms, int blocks_per_sm, int waves) {
+RowGrid row_grid(const RowPlan& plan, const RowLayout& L, int sms, int blocks_per_sm, int waves) {
   RowGrid g;
+  const bool columns = plan.columns;
   g.block = columns ? kColBlock : row_block(L.len);
   // Occupancy was asked for the compiled block size; smaller row blocks fit more an SM.
   const std::int64_t per_sm = std::int64_t{blocks_per_sm} * (columns ? 1 : kRowMaxBlock / g.block);
+  if (plan.split) {
+    const std::int64_t per_block = std::int64_t{g.block} * kRowUnroll;
+    g.blocks = std::clamp<std::int64_t>(
+        (L.len + per_block - 1) / per_block, 1,
+        std::min(max_split_blocks(sms, blocks_per_sm), std::int64_t{sms} * per_sm));
+    return g;
+  }
   const std::int64_t wanted = columns ? (L.rows + g.block - 1) / g.block : L.rows;
   const std::int64_t cap = std::int64_t{sms} * per_sm * (waves > 0 ? waves : 8);
   g.blocks = std::clamp<std::int64_t>(std::min(wanted, cap), 1, 0x7fffffff);
   return g;
+}
+
+std::int64_t max_split_blocks(int sms, int blocks_per_sm) {
+  return std::int64_t{sms} * blocks_per_sm * (kRowMaxBlock / 32);
 }
 
 }  // namespace kq::nvrtc

@@ -27,9 +27,13 @@ struct RowGrid {
   int block = 0;
 };
 
-// The launch of `L`'s rows (L.rows > 0): the row kernel a block per row (row_block threads), the
-// column kernel a thread per row (kColBlock a block); grid-stride beyond 8 waves of resident
-// blocks, or `waves` when positive. `blocks_per_sm`: resident blocks of the compiled block size.
-RowGrid row_grid(bool columns, const RowLayout& L, int sms, int blocks_per_sm, int waves);
+// The launch of `L`'s rows (L.rows > 0): the row kernel a block per row (row_block threads),
+// grid-stride beyond 8 waves of resident blocks (or `waves` when positive); the column kernel a
+// thread per row (kColBlock a block), likewise; a split plan one wave of blocks, each thread 4
+// positions or more. `blocks_per_sm`: resident blocks of the compiled block size.
+RowGrid row_grid(const RowPlan& plan, const RowLayout& L, int sms, int blocks_per_sm, int waves);
+
+// The most blocks row_grid gives a split plan: the partials a launch stores per reduction.
+std::int64_t max_split_blocks(int sms, int blocks_per_sm);
 
 }  // namespace kq::nvrtc

@@ -237,6 +237,47 @@ class Lowering {
     return std::find(plan_.r_dims.begin(), plan_.r_dims.end(), dim) != plan_.r_dims.end();
   }
 
+  // No free dim: the one row's reductions are spread over blocks (plan_.split), which needs
+  // scalar outputs and reductions that read no scalar an assigned statement computes (those
+  // come after every block's share is in).
+  std::string check_split() {
+    const std::string no = "no free dim: ";
+    if (!scan_outputs_.empty()) return no + "a scan over every element is not lowered";
+    if (plan_.columns) return no + "a reduction not along the innermost extents is not lowered";
+    for (const TensorDecl& t : p_.decls.tensors)
+      if (t.role == Role::output && r_position(t) >= 0)
+        return no + "output " + t.name +
+               " has the reduced dims: with a reduction over every element, only scalar "
+               "outputs are lowered";
+    for (const Statement& s : p_.statements)
+      for (int i : tree(s.root)) {
+        const ix::Node& n = p_.nodes[static_cast<std::size_t>(i)];
+        if (n.kind != NodeKind::reduce) continue;
+        if (const std::string t = scalar_read(n.args[0]); !t.empty())
+          return at(s) + no + "a reduction reading " + t +
+                 ", a scalar computed before it, is not lowered (every block's share would "
+                 "need it first)";
+      }
+    plan_.split = true;
+    return {};
+  }
+
+  // The first assigned scalar the expression under `root` reads, through the row temporaries
+  // it inlines, or empty.
+  std::string scalar_read(int root) const {
+    for (int k : tree(root)) {
+      const ix::Node& a = p_.nodes[static_cast<std::size_t>(k)];
+      if (a.kind != NodeKind::access) continue;
+      const TensorDecl& t = p_.decls.tensors[static_cast<std::size_t>(a.ref)];
+      if (t.role == Role::input) continue;
+      if (r_position(t) < 0) return t.name;
+      for (const Statement& s : p_.statements)
+        if (s.tensor == a.ref)
+          if (std::string inner = scalar_read(s.root); !inner.empty()) return inner;
+    }
+    return {};
+  }
+
   std::string who(const TensorDecl& t) const {
     return std::string(ix::to_string(t.role)) + " " + shape_text(t);
   }
@@ -248,8 +289,7 @@ class Lowering {
     for (const ix::Extent& e : first.shape)
       if (e.is_dim() && !in_group(e.dim)) plan_.free_dims.push_back(e.dim);
     if (plan_.free_dims.empty() && (has_reduction_ || !scan_outputs_.empty()))
-      return "no free dim: a reduction or scan over every element would run in one block (a "
-             "grid-wide reduction is not generated)";
+      if (std::string why = check_split(); !why.empty()) return why;
     auto free_place = [&](int dim) {
       auto it = std::find(plan_.free_dims.begin(), plan_.free_dims.end(), dim);
       return it == plan_.free_dims.end() ? -1 : static_cast<int>(it - plan_.free_dims.begin());

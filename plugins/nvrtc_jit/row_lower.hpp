@@ -15,6 +15,11 @@
 // an integer output, are lowered there. Mixed (a matrix product: K innermost in A[M, K], not in
 // B[K, N]) is declined.
 //
+// With no free dim (a loss: every dim reduced into scalars), the one row is spread over many
+// blocks ("split"): each block reduces its share, the last block to finish combines the
+// blocks' partials in block order and computes the scalar statements. Lowered where every
+// output is a scalar and no reduction's term reads another's result.
+//
 // lower_rows() says why a program is not in row form, naming the statement and the construct
 // (a scan inside an expression, a gather, index arithmetic, a reduction over several indices or
 // over a free dim, an argmax in a row kernel, float64), so that supports() can decline
@@ -41,6 +46,7 @@ struct RowTensor {
 
 struct RowPlan {
   bool columns = false;            // one thread a row (R is no tensor's innermost extent)
+  bool split = false;              // no free dim: the one row's reductions spread over blocks
   std::vector<int> r_dims;         // R: decls.dims indices, outermost first (most often one)
   std::vector<int> free_dims;      // F, outermost first (decls.dims indices)
   std::vector<RowTensor> tensors;  // one per decls.tensors entry

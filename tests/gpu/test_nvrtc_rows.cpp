@@ -1,12 +1,12 @@
 // GPU test of nvrtc_jit's row kernels (format-2 specs in row form, plugins/nvrtc_jit/
-// row_codegen.hpp): softmax and layer norm in bf16, log_softmax and relu in f32, at shapes that
-// leave rows partly covered by a block (N = 1, 4099, 50257), contiguous and with padded rows
-// and a reversed weight (a spec copy that admits strided views); the column kernel's sum, max,
-// argmax, argmin over dim 1 of [B, N, K] and RMS norm over C of [B, C, H, W]; cumsum forwards,
-// backwards, exclusive and masked; against the
-// float64 reference
-// (core/indexed/evaluate.hpp) within a few units of each output's precision, the bytes past
-// each output untouched. Skips without a usable CUDA device (tests/support/gpu_main.cpp).
+// row_codegen.hpp) against the float64 reference (core/indexed/evaluate.hpp) within a few units
+// of each output's precision, the bytes past each output untouched: softmax and layer norm in
+// bf16, log_softmax and relu in f32, at shapes that leave rows partly covered by a block (N = 1,
+// 4099, 50257), contiguous and with padded rows and a reversed weight (a spec copy that admits
+// strided views); the column kernel's sum, max, argmax, argmin over dim 1 of [B, N, K] and RMS
+// norm over C of [B, C, H, W]; cumsum forwards, backwards, exclusive and masked; instance and
+// layer norm (groups of dims as one row); mse and huber losses (one row over the grid). Skips
+// without a usable CUDA device (tests/support/gpu_main.cpp).
 #include <doctest/doctest.h>
 
 #ifndef KQ_HAVE_CUDA
@@ -212,6 +212,9 @@ TEST_CASE("nvrtc_jit row kernels against the float64 reference") {
       {"specs/kernelbench/51_argmax.yaml", {{"B", 4}, {"N", 301}, {"K", 129}}, false},
       {"specs/kernelbench/52_argmin.yaml", {{"B", 1}, {"N", 6}, {"K", 2000}}, true},
       {"specs/kernelbench/36_rms_norm.yaml", {{"B", 2}, {"C", 67}, {"H", 9}, {"W", 31}}, false},
+      // No free dim: the row over the grid, the last block combining the partials.
+      {"specs/kernelbench/94_mse_loss.yaml", {{"M", 3}, {"N", 70000}}, false},
+      {"specs/kernelbench/96_huber_loss.yaml", {{"M", 5}, {"N", 7}}, false},
       // Groups of reduced dims collapsed into one row.
       {"specs/kernelbench/34_instance_norm.yaml",
        {{"B", 2}, {"C", 3}, {"H", 33}, {"W", 65}},

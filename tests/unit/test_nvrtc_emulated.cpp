@@ -41,9 +41,9 @@ struct Case {
   const char* spec;  // a path under the source tree, or a spec's text
   kq::ix::DimValues dims;
   bool padded;  // rows one element longer than they are (the innermost dim's neighbour)
-  // Inputs: uniform in [-4, 4]; the integers there (equal values in every row); or +-e^t, t
-  // uniform in [-1/2, 1/2] (products of thousands stay finite).
-  enum class Draw { uniform, ties, near_one } draw = Draw::uniform;
+  // Inputs: uniform in [-4, 4]; the integers there (equal values in every row); +-e^t, t
+  // uniform in [-1/2, 1/2] (products of thousands stay finite); or e^t (logs defined).
+  enum class Draw { uniform, ties, near_one, positive } draw = Draw::uniform;
 };
 
 // Row kernels (a block per row: reductions combined across threads) and column kernels (a
@@ -71,6 +71,10 @@ const Case kCases[] = {
      Case::Draw::ties},
     {"specs/kernelbench/36_rms_norm.yaml", {{"B", 2}, {"C", 67}, {"H", 3}, {"W", 31}}, false},
     {"specs/kernelbench/16_matmul_transposed_a.yaml", {{"M", 4}, {"N", 70}, {"K", 45}}, false},
+    // No free dim: the row over the grid, the last block combining (losses).
+    {"specs/kernelbench/94_mse_loss.yaml", {{"M", 3}, {"N", 2000}}, false},  // 3 blocks
+    {"specs/kernelbench/96_huber_loss.yaml", {{"M", 5}, {"N", 7}}, false},   // 1 block
+    {"specs/kernelbench/98_kl_div_loss.yaml", {{"M", 2}, {"N", 3001}}, false, Case::Draw::positive},
     // Groups of reduced dims, collapsed into one row: (H, W), (C, H, W).
     {"specs/kernelbench/34_instance_norm.yaml", {{"B", 2}, {"C", 3}, {"H", 7}, {"W", 9}}, false},
     {"specs/kernelbench/34_instance_norm.yaml", {{"B", 1}, {"C", 2}, {"H", 33}, {"W", 65}}, false},
@@ -144,12 +148,15 @@ std::string case_source(int i, const kq::OpSpec& spec, const nv::RowPlan& plan) 
       if (plan.tensors[t].slot == slot)
         args += std::string(slot < plan.num_inputs ? "(const " : "(") +
                 host_type(p.decls.tensors[t].dtype) + "*)p[" + std::to_string(slot) + "], ";
+  const std::string nt = std::to_string(plan.num_inputs + plan.num_outputs);
+  const std::string scratch =
+      plan.split ? ", (float*)p[" + nt + "], (unsigned*)p[" + nt + " + 1]" : "";
   return "namespace " + ns + " {\n" + kept + "}  // namespace " + ns +
          "\n\nextern \"C\" void kq_case" + std::to_string(i) +
          "(void* const* p, const void* layout, unsigned blocks, unsigned block) {\n  " + ns +
          "::kq_rows_layout L;\n  std::memcpy(&L, layout, sizeof L);\n"
          "  kq_emu::launch(blocks, block, [&] { " +
-         ns + "::kq_rows(" + args + "L); });\n}\n\n";
+         ns + "::kq_rows(" + args + "L" + scratch + "); });\n}\n\n";
 }
 
 struct Library {
@@ -239,6 +246,7 @@ void run_case(Entry entry, const Case& c, const kq::OpSpec& spec, const nv::RowP
         if (d.dtype == kq::DType::boolean) x = x > 0 ? 1 : 0;
         if (c.draw == Case::Draw::ties) x = std::round(x);
         if (c.draw == Case::Draw::near_one) x = std::copysign(std::exp(x / 8), u(rng));
+        if (c.draw == Case::Draw::positive) x = std::exp(x / 8);
       }
       kq::ix::Buffer b = kq::ix::Buffer::of(d.dtype, shape, v);
       make(in[ni], d.dtype, shape, padded);
@@ -265,11 +273,18 @@ void run_case(Entry entry, const Case& c, const kq::OpSpec& spec, const nv::RowP
     out_views.push_back(t.view);
     ptrs.push_back(t.view.data);
   }
+  // A split plan's partials and count (nvrtc_arm.cpp keeps them on the device).
+  std::vector<float> partials(static_cast<std::size_t>(64 * nv::max_split_blocks(3, 1)));
+  unsigned count = 0;
+  ptrs.push_back(partials.data());
+  ptrs.push_back(&count);
   nv::RowLayout L;
   REQUIRE(nv::plan_rows(spec, plan, in_views, out_views, L).empty());
-  // One SM holding one block, one wave: every row beyond the first grid's loops round.
-  const nv::RowGrid grid = nv::row_grid(plan.columns, L, 1, 1, 1);
+  // Three SMs holding one block each, one wave: rows beyond the grid loop round; a split plan
+  // spreads its row over up to three blocks.
+  const nv::RowGrid grid = nv::row_grid(plan, L, 3, 1, 1);
   entry(ptrs.data(), &L, static_cast<unsigned>(grid.blocks), static_cast<unsigned>(grid.block));
+  CHECK(count == 0);  // the last block sets it back for the next launch
 
   for (std::size_t o = 0; o < out.size(); ++o) {
     const kq::ix::Buffer& w = want.outputs.at(out_decls[o]->name);
