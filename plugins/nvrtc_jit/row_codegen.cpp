@@ -517,27 +517,29 @@ class RowWriter {
                       U = std::to_string(kRowUnroll), I = "      ";
     Ctx c{true, true};
     const std::string term = emit(n.args[0], c);
-    const std::string pos = I + "  const kq_i64 kq_p = kq_first + kq_u;\n" + I + "  " +
-                            (c.loads.empty() && !n.reverse ? "[[maybe_unused]] " : "") +
-                            "const kq_i64 j = " + (n.reverse ? "L.len - 1 - kq_p" : "kq_p") + ";\n";
+    const std::string J = I + "  ", K = J + "  ";
     const std::string each =
-        "#pragma unroll\n" + I + "for (int kq_u = 0; kq_u < " + U + "; ++kq_u) {\n";
+        "#pragma unroll\n" + J + "for (int kq_u = 0; kq_u < " + U + "; ++kq_u) {\n";
+    const std::string at = K + "const kq_i64 kq_p = kq_first + kq_u;\n";
+    const std::string j_at =
+        K + "const kq_i64 j = " + (n.reverse ? "L.len - 1 - kq_p" : "kq_p") + ";\n";
     std::string s = "    {\n      float kq_carry = " + id + (sum ? ", kq_ccomp = 0.0f" : "") +
                     ";\n      for (kq_i64 kq_base = 0; kq_base < L.len; kq_base += (kq_i64)" +
                     "blockDim.x * " + U + ") {\n";
-    const std::string J = I + "  ";
     s += J + "const kq_i64 kq_first = kq_base + (kq_i64)threadIdx.x * " + U + ";\n";
     s += J + "float kq_t[" + U + "];\n";
-    if (!c.arrays.empty()) {
+    if (!c.arrays.empty()) {  // the loads first, all of them
       s += J + "float ";
       for (std::size_t a = 0; a < c.arrays.size(); ++a)
         s += (a ? ", " : "") + c.arrays[a] + "[" + U + "]";
-      s += ";\n" + each + pos + J + "  if (kq_p < L.len) {\n" + indented(c.loads, J + "    ") + J +
-           "  }\n" + J + "}\n";
+      s += ";\n" + each + at + j_at + K + "if (kq_p < L.len) {\n" + indented(c.loads, K + "  ") +
+           K + "}\n" + J + "}\n";
     }
-    s += each + pos + J + "  float kq_v = " + id + ";\n" + J + "  if (kq_p < L.len) {\n" +
-         indented(c.out, J + "    ") + J + "    kq_v = " + term + ";\n" + J + "  }\n" + J +
-         "  kq_t[kq_u] = kq_u == 0 ? kq_v : " + op + "(kq_t[kq_u - 1], kq_v);\n" + J + "}\n";
+    // The thread's own scan of its positions.
+    s += each + at + K + "float kq_v = " + id + ";\n" + K + "if (kq_p < L.len) {\n" +
+         indented(c.out, K + "  ") + K + "  kq_v = " + term + ";\n" + K + "}\n" + K +
+         "kq_t[kq_u] = kq_u == 0 ? kq_v : " + op + "(kq_t[kq_u - 1], kq_v);\n" + J + "}\n";
+    // Everything before the thread's first position: the chunks before, the threads before.
     s += J + "float kq_total;\n" + J + "const float kq_before = kq_block_scan_" +
          (sum ? "sum" : "prod") + "(kq_t[" + std::to_string(kRowUnroll - 1) +
          "], kq_sh, kq_total);\n";
@@ -546,9 +548,7 @@ class RowWriter {
     const std::string value = n.exclusive
                                   ? "kq_u == 0 ? kq_start : " + op + "(kq_start, kq_t[kq_u - 1])"
                                   : op + "(kq_start, kq_t[kq_u])";
-    s += each + I + "  const kq_i64 kq_p = kq_first + kq_u;\n" + I +
-         "  const kq_i64 j = " + (n.reverse ? "L.len - 1 - kq_p" : "kq_p") + ";\n" + J +
-         "  if (kq_p < L.len) " + scan_store(st, value) + J + "}\n";
+    s += each + at + j_at + K + "if (kq_p < L.len) " + scan_store(st, value) + J + "}\n";
     s += J + (sum ? "kq_sum_step(kq_carry, kq_ccomp, kq_total);\n"
                   : "kq_carry = kq_mul(kq_carry, kq_total);\n");
     return s + "      }\n    }\n";
