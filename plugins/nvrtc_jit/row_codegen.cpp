@@ -173,12 +173,12 @@ std::string one_line(const std::string& text) {
 
 // Where an expression is emitted: inside a loop over the row (the position is `j`) or once per
 // row (per-row scalars). Each node is emitted once per context, and each distinct load: in row
-// form the same input read twice in one context is the same element. In a split context (the
+// form the same input read twice in one context is the same element. In a staged context (the
 // unrolled step of row_loop) a load goes to `loads`, into an array indexed by kq_u, and `out`
 // reads it from there.
 struct Ctx {
   bool loop = false;
-  bool split = false;
+  bool staged = false;
   std::string out;
   std::string loads;
   std::vector<std::string> arrays;
@@ -338,7 +338,7 @@ class RowWriter {
         what = d.name;
         if (auto it = c.loaded.find(rhs); it != c.loaded.end()) return c.names[i] = it->second;
         c.loaded[rhs] = ssa(c, i);
-        if (c.split) {
+        if (c.staged) {
           const std::string a = "kq_x" + std::to_string(i);
           c.arrays.push_back(a);
           c.loads += a + "[kq_u] = " + rhs + ";  // " + what + "\n";
@@ -437,8 +437,8 @@ class RowWriter {
   // thread's positions come in the plain loop's order, so a reduction has the same bits.
   template <class Body>
   std::string row_loop(Body body, const std::string& I) {
-    Ctx split{true, true}, plain{true};
-    const std::string split_end = body(split), plain_end = body(plain);
+    Ctx staged{true, true}, plain{true};
+    const std::string staged_end = body(staged), plain_end = body(plain);
     const std::string U = std::to_string(kRowUnroll);
     const std::string each = I + "  for (int kq_u = 0; kq_u < " + U + "; ++kq_u) {\n";
     // A thread's first position and its stride: its row's every one (column kernel), the
@@ -451,16 +451,16 @@ class RowWriter {
             : I + "kq_i64 kq_j0 = threadIdx.x;\n" + I + "const kq_i64 kq_nt = blockDim.x;\n";
     s += I + "for (; kq_j0 + " + std::to_string(kRowUnroll - 1) +
          " * kq_nt < L.len; kq_j0 += " + U + " * kq_nt) {\n";
-    if (!split.arrays.empty()) {
+    if (!staged.arrays.empty()) {
       s += I + "  float ";
-      for (std::size_t a = 0; a < split.arrays.size(); ++a)
-        s += (a ? ", " : "") + split.arrays[a] + "[" + U + "]";
+      for (std::size_t a = 0; a < staged.arrays.size(); ++a)
+        s += (a ? ", " : "") + staged.arrays[a] + "[" + U + "]";
       s += ";\n#pragma unroll\n" + each + I + "    const kq_i64 j = kq_j0 + kq_u * kq_nt;\n" +
-           indented(split.loads, I + "    ") + I + "  }\n";
+           indented(staged.loads, I + "    ") + I + "  }\n";
     }
     s += "#pragma unroll\n" + each + I +
          "    [[maybe_unused]] const kq_i64 j = kq_j0 + kq_u * kq_nt;\n" +
-         indented(split.out + split_end, I + "    ") + I + "  }\n" + I + "}\n";
+         indented(staged.out + staged_end, I + "    ") + I + "  }\n" + I + "}\n";
     s += I + "for (kq_i64 j = kq_j0; j < L.len; j += kq_nt) {\n" +
          indented(plain.out + plain_end, I + "  ") + I + "}\n";
     return s;
