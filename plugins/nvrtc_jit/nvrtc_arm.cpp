@@ -15,7 +15,7 @@ namespace kq::nvrtc {
 namespace {
 
 constexpr const char* kVersion = "3";
-constexpr std::size_t kSplitHeader = 256;  // the count, then the partials, 256-byte aligned
+constexpr std::size_t kCountBytes = 256;  // the blocks' count, then the partials, aligned
 
 const char* const kKernelNames[LoadedModule::count] = {
     kVecKernel, kVecAliasKernel, kScalarKernel, kScalarAliasKernel, kStridedKernel, kRowKernel};
@@ -77,7 +77,7 @@ Status launch_error(CUresult r) {
 }  // namespace
 
 NvrtcArm::~NvrtcArm() {
-  if (split_scratch_) cudaFree(split_scratch_);  // an error here (context gone) is ignored
+  if (partials_) cudaFree(partials_);  // an error here (context gone) is ignored
   try {
     const DriverApi& d = driver();
     for (auto& [key, m] : modules_)
@@ -142,8 +142,8 @@ Status NvrtcArm::prepare_impl(const Problem& problem) {
         !why.empty())
       return Status::unsupported(why);
     LoadedModule& m = load(spec);
-    if (row_plan_.split)
-      if (s = prepare_split(spec, m); !s.is_ok()) return s;
+    if (row_plan_.split || !row_plan_.over_rows.empty())
+      if (s = prepare_partials(spec, m); !s.is_ok()) return s;
     spec_ = spec;
     current_ = &m;
     const RowGrid g =
@@ -172,26 +172,26 @@ Status NvrtcArm::prepare_impl(const Problem& problem) {
   return Status::ok();
 }
 
-// A split plan's count and partials: enough for the largest grid row_grid gives on this
-// device, the count at 0.
-Status NvrtcArm::prepare_split(const OpSpec& spec, const LoadedModule& m) {
+// The count and partials of a split plan or of reductions over the rows: enough for the largest
+// grid row_grid gives on this device, the count at 0.
+Status NvrtcArm::prepare_partials(const OpSpec& spec, const LoadedModule& m) {
   std::size_t reductions = 0;
   for (const ix::Node& n : spec.program->nodes) reductions += n.kind == ix::NodeKind::reduce;
-  const std::size_t need = kSplitHeader + reductions * sizeof(float) *
-                                              static_cast<std::size_t>(max_split_blocks(
-                                                  m.sms, m.blocks_per_sm[LoadedModule::rows]));
-  if (split_bytes_ < need) {
-    if (split_scratch_) cudaFree(split_scratch_);
-    split_scratch_ = nullptr;
-    split_bytes_ = 0;
-    if (cudaError_t e = cudaMalloc(&split_scratch_, need); e != cudaSuccess)
-      return Status::error(std::string("cudaMalloc of the split plan's partials: ") +
+  const std::size_t need =
+      kCountBytes + reductions * sizeof(float) *
+                        static_cast<std::size_t>(max_grid_blocks(
+                            row_plan_, m.sms, m.blocks_per_sm[LoadedModule::rows], config_.waves));
+  if (partials_bytes_ < need) {
+    if (partials_) cudaFree(partials_);
+    partials_ = nullptr;
+    partials_bytes_ = 0;
+    if (cudaError_t e = cudaMalloc(&partials_, need); e != cudaSuccess)
+      return Status::error(std::string("cudaMalloc of the blocks' partials: ") +
                            cudaGetErrorName(e));
-    split_bytes_ = need;
+    partials_bytes_ = need;
   }
-  if (cudaError_t e = cudaMemset(split_scratch_, 0, kSplitHeader); e != cudaSuccess)
-    return Status::error(std::string("cudaMemset of the split plan's count: ") +
-                         cudaGetErrorName(e));
+  if (cudaError_t e = cudaMemset(partials_, 0, kCountBytes); e != cudaSuccess)
+    return Status::error(std::string("cudaMemset of the blocks' count: ") + cudaGetErrorName(e));
   return Status::ok();
 }
 
@@ -351,8 +351,8 @@ Status NvrtcArm::run_rows(std::span<const TensorView> inputs, std::span<const Te
   const int ni = row_plan_.num_inputs, nt = ni + row_plan_.num_outputs;
   const void* ptrs[kMaxRowTensors];
   void* params[kMaxRowTensors + 3];
-  void* count = split_scratch_;
-  void* partials = static_cast<char*>(split_scratch_) + kSplitHeader;
+  void* count = partials_;
+  void* partials = static_cast<char*>(partials_) + kCountBytes;
   for (int t = 0; t < nt; ++t) {
     ptrs[t] = t < ni ? inputs[static_cast<std::size_t>(t)].data
                      : outputs[static_cast<std::size_t>(t - ni)].data;

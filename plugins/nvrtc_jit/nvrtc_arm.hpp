@@ -58,7 +58,7 @@ class NvrtcArm final : public IKernelArm {
   Status run_rows(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
                   void* stream);
   LoadedModule& load(const OpSpec& spec);
-  Status prepare_split(const OpSpec& spec, const LoadedModule& m);
+  Status prepare_partials(const OpSpec& spec, const LoadedModule& m);
 
   // Like every arm, one caller at a time: prepare, run and artifacts are not called concurrently.
   ArmConfig config_;
@@ -67,11 +67,12 @@ class NvrtcArm final : public IKernelArm {
   std::map<std::string, std::unique_ptr<LoadedModule>> modules_;  // by compile key + context
   LoadedModule* current_ = nullptr;
   std::string last_plan_;  // the launch prepare() chose, for the notes
-  // A split plan's device memory (row_lower.hpp): the blocks' finishing count in the first
-  // kSplitHeader bytes (0 between launches: the last block sets it back), then the partials.
+  // The device memory of a split plan or of reductions over the rows (row_lower.hpp): the
+  // blocks' finishing count in the first
+  // kCountBytes bytes (0 between launches: the last block sets it back), then the partials.
   // One launch at a time uses it, as one caller at a time runs the arm on its stream.
-  void* split_scratch_ = nullptr;
-  std::size_t split_bytes_ = 0;
+  void* partials_ = nullptr;
+  std::size_t partials_bytes_ = 0;
 };
 
 }  // namespace kq::nvrtc

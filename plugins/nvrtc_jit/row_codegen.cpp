@@ -228,9 +228,10 @@ class RowWriter {
              "* p) { return *p != 0 ? 1.0f : 0.0f; }\n";
         continue;
       }
-      if (is_integer(t)) {  // an argmax's output
+      if (is_integer(t)) {  // an argmax's output, a gathered position
         s += "__device__ __forceinline__ void kq_st(" + T + "* p, kq_i64 v) { *p = (" + T +
              ")v; }\n";
+        s += "__device__ __forceinline__ kq_i64 kq_ldi(const " + T + "* p) { return *p; }\n";
         continue;
       }
       const std::string ld = t == DType::f16    ? "__half2float(*p)"
@@ -295,7 +296,9 @@ class RowWriter {
           std::string(in ? "const " : "") + c_type(d.dtype) + "* __restrict__ " + pointer(t) + ", ";
     }
     return s + "kq_rows_layout L" +
-           (plan_.split ? ", float* __restrict__ kq_part, unsigned* __restrict__ kq_count" : "");
+           (plan_.split || !plan_.over_rows.empty()
+                ? ", float* __restrict__ kq_part, unsigned* __restrict__ kq_count"
+                : "");
   }
 
   std::string ssa(const Ctx& c, int node) const {
@@ -306,7 +309,7 @@ class RowWriter {
   std::string emit(int i, Ctx& c) {
     if (auto it = c.names.find(i); it != c.names.end()) return it->second;
     const ix::Node& n = p_.nodes[static_cast<std::size_t>(i)];
-    std::string rhs, what;
+    std::string rhs, what, type = "float ";
     switch (n.kind) {
       case NodeKind::number:
         rhs = exact_literal(n.value, true);
@@ -331,14 +334,23 @@ class RowWriter {
           const int root = p_.statements[static_cast<std::size_t>(stmt_of_[n.ref])].root;
           return c.names[i] = emit(root, c);
         }
-        if (rt.row && !c.loop) throw std::logic_error("row input " + d.name + " outside a loop");
         const std::string slot = std::to_string(rt.slot);
-        rhs = "kq_ld(" + pointer(n.ref) + " + (o" + slot +
-              (rt.row ? " + j * L.row_stride[" + slot + "]" : "") + "))";
+        std::string at = rt.row ? " + j * L.row_stride[" + slot + "]" : "";
+        if (rt.row &&
+            p_.nodes[static_cast<std::size_t>(n.args[static_cast<std::size_t>(rt.r_at)])].kind ==
+                NodeKind::access)  // x[m, t[m]]: at the gathered position
+          at = " + " + emit(n.args[static_cast<std::size_t>(rt.r_at)], c) + " * L.row_stride[" +
+               slot + "]";
+        else if (rt.row && !c.loop)
+          throw std::logic_error("row input " + d.name + " outside a loop");
+        const bool position = d.dtype == DType::i32 || d.dtype == DType::i64;  // gathered
+        rhs = std::string(position ? "kq_ldi(" : "kq_ld(") + pointer(n.ref) + " + (o" + slot + at +
+              "))";
         what = d.name;
+        if (position) type = "kq_i64 ";
         if (auto it = c.loaded.find(rhs); it != c.loaded.end()) return c.names[i] = it->second;
         c.loaded[rhs] = ssa(c, i);
-        if (c.staged) {
+        if (c.staged && !position) {
           const std::string a = "kq_x" + std::to_string(i);
           c.arrays.push_back(a);
           c.loads += a + "[kq_u] = " + rhs + ";  // " + what + "\n";
@@ -360,7 +372,7 @@ class RowWriter {
     }
     const std::string name = ssa(c, i);
     c.out +=
-        "const float " + name + " = " + rhs + ";" + (what.empty() ? "" : "  // " + what) + "\n";
+        "const " + type + name + " = " + rhs + ";" + (what.empty() ? "" : "  // " + what) + "\n";
     return c.names[i] = name;
   }
 
@@ -574,10 +586,61 @@ class RowWriter {
     return s + "      }\n    }\n";
   }
 
-  // No free dim (plan_.split): every block reduces its share of the one row and stores its
-  // partials (kq_part[reduction * gridDim.x + block]); the last block to count itself in
-  // (kq_count) combines them in block order, computes the scalar statements, stores the
-  // outputs and sets the count back to 0 for the next launch.
+  // The blocks' values of reductions `nodes` (values[k] in every thread of a block) into
+  // kq_part; the last block to count itself in (kq_count) goes on: every thread combines a
+  // strided share of each reduction's partials, in block order, then the block reduction puts
+  // r<node> in every thread; the other blocks return. The same bits for a given grid.
+  std::string last_block_combines(const std::vector<int>& nodes,
+                                  const std::vector<std::string>& values) {
+    std::string s;
+    for (std::size_t k = 0; k < nodes.size(); ++k)
+      s += "  if (threadIdx.x == 0) kq_part[" + std::to_string(k) +
+           " * gridDim.x + blockIdx.x] = " + values[k] + ";\n";
+    s += "  // The last block to finish combines the partials.\n"
+         "  __threadfence();\n  __syncthreads();\n"
+         "  if (threadIdx.x == 0) kq_last = atomicAdd(kq_count, 1u) == gridDim.x - 1;\n"
+         "  __syncthreads();\n  if (!kq_last) return;\n  __threadfence();\n"
+         "  const volatile float* kq_partials = kq_part;\n";
+    for (std::size_t k = 0; k < nodes.size(); ++k) {
+      const ix::Node& n = p_.nodes[static_cast<std::size_t>(nodes[k])];
+      const bool sum = n.reduction == Reduction::sum;
+      const std::string at = "kq_partials[" + std::to_string(k) + " * gridDim.x + kq_b]";
+      s +=
+          "  {\n    float acc = " + std::string(identity(n.reduction)) +
+          (sum ? ", comp = 0.0f" : "") +
+          ";\n    for (unsigned kq_b = threadIdx.x; kq_b < gridDim.x; kq_b += blockDim.x)\n      " +
+          (sum ? "kq_sum_step(acc, comp, " + at + ");\n"
+               : "acc = " + std::string(combine(n.reduction)) + "(acc, " + at + ");\n") +
+          "    r" + std::to_string(nodes[k]) + " = kq_block_" + reduction_word(n.reduction) + "(" +
+          (sum ? "kq_sum_value(acc, comp)" : "acc") + ", kq_sh);\n  }\n";
+    }
+    return s;
+  }
+
+  // The statements computed after the rows (or, split, after the row's reductions) by thread 0
+  // of the last block, storing their outputs; then the count back to 0 for the next launch.
+  std::string scalars_after(std::string& plan, bool split) {
+    std::string s = "  if (threadIdx.x != 0) return;\n";
+    for (const Statement& st : p_.statements) {
+      const TensorDecl& d = p_.decls.tensors[static_cast<std::size_t>(st.tensor)];
+      const RowTensor& rt = plan_.tensors[static_cast<std::size_t>(st.tensor)];
+      if (split ? rt.row : !rt.after_rows) continue;
+      Ctx c;
+      const std::string v = emit(st.root, c);
+      const std::string V = "v" + std::to_string(st.tensor);
+      s += "  // " + one_line(st.text) + "\n" + indented(c.out, "  ") + "  const float " + V +
+           " = " + v + ";\n";
+      if (d.role == Role::output) s += "  kq_st(" + pointer(st.tensor) + ", " + V + ");\n";
+      plan += "line " + std::to_string(st.line) + " " + d.name +
+              ": scalar, computed by the last block" +
+              (reduces_of(st.root).empty() ? "" : " from the blocks' partials (sums compensated)") +
+              "\n";
+    }
+    return s + "  *kq_count = 0;\n";
+  }
+
+  // No free dim (plan_.split): every block reduces its share of the one row; the last block
+  // combines the partials (last_block_combines) and computes the scalar statements.
   std::string kernel_split(std::string& plan) {
     plan += "no free dim: the row of " + r_text() +
             " spread over the grid, each block reducing its share (each thread " +
@@ -592,52 +655,20 @@ class RowWriter {
       if (plan_.tensors[t].slot >= 0)
         s += "  const kq_i64 o" + std::to_string(plan_.tensors[t].slot) + " = 0;  // " +
              p_.decls.tensors[t].name + "\n";
-    std::vector<int> reductions;
-    for (const Statement& st : p_.statements)
+    std::vector<int> nodes;
+    std::vector<std::string> values;
+    for (const Statement& st : p_.statements) {
+      if (plan_.tensors[static_cast<std::size_t>(st.tensor)].row)
+        plan += "line " + std::to_string(st.line) + " " +
+                p_.decls.tensors[static_cast<std::size_t>(st.tensor)].name +
+                ": row temporary, inlined where it is read\n";
       for (int r : reduces_of(st.root)) {
         s += "    // " + one_line(st.text) + ": this block's share\n" + reduction(r);
-        s += "    if (threadIdx.x == 0) kq_part[" + std::to_string(reductions.size()) +
-             " * gridDim.x + blockIdx.x] = r" + std::to_string(r) + ";\n";
-        reductions.push_back(r);
+        nodes.push_back(r);
+        values.push_back("r" + std::to_string(r));
       }
-    s += "  // The last block to finish: its thread 0 combines the partials and goes on.\n"
-         "  __threadfence();\n  __syncthreads();\n"
-         "  if (threadIdx.x == 0) kq_last = atomicAdd(kq_count, 1u) == gridDim.x - 1;\n"
-         "  __syncthreads();\n  if (!kq_last || threadIdx.x != 0) return;\n  __threadfence();\n"
-         "  const volatile float* kq_partials = kq_part;\n";
-    for (std::size_t k = 0; k < reductions.size(); ++k) {
-      const ix::Node& n = p_.nodes[static_cast<std::size_t>(reductions[k])];
-      const bool sum = n.reduction == Reduction::sum;
-      const std::string R = "r" + std::to_string(reductions[k]),
-                        at = "kq_partials[" + std::to_string(k) + " * gridDim.x + kq_b]";
-      s += "  {\n    float acc = " + std::string(identity(n.reduction)) +
-           (sum ? ", comp = 0.0f" : "") +
-           ";\n    for (unsigned kq_b = 0; kq_b < gridDim.x; ++kq_b) " +
-           (sum ? "kq_sum_step(acc, comp, " + at + ");\n"
-                : "acc = " + std::string(combine(n.reduction)) + "(acc, " + at + ");\n") +
-           "    " + R + " = " + (sum ? "kq_sum_value(acc, comp)" : "acc") + ";\n  }\n";
     }
-    for (const Statement& st : p_.statements) {
-      const TensorDecl& d = p_.decls.tensors[static_cast<std::size_t>(st.tensor)];
-      const RowTensor& rt = plan_.tensors[static_cast<std::size_t>(st.tensor)];
-      if (rt.row) {  // a row temporary: inlined into the reductions above
-        plan += "line " + std::to_string(st.line) + " " + d.name +
-                ": row temporary, inlined where it is read\n";
-        continue;
-      }
-      Ctx c;
-      const std::string v = emit(st.root, c);
-      const std::string V = "v" + std::to_string(st.tensor);
-      s += "  // " + one_line(st.text) + "\n" + indented(c.out, "  ") + "  const float " + V +
-           " = " + v + ";\n";
-      if (d.role == Role::output)
-        s += "  kq_st(" + pointer(st.tensor) + " + o" + std::to_string(rt.slot) + ", " + V + ");\n";
-      plan += "line " + std::to_string(st.line) + " " + d.name +
-              ": scalar, computed by the last block" +
-              (reduces_of(st.root).empty() ? "" : " from the blocks' partials (sums compensated)") +
-              "\n";
-    }
-    return s + "  *kq_count = 0;\n}\n";
+    return s + last_block_combines(nodes, values) + scalars_after(plan, true) + "}\n";
   }
 
   std::string kernel(std::string& plan) {
@@ -657,6 +688,18 @@ class RowWriter {
                           : std::to_string(kRowMaxBlock) + ", " + std::to_string(kRowMinBlocks)) +
                     ") " + kRowKernel + "(" + params() + ") {\n";
     if (needs_shared() && !cols) s += "  __shared__ float kq_sh[32];\n";
+    // A reduction over the rows: each thread keeps its block's running value (the same in
+    // every thread), combined after the rows.
+    std::vector<std::string> over_values;
+    if (!plan_.over_rows.empty()) s += "  __shared__ bool kq_last;\n";
+    for (std::size_t k = 0; k < plan_.over_rows.size(); ++k) {
+      const ix::Node& n = p_.nodes[static_cast<std::size_t>(plan_.over_rows[k])];
+      const std::string K = std::to_string(k);
+      const bool sum = n.reduction == Reduction::sum;
+      s += "  float kq_o" + K + " = " + identity(n.reduction) +
+           (sum ? ", kq_oc" + K + " = 0.0f" : "") + ";\n";
+      over_values.push_back(sum ? "kq_sum_value(kq_o" + K + ", kq_oc" + K + ")" : "kq_o" + K);
+    }
     s += cols ? "  for (kq_i64 row = (kq_i64)blockIdx.x * blockDim.x + threadIdx.x; row < L.rows;"
                 " row += (kq_i64)gridDim.x * blockDim.x) {\n"
               : "  for (kq_i64 row = blockIdx.x; row < L.rows; row += gridDim.x) {\n";
@@ -686,6 +729,7 @@ class RowWriter {
     for (const Statement& st : p_.statements) {
       const TensorDecl& d = p_.decls.tensors[static_cast<std::size_t>(st.tensor)];
       const RowTensor& rt = plan_.tensors[static_cast<std::size_t>(st.tensor)];
+      if (rt.after_rows) continue;  // after the rows, below
       s += "    // " + one_line(st.text) + "\n";
       if (const ix::Node& root = p_.nodes[static_cast<std::size_t>(st.root)];
           root.kind == NodeKind::scan) {
@@ -745,8 +789,26 @@ class RowWriter {
       };
       s += "    // the row outputs\n" + row_loop(stores, "    ");
     }
-    s += "  }\n}\n";
-    return s;
+    for (std::size_t k = 0; k < plan_.over_rows.size(); ++k) {
+      const ix::Node& n = p_.nodes[static_cast<std::size_t>(plan_.over_rows[k])];
+      const std::string K = std::to_string(k);
+      Ctx c;
+      const std::string term = emit(n.args[0], c);
+      s += "    // this row's term of the reduction over the rows\n" + indented(c.out, "    ") +
+           (n.reduction == Reduction::sum
+                ? "    kq_sum_step(kq_o" + K + ", kq_oc" + K + ", " + term + ");\n"
+                : "    kq_o" + K + " = " + combine(n.reduction) + "(kq_o" + K + ", " + term +
+                      ");\n");
+    }
+    s += "  }\n";
+    if (!plan_.over_rows.empty()) {
+      for (int r : plan_.over_rows) s += "  float r" + std::to_string(r) + ";\n";
+      s += last_block_combines(plan_.over_rows, over_values) + scalars_after(plan, false);
+      plan +=
+          "the reductions over the rows: each block's rows in turn, then the last block "
+          "combining the blocks' partials in block order\n";
+    }
+    return s + "}\n";
   }
 
   const OpSpec& spec_;

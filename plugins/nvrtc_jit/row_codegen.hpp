@@ -3,7 +3,8 @@
 // row kernel) or, where R is no tensor's innermost extent, one thread per row (the column
 // kernel: its loops are the thread's own, its reductions need no combining, and it lowers argmax
 // and argmin); with no free dim, one row spread over the grid, the last block combining the
-// blocks' partials (row_lower.hpp, "split"). A pure function of the spec, like codegen.hpp, so it
+// blocks' partials (row_lower.hpp, "split"), as it does for reductions over the rows
+// ("over_rows"). A pure function of the spec, like codegen.hpp, so it
 // is tested without a GPU and its text is the compile-cache key.
 //
 // Per row, the statements run in order (as the row kernel does them):

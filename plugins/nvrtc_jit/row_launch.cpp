@@ -70,9 +70,8 @@ RowGrid row_grid(const RowPlan& plan, const RowLayout& L, int sms, int blocks_pe
   const std::int64_t per_sm = std::int64_t{blocks_per_sm} * (columns ? 1 : kRowMaxBlock / g.block);
   if (plan.split) {
     const std::int64_t per_block = std::int64_t{g.block} * kRowUnroll;
-    g.blocks = std::clamp<std::int64_t>(
-        (L.len + per_block - 1) / per_block, 1,
-        std::min(max_split_blocks(sms, blocks_per_sm), std::int64_t{sms} * per_sm));
+    g.blocks = std::clamp<std::int64_t>((L.len + per_block - 1) / per_block, 1,
+                                        std::int64_t{sms} * per_sm);
     return g;
   }
   const std::int64_t wanted = columns ? (L.rows + g.block - 1) / g.block : L.rows;
@@ -81,8 +80,11 @@ RowGrid row_grid(const RowPlan& plan, const RowLayout& L, int sms, int blocks_pe
   return g;
 }
 
-std::int64_t max_split_blocks(int sms, int blocks_per_sm) {
-  return std::int64_t{sms} * blocks_per_sm * (kRowMaxBlock / 32);
+std::int64_t max_grid_blocks(const RowPlan& plan, int sms, int blocks_per_sm, int waves) {
+  // Blocks of 32 threads fit kRowMaxBlock / 32 times as many an SM as the compiled size.
+  const std::int64_t per_sm = std::int64_t{blocks_per_sm} * (kRowMaxBlock / 32);
+  if (plan.split) return std::int64_t{sms} * per_sm;
+  return std::int64_t{sms} * per_sm * (waves > 0 ? waves : 8);
 }
 
 }  // namespace kq::nvrtc

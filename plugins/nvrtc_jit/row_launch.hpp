@@ -33,7 +33,8 @@ struct RowGrid {
 // positions or more. `blocks_per_sm`: resident blocks of the compiled block size.
 RowGrid row_grid(const RowPlan& plan, const RowLayout& L, int sms, int blocks_per_sm, int waves);
 
-// The most blocks row_grid gives a split plan: the partials a launch stores per reduction.
-std::int64_t max_split_blocks(int sms, int blocks_per_sm);
+// The most blocks row_grid gives `plan` on a device: the partials a launch of a split plan, or
+// of one with reductions over the rows, stores per reduction.
+std::int64_t max_grid_blocks(const RowPlan& plan, int sms, int blocks_per_sm, int waves);
 
 }  // namespace kq::nvrtc

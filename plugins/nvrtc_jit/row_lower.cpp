@@ -63,14 +63,16 @@ class Lowering {
                              (t.dtype == DType::i32 || t.dtype == DType::i64) &&
                              arg_outputs_.count(static_cast<int>(i));
       const bool mask_in = t.role == Role::input && t.dtype == DType::boolean;
-      const bool ok = t.role == Role::temporary ? !is_integer(t.dtype)
-                                                : float_type(t.dtype) || index_out || mask_in;
+      const bool gathered = t.role == Role::input && gather_inputs_.count(static_cast<int>(i));
+      const bool ok = t.role == Role::temporary
+                          ? !is_integer(t.dtype)
+                          : float_type(t.dtype) || index_out || mask_in || gathered;
       if (!ok) {
         if (t.dtype == DType::f64) return who + ": dtype f64: the row kernel computes in float32";
         return who + ": dtype " + std::string(to_string(t.dtype)) +
                ": integer and bool tensors are not lowered" +
                (t.role == Role::output  ? " (bar an argmax's i32 or i64 output)"
-                : t.role == Role::input ? " (bar bool inputs)"
+                : t.role == Role::input ? " (bar bool inputs and gathered positions)"
                                         : "");
       }
       if (t.role == Role::input) plan_.tensors[i].slot = plan_.num_inputs++;
@@ -116,7 +118,11 @@ class Lowering {
             return at(s) + "a " + red + " over " + dim_name(v.extent.dim) + " twice is not lowered";
           dims.push_back(v.extent.dim);
         }
-        if (std::string why = set_group(dims, "a " + red); !why.empty()) return at(s) + why;
+        if (std::string why = set_group(dims, "a " + red); !why.empty()) {
+          // Over other dims than R: a reduction over the rows, if they turn out to be F.
+          if (is_arg_reduction(n.reduction)) return at(s) + why;
+          over_rows_.push_back({i, dims, at(s) + why});
+        }
       }
     if (!plan_.r_dims.empty()) return {};
     // No reduction: the one dim declared reduced, else the innermost extent of the assigned
@@ -242,6 +248,7 @@ class Lowering {
   // come after every block's share is in).
   std::string check_split() {
     const std::string no = "no free dim: ";
+    if (!over_rows_.empty()) return over_rows_[0].why;
     if (!scan_outputs_.empty()) return no + "a scan over every element is not lowered";
     if (plan_.columns) return no + "a reduction not along the innermost extents is not lowered";
     for (const TensorDecl& t : p_.decls.tensors)
@@ -278,6 +285,88 @@ class Lowering {
     return {};
   }
 
+  bool over_rows_node(int node) const {
+    return std::any_of(over_rows_.begin(), over_rows_.end(),
+                       [&](const OverRows& o) { return o.node == node; });
+  }
+
+  // A reduction over the rows: its term is a per-row expression, its indices standing for the
+  // free dims.
+  std::string check_over_rows_term(const ix::Node& n) {
+    const std::vector<int> saved = lhs_by_dim_;
+    for (int v : n.over)
+      lhs_by_dim_[static_cast<std::size_t>(p_.indices[static_cast<std::size_t>(v)].extent.dim)] = v;
+    std::string why = check_node(n.args[0], {}, true);
+    lhs_by_dim_ = saved;
+    return why;
+  }
+
+  // The reductions over other dims than R reduce over every free dim, in the row kernel; the
+  // statements holding them, and those reading what they assign, are scalars computed after
+  // the rows, from those reductions, params, dims and each other alone.
+  std::string check_over_rows() {
+    if (plan_.columns) return over_rows_[0].why + " (the column kernel reduces no rows)";
+    std::vector<int> free = plan_.free_dims;
+    std::sort(free.begin(), free.end());
+    for (const OverRows& o : over_rows_) {
+      std::vector<int> dims = o.dims;
+      std::sort(dims.begin(), dims.end());
+      if (dims != free) return o.why + " (nor over every free dim, after the rows)";
+      plan_.over_rows.push_back(o.node);
+    }
+    std::set<int> after;  // tensors assigned after the rows
+    for (const Statement& s : p_.statements) {
+      bool late = false;
+      for (int i : tree(s.root)) {
+        const ix::Node& n = p_.nodes[static_cast<std::size_t>(i)];
+        late = late || over_rows_node(i) || (n.kind == NodeKind::access && after.count(n.ref));
+      }
+      if (!late) continue;
+      const TensorDecl& t = p_.decls.tensors[static_cast<std::size_t>(s.tensor)];
+      for (const ix::Extent& e : t.shape)
+        if (e.is_dim())
+          return at(s) + t.name + ", computed after the rows (from a reduction over them), " +
+                 "is not a scalar: not lowered";
+      if (std::string why = check_after_rows(s.root, after); !why.empty()) return at(s) + why;
+      after.insert(s.tensor);
+      plan_.tensors[static_cast<std::size_t>(s.tensor)].after_rows = true;
+    }
+    return {};
+  }
+
+  // What a statement after the rows reads, outside its reductions over them: those
+  // reductions, the scalars assigned after the rows, params, dims and numbers.
+  std::string check_after_rows(int node, const std::set<int>& after) const {
+    if (over_rows_node(node)) return {};
+    const ix::Node& n = p_.nodes[static_cast<std::size_t>(node)];
+    if (n.kind == NodeKind::access && !after.count(n.ref))
+      return "reads " + p_.decls.tensors[static_cast<std::size_t>(n.ref)].name +
+             " beside a reduction over the rows: not lowered";
+    if (n.kind == NodeKind::reduce) return "a reduction beside one over the rows: not lowered";
+    for (int a : n.args)
+      if (std::string why = check_after_rows(a, after); !why.empty()) return why;
+    return {};
+  }
+
+  // x[m, t[m]]: an input read along R (one dim) at the position an integer input with free
+  // dims alone gives, in a per-row expression.
+  std::string check_gather(const TensorDecl& t, std::size_t k, const ix::Node& sub,
+                           const std::vector<int>& r_vars, const std::string& col) {
+    const TensorDecl& g = p_.decls.tensors[static_cast<std::size_t>(sub.ref)];
+    const std::string no =
+        "a gather through '" + g.name + "' in " + t.name + col + " is not lowered";
+    if (t.role != Role::input || !t.shape[k].is_dim() || plan_.r_dims.size() != 1 ||
+        t.shape[k].dim != plan_.r_dims[0])
+      return no + ": only an input's position along R is gathered";
+    if (!r_vars.empty()) return no + " inside a loop over the row";
+    if (g.role != Role::input || (g.dtype != DType::i32 && g.dtype != DType::i64))
+      return no + ": only through an i32 or i64 input";
+    if (r_position(g) >= 0) return no + ": the positions must not run along R";
+    if (std::string why = check_access(sub, {}, col); !why.empty()) return why;
+    gather_inputs_.insert(sub.ref);
+    return {};
+  }
+
   std::string who(const TensorDecl& t) const {
     return std::string(ix::to_string(t.role)) + " " + shape_text(t);
   }
@@ -290,6 +379,8 @@ class Lowering {
       if (e.is_dim() && !in_group(e.dim)) plan_.free_dims.push_back(e.dim);
     if (plan_.free_dims.empty() && (has_reduction_ || !scan_outputs_.empty()))
       if (std::string why = check_split(); !why.empty()) return why;
+    if (!over_rows_.empty())
+      if (std::string why = check_over_rows(); !why.empty()) return why;
     auto free_place = [&](int dim) {
       auto it = std::find(plan_.free_dims.begin(), plan_.free_dims.end(), dim);
       return it == plan_.free_dims.end() ? -1 : static_cast<int>(it - plan_.free_dims.begin());
@@ -317,7 +408,7 @@ class Lowering {
         rt.free_pos.push_back(static_cast<int>(k));
       }
       // Assigned tensors have every free dim: a statement computes whole rows.
-      if (t.role != Role::input && rt.free_at.size() != plan_.free_dims.size())
+      if (t.role != Role::input && !rt.after_rows && rt.free_at.size() != plan_.free_dims.size())
         return who + ": an assigned tensor must have every free dim " + f_text + " (and " + R +
                " or not): a reduction over a free dim is not lowered";
     }
@@ -362,6 +453,7 @@ class Lowering {
         return check_node(n.args[0], n.over, true);
       case NodeKind::reduce:
         if (in_reduce) return "a reduction inside a reduction" + col + " is not lowered";
+        if (over_rows_node(i)) return check_over_rows_term(n);
         return check_node(n.args[0], n.over, true);
       case NodeKind::apply:
         for (int a : n.args)
@@ -382,9 +474,10 @@ class Lowering {
       return "reading " + t.name + col + ", a scan's output, is not lowered";
     for (std::size_t k = 0; k < n.args.size(); ++k) {
       const ix::Node& sub = p_.nodes[static_cast<std::size_t>(n.args[k])];
-      if (sub.kind == NodeKind::access)
-        return "a gather through '" + p_.decls.tensors[static_cast<std::size_t>(sub.ref)].name +
-               "' in " + t.name + col + " is not lowered";
+      if (sub.kind == NodeKind::access) {
+        if (std::string why = check_gather(t, k, sub, r_vars, col); !why.empty()) return why;
+        continue;
+      }
       if (sub.kind != NodeKind::index)
         return "index arithmetic in subscript " + std::to_string(k + 1) + " of " + t.name + col +
                " is not lowered";
@@ -415,6 +508,13 @@ class Lowering {
   std::vector<int> lhs_by_dim_;  // per dim: the current statement's index variable, or -1
   std::set<int> arg_outputs_;    // tensors an argmax or argmin statement assigns
   std::set<int> scan_outputs_;   // tensors a scan statement assigns
+  std::set<int> gather_inputs_;  // integer inputs read as positions along R
+  struct OverRows {
+    int node;               // a reduction over other dims than R
+    std::vector<int> dims;  // its dims
+    std::string why;        // what is said if it turns out not to be over the rows
+  };
+  std::vector<OverRows> over_rows_;
   bool has_reduction_ = false;
 };
 

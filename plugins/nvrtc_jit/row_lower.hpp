@@ -20,6 +20,12 @@
 // blocks' partials in block order and computes the scalar statements. Lowered where every
 // output is a scalar and no reduction's term reads another's result.
 //
+// A reduction over every free dim (a loss: the mean over rows of a per-row value, cross
+// entropy's or a triplet margin's) runs after the rows: each block sums its rows' values, the
+// last block combines the blocks' partials and computes the scalar statements that follow
+// ("over_rows"). A per-row expression may read an input along R at a gathered position
+// (x[m, t[m]], t an integer input with free dims alone).
+//
 // lower_rows() says why a program is not in row form, naming the statement and the construct
 // (a scan inside an expression, a gather, index arithmetic, a reduction over several indices or
 // over a free dim, an argmax in a row kernel, float64), so that supports() can decline
@@ -42,11 +48,13 @@ struct RowTensor {
   int r_at = -1;              // ... from this position of its shape on
   std::vector<int> free_at;   // per free dim it has, outermost first: its place in F
   std::vector<int> free_pos;  // ... and its position in the tensor's shape
+  bool after_rows = false;    // a scalar assigned once every row is done (from over_rows)
 };
 
 struct RowPlan {
   bool columns = false;            // one thread a row (R is no tensor's innermost extent)
   bool split = false;              // no free dim: the one row's reductions spread over blocks
+  std::vector<int> over_rows;      // reductions over every free dim (node ids): a loss's mean
   std::vector<int> r_dims;         // R: decls.dims indices, outermost first (most often one)
   std::vector<int> free_dims;      // F, outermost first (decls.dims indices)
   std::vector<RowTensor> tensors;  // one per decls.tensors entry

@@ -44,6 +44,7 @@ struct Case {
   // Inputs: uniform in [-4, 4]; the integers there (equal values in every row); +-e^t, t
   // uniform in [-1/2, 1/2] (products of thousands stay finite); or e^t (logs defined).
   enum class Draw { uniform, ties, near_one, positive } draw = Draw::uniform;
+  const char* positions = nullptr;  // the dim whose extent bounds i32 and i64 inputs' values
 };
 
 // Row kernels (a block per row: reductions combined across threads) and column kernels (a
@@ -75,6 +76,13 @@ const Case kCases[] = {
     {"specs/kernelbench/94_mse_loss.yaml", {{"M", 3}, {"N", 2000}}, false},  // 3 blocks
     {"specs/kernelbench/96_huber_loss.yaml", {{"M", 5}, {"N", 7}}, false},   // 1 block
     {"specs/kernelbench/98_kl_div_loss.yaml", {{"M", 2}, {"N", 3001}}, false, Case::Draw::positive},
+    // Reductions over the rows after those along them: each block's rows, then the last block.
+    {"specs/kernelbench/99_triplet_margin_loss.yaml", {{"M", 7}, {"D", 300}}, true},
+    {"specs/kernelbench/95_cross_entropy_loss.yaml",
+     {{"M", 9}, {"N", 1000}},
+     false,
+     Case::Draw::uniform,
+     "N"},
     // Groups of reduced dims, collapsed into one row: (H, W), (C, H, W).
     {"specs/kernelbench/34_instance_norm.yaml", {{"B", 2}, {"C", 3}, {"H", 7}, {"W", 9}}, false},
     {"specs/kernelbench/34_instance_norm.yaml", {{"B", 1}, {"C", 2}, {"H", 33}, {"W", 65}}, false},
@@ -149,8 +157,9 @@ std::string case_source(int i, const kq::OpSpec& spec, const nv::RowPlan& plan) 
         args += std::string(slot < plan.num_inputs ? "(const " : "(") +
                 host_type(p.decls.tensors[t].dtype) + "*)p[" + std::to_string(slot) + "], ";
   const std::string nt = std::to_string(plan.num_inputs + plan.num_outputs);
-  const std::string scratch =
-      plan.split ? ", (float*)p[" + nt + "], (unsigned*)p[" + nt + " + 1]" : "";
+  const std::string scratch = plan.split || !plan.over_rows.empty()
+                                  ? ", (float*)p[" + nt + "], (unsigned*)p[" + nt + " + 1]"
+                                  : "";
   return "namespace " + ns + " {\n" + kept + "}  // namespace " + ns +
          "\n\nextern \"C\" void kq_case" + std::to_string(i) +
          "(void* const* p, const void* layout, unsigned blocks, unsigned block) {\n  " + ns +
@@ -247,6 +256,8 @@ void run_case(Entry entry, const Case& c, const kq::OpSpec& spec, const nv::RowP
         if (c.draw == Case::Draw::ties) x = std::round(x);
         if (c.draw == Case::Draw::near_one) x = std::copysign(std::exp(x / 8), u(rng));
         if (c.draw == Case::Draw::positive) x = std::exp(x / 8);
+        if (c.positions && (d.dtype == kq::DType::i32 || d.dtype == kq::DType::i64))
+          x = std::floor((x + 4) / 8 * static_cast<double>(c.dims.at(c.positions)));
       }
       kq::ix::Buffer b = kq::ix::Buffer::of(d.dtype, shape, v);
       make(in[ni], d.dtype, shape, padded);
@@ -273,8 +284,9 @@ void run_case(Entry entry, const Case& c, const kq::OpSpec& spec, const nv::RowP
     out_views.push_back(t.view);
     ptrs.push_back(t.view.data);
   }
-  // A split plan's partials and count (nvrtc_arm.cpp keeps them on the device).
-  std::vector<float> partials(static_cast<std::size_t>(64 * nv::max_split_blocks(3, 1)));
+  // The blocks' partials and count of a split plan or of reductions over the rows (nvrtc_arm.cpp
+  // keeps them on the device).
+  std::vector<float> partials(static_cast<std::size_t>(64 * nv::max_grid_blocks(plan, 3, 1, 1)));
   unsigned count = 0;
   ptrs.push_back(partials.data());
   ptrs.push_back(&count);
