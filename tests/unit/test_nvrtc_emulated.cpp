@@ -3,8 +3,9 @@
 // as std::threads, one block at a time) and run on small shapes whose rows end inside the
 // four-position step and whose rows outnumber the grid (so the grid-stride loop turns), with
 // padded rows, against the float64 reference (core/indexed/evaluate.hpp), the bytes past each
-// output untouched. No GPU needed: the kernels' logic (offsets, strides, reductions, the block
-// combine, argmax's first extreme) is checked in CI; tests/gpu/test_nvrtc_rows.cpp checks the
+// output untouched. No GPU needed: the kernels' logic (offsets, strides, reductions and their
+// combine across a block, argmax's first extreme, scans and their carries, the last block's
+// combine of the blocks' partials) is checked in CI; tests/gpu/test_nvrtc_rows.cpp checks the
 // same kernels on a device.
 #include <dlfcn.h>
 #include <doctest/doctest.h>
