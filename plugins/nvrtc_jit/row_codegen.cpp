@@ -271,7 +271,8 @@ class RowWriter {
     const std::string R = std::to_string(kMaxRank), T = std::to_string(kMaxRowTensors);
     return "struct kq_rows_layout {\n  kq_i64 rows, len;\n  kq_i64 free_extent[" + R +
            "];\n  kq_i64 free_stride[" + T + "][" + R + "];\n  kq_i64 row_stride[" + T +
-           "];\n  float dim_value[" + std::to_string(kMaxRowDims) +
+           "];\n  float dim_value[" + std::to_string(kMaxRowDims) + "];\n  kq_i64 group_extent[" +
+           R + "];\n  kq_i64 group_stride[" + T + "][" + R +
            "];\n};\nstatic_assert(sizeof(kq_rows_layout) == " + std::to_string(sizeof(RowLayout)) +
            ", \"the host's RowLayout\");\n";
   }
@@ -299,6 +300,24 @@ class RowWriter {
            (plan_.split || !plan_.over_rows.empty()
                 ? ", float* __restrict__ kq_part, unsigned* __restrict__ kq_count"
                 : "");
+  }
+
+  // The offset of position j along R in a row tensor: j times its one stride, or, where its
+  // R's dims are decomposed, j's digit for each dim it has (the last dim fastest) times its
+  // stride there.
+  std::string along_r(const RowTensor& rt) const {
+    if (!rt.r_general) return "j * L.row_stride[" + std::to_string(rt.slot) + "]";
+    const std::string slot = std::to_string(rt.slot);
+    std::string q = "j", off;
+    for (std::size_t d = plan_.r_dims.size(); d-- > 0;) {
+      const std::string D = std::to_string(d);
+      if (rt.r_positions[d] >= 0)
+        off += std::string(off.empty() ? "" : " + ") + "(" +
+               (d == 0 ? q : q + " % L.group_extent[" + D + "]") + ") * L.group_stride[" + slot +
+               "][" + D + "]";
+      q = "(" + q + " / L.group_extent[" + D + "])";
+    }
+    return "(" + off + ")";
   }
 
   std::string ssa(const Ctx& c, int node) const {
@@ -335,7 +354,7 @@ class RowWriter {
           return c.names[i] = emit(root, c);
         }
         const std::string slot = std::to_string(rt.slot);
-        std::string at = rt.row ? " + j * L.row_stride[" + slot + "]" : "";
+        std::string at = rt.row ? " + " + along_r(rt) : "";
         if (rt.row &&
             p_.nodes[static_cast<std::size_t>(n.args[static_cast<std::size_t>(rt.r_at)])].kind ==
                 NodeKind::access)  // x[m, t[m]]: at the gathered position
@@ -510,11 +529,10 @@ class RowWriter {
            ";\n    }\n";
   }
 
-  // The store of a scan's value `v` at j into the statement's output.
-  std::string scan_store(const Statement& st, const std::string& v) const {
-    const std::string slot =
-        std::to_string(plan_.tensors[static_cast<std::size_t>(st.tensor)].slot);
-    return "kq_st(" + pointer(st.tensor) + " + (o" + slot + " + j * L.row_stride[" + slot + "]), " +
+  // The store of `v` at position j along R into row tensor t.
+  std::string row_store(int t, const std::string& v) const {
+    const RowTensor& rt = plan_.tensors[static_cast<std::size_t>(t)];
+    return "kq_st(" + pointer(t) + " + (o" + std::to_string(rt.slot) + " + " + along_r(rt) + "), " +
            v + ");\n";
   }
 
@@ -560,7 +578,7 @@ class RowWriter {
     const std::string value = n.exclusive
                                   ? "kq_u == 0 ? kq_start : " + op + "(kq_start, kq_t[kq_u - 1])"
                                   : op + "(kq_start, kq_t[kq_u])";
-    s += each + at + j_at + K + "if (kq_p < L.len) " + scan_store(st, value) + J + "}\n";
+    s += each + at + j_at + K + "if (kq_p < L.len) " + row_store(st.tensor, value) + J + "}\n";
     s += J + (sum ? "kq_sum_step(kq_carry, kq_ccomp, kq_total);\n"
                   : "kq_carry = kq_mul(kq_carry, kq_total);\n");
     return s + "      }\n    }\n";
@@ -582,7 +600,8 @@ class RowWriter {
         ";\n      for (kq_i64 kq_p = 0; kq_p < L.len; ++kq_p) {\n" + I +
         "const kq_i64 j = " + (n.reverse ? "L.len - 1 - kq_p" : "kq_p") + ";\n" +
         indented(c.out, I);
-    s += n.exclusive ? I + scan_store(st, value) + I + step : I + step + I + scan_store(st, value);
+    s += n.exclusive ? I + row_store(st.tensor, value) + I + step
+                     : I + step + I + row_store(st.tensor, value);
     return s + "      }\n    }\n";
   }
 
@@ -781,9 +800,7 @@ class RowWriter {
           const std::string v = emit(
               p_.statements[static_cast<std::size_t>(stmt_of_[static_cast<std::size_t>(t)])].root,
               c);
-          const std::string slot = std::to_string(plan_.tensors[static_cast<std::size_t>(t)].slot);
-          out += "kq_st(" + pointer(t) + " + (o" + slot + " + j * L.row_stride[" + slot + "]), " +
-                 v + ");\n";
+          out += row_store(t, v);
         }
         return out;
       };

@@ -50,6 +50,9 @@ struct RowLayout {
   std::int64_t free_stride[kMaxRowTensors][kMaxRank] = {};  // 0 where a tensor lacks the dim
   std::int64_t row_stride[kMaxRowTensors] = {};             // along R; 0 for a per-row tensor
   float dim_value[kMaxRowDims] = {};                        // each dim as a number
+  // R's dims one by one, for the tensors whose positions along R are decomposed (r_general).
+  std::int64_t group_extent[kMaxRank] = {};
+  std::int64_t group_stride[kMaxRowTensors][kMaxRank] = {};  // 0 where a tensor lacks the dim
 };
 
 // The module for `spec`, lowered as `plan` says (lower_rows). Generated::rows is true.

@@ -29,9 +29,11 @@ std::string plan_rows(const OpSpec& spec, const RowPlan& plan, std::span<const T
     L.rows *= e;
   }
   L.len = 1;
-  for (int d : plan.r_dims) {
-    if (dims[static_cast<std::size_t>(d)] < 0) return unbound(d);
-    L.len *= dims[static_cast<std::size_t>(d)];
+  for (std::size_t k = 0; k < plan.r_dims.size(); ++k) {
+    const std::int64_t e = dims[static_cast<std::size_t>(plan.r_dims[k])];
+    if (e < 0) return unbound(plan.r_dims[k]);
+    L.group_extent[k] = e;
+    L.len *= e;
   }
   for (std::size_t t = 0; t < p.decls.tensors.size(); ++t) {
     const RowTensor& rt = plan.tensors[t];
@@ -42,6 +44,11 @@ std::string plan_rows(const OpSpec& spec, const RowPlan& plan, std::span<const T
     for (std::size_t k = 0; k < rt.free_at.size(); ++k)
       L.free_stride[rt.slot][rt.free_at[k]] = v.strides[rt.free_pos[k]];
     if (!rt.row) continue;
+    if (rt.r_general) {  // decomposed dim by dim (row_codegen: group_offset)
+      for (std::size_t k = 0; k < plan.r_dims.size(); ++k)
+        if (rt.r_positions[k] >= 0) L.group_stride[rt.slot][k] = v.strides[rt.r_positions[k]];
+      continue;
+    }
     // R's dims as one: each dim's stride its inner neighbour's times that one's extent (a
     // dim of extent 1 goes with any stride).
     const int last = rt.r_at + static_cast<int>(plan.r_dims.size()) - 1;

@@ -195,9 +195,9 @@ class Lowering {
     return out;
   }
 
-  // Where R stands: in every tensor that has one of its dims, all of them, consecutive, in
-  // order, the innermost extents of every such tensor (the row kernel) or of none (the column
-  // kernel). Constant extents other than 1 are declined.
+  // Where R stands: the innermost extent of every tensor that has one of its dims (the row
+  // kernel) or of none (the column kernel). A tensor a statement assigns has all of R's dims;
+  // an input may have some. Constant extents other than 1 are declined.
   std::string check_row_position() {
     const std::string R = dims_text(plan_.r_dims);
     const bool one = plan_.r_dims.size() == 1;
@@ -209,20 +209,18 @@ class Lowering {
         if (!e.is_dim() && e.constant != 1)
           return who(t) + ": a constant extent (" + std::to_string(e.constant) +
                  ") is not lowered (bar 1)";
-      std::vector<int> at;  // the group's positions in t
-      for (std::size_t i = 0; i < t.shape.size(); ++i)
-        if (t.shape[i].is_dim() && in_group(t.shape[i].dim)) at.push_back(static_cast<int>(i));
-      if (at.empty()) continue;
-      if (at.size() > plan_.r_dims.size())
+      int seen = 0;
+      for (const ix::Extent& e : t.shape) seen += e.is_dim() && in_group(e.dim);
+      if (seen == 0) continue;
+      const std::vector<int> pos = r_positions(t);
+      if (seen >
+          static_cast<int>(std::count_if(pos.begin(), pos.end(), [](int p) { return p >= 0; })))
         return R + the + (one ? "two extents of " : "more than once among the extents of ") +
                who(t) + ": not lowered";
-      bool whole = at.size() == plan_.r_dims.size();
-      for (std::size_t k = 0; whole && k < at.size(); ++k)
-        whole = at[k] == at[0] + static_cast<int>(k) &&
-                t.shape[static_cast<std::size_t>(at[k])].dim == plan_.r_dims[k];
-      if (!whole)
-        return R + the + "not whole, consecutive and in order in " + who(t) + ": not lowered";
-      const bool innermost = at.back() + 1 == static_cast<int>(t.shape.size());
+      if (t.role != Role::input && std::count(pos.begin(), pos.end(), -1) > 0)
+        return R + the + "not all among the extents of " + who(t) +
+               ", which a statement assigns: not lowered";
+      const bool innermost = t.shape.back().is_dim() && in_group(t.shape.back().dim);
       const TensorDecl*& first = innermost ? inner : not_inner;
       if (first == nullptr) first = &t;
     }
@@ -239,6 +237,22 @@ class Lowering {
     return {};
   }
 
+  // Per dim of R: its (first) position in t's shape, or -1.
+  std::vector<int> r_positions(const TensorDecl& t) const {
+    std::vector<int> pos(plan_.r_dims.size(), -1);
+    for (std::size_t i = 0; i < t.shape.size(); ++i)
+      for (std::size_t k = 0; k < plan_.r_dims.size(); ++k)
+        if (t.shape[i].is_dim() && t.shape[i].dim == plan_.r_dims[k] && pos[k] < 0)
+          pos[k] = static_cast<int>(i);
+    return pos;
+  }
+
+  // Whether t has one of R's dims.
+  bool has_r(const TensorDecl& t) const {
+    return std::any_of(t.shape.begin(), t.shape.end(),
+                       [&](const ix::Extent& e) { return e.is_dim() && in_group(e.dim); });
+  }
+
   bool in_group(int dim) const {
     return std::find(plan_.r_dims.begin(), plan_.r_dims.end(), dim) != plan_.r_dims.end();
   }
@@ -252,7 +266,7 @@ class Lowering {
     if (!scan_outputs_.empty()) return no + "a scan over every element is not lowered";
     if (plan_.columns) return no + "a reduction not along the innermost extents is not lowered";
     for (const TensorDecl& t : p_.decls.tensors)
-      if (t.role == Role::output && r_position(t) >= 0)
+      if (t.role == Role::output && has_r(t))
         return no + "output " + t.name +
                " has the reduced dims: with a reduction over every element, only scalar "
                "outputs are lowered";
@@ -277,7 +291,7 @@ class Lowering {
       if (a.kind != NodeKind::access) continue;
       const TensorDecl& t = p_.decls.tensors[static_cast<std::size_t>(a.ref)];
       if (t.role == Role::input) continue;
-      if (r_position(t) < 0) return t.name;
+      if (!has_r(t)) return t.name;
       for (const Statement& s : p_.statements)
         if (s.tensor == a.ref)
           if (std::string inner = scalar_read(s.root); !inner.empty()) return inner;
@@ -361,7 +375,7 @@ class Lowering {
     if (!r_vars.empty()) return no + " inside a loop over the row";
     if (g.role != Role::input || (g.dtype != DType::i32 && g.dtype != DType::i64))
       return no + ": only through an i32 or i64 input";
-    if (r_position(g) >= 0) return no + ": the positions must not run along R";
+    if (has_r(g)) return no + ": the positions must not run along R";
     if (std::string why = check_access(sub, {}, col); !why.empty()) return why;
     gather_inputs_.insert(sub.ref);
     return {};
@@ -392,8 +406,15 @@ class Lowering {
     for (std::size_t i = 0; i < p_.decls.tensors.size(); ++i) {
       const TensorDecl& t = p_.decls.tensors[i];
       RowTensor& rt = plan_.tensors[i];
-      rt.r_at = r_position(t);
-      rt.row = rt.r_at >= 0;
+      rt.r_positions = r_positions(t);
+      rt.row = has_r(t);
+      // Whole, consecutive and in order: one stride along R where the view lets it.
+      bool simple = rt.row;
+      for (std::size_t k = 0; simple && k < rt.r_positions.size(); ++k)
+        simple =
+            rt.r_positions[k] >= 0 && rt.r_positions[k] == rt.r_positions[0] + static_cast<int>(k);
+      rt.r_at = simple ? rt.r_positions[0] : -1;
+      rt.r_general = rt.row && !simple;
       const std::string who = this->who(t);
       for (std::size_t k = 0; k < t.shape.size(); ++k) {
         if (!t.shape[k].is_dim() || in_group(t.shape[k].dim)) continue;
@@ -422,17 +443,10 @@ class Lowering {
     lhs_by_dim_.assign(p_.decls.dims.size(), -1);
     for (std::size_t k = 0; k < s.lhs.size(); ++k)
       if (t.shape[k].is_dim()) lhs_by_dim_[static_cast<std::size_t>(t.shape[k].dim)] = s.lhs[k];
-    std::vector<int> r_vars;
-    if (const int r_at = r_position(t); r_at >= 0)
-      r_vars.assign(s.lhs.begin() + r_at, s.lhs.begin() + r_at + plan_.r_dims.size());
+    std::vector<int> r_vars;  // an assigned tensor has all of R's dims (check_row_position)
+    if (has_r(t))
+      for (int p : r_positions(t)) r_vars.push_back(s.lhs[static_cast<std::size_t>(p)]);
     return check_node(s.root, r_vars, false);
-  }
-
-  // Where R's first dim stands in t (check_row_position: the rest follow it), or -1.
-  int r_position(const TensorDecl& t) const {
-    for (std::size_t k = 0; k < t.shape.size(); ++k)
-      if (t.shape[k].is_dim() && t.shape[k].dim == plan_.r_dims[0]) return static_cast<int>(k);
-    return -1;
   }
 
   // r_vars: the index variables that stand for R's dims here (a reduction's or scan's own, or

@@ -7,6 +7,8 @@
 // anywhere. Collapsing F gives one row index. R may be a group of dims (a sum over (h, w)) that
 // every tensor having one of them has whole, consecutive and in order: one row of their
 // product, where the view's strides let them collapse (row_launch.hpp refuses a call where not).
+// Otherwise (an input with some of R's dims, R's dims apart or out of order in a tensor) a
+// position along R is decomposed dim by dim into that tensor's strides.
 //
 // Where R is the innermost extent of every tensor that has it, one block computes a row (the
 // row kernel). Where it is the innermost extent of none (a sum over dim 1 of [B, N, K], an RMS
@@ -43,9 +45,15 @@ inline constexpr int kMaxRowTensors = 16;  // inputs + outputs of a row module
 inline constexpr int kMaxRowDims = 16;     // dims a row program declares (their values are passed)
 
 struct RowTensor {
-  int slot = -1;              // kernel pointer: inputs 0.., then outputs; -1 for a temporary
-  bool row = false;           // R's dims are among its extents
-  int r_at = -1;              // ... from this position of its shape on
+  int slot = -1;     // kernel pointer: inputs 0.., then outputs; -1 for a temporary
+  bool row = false;  // R's dims (some or all) are among its extents
+  int r_at = -1;     // the first of them: where they run whole and consecutive, from here
+  // Per dim of R: its position in the shape, or -1. `r_general`: not R whole, consecutive and in
+  // order (batch norm's x[b, c, h, w] over (b, h, w), a weight [G, CG] of a norm over (CG, H,
+  // W)): a position j along R is decomposed dim by dim into the tensor's strides (row_launch.hpp:
+  // group_stride), not j times one stride.
+  std::vector<int> r_positions;
+  bool r_general = false;
   std::vector<int> free_at;   // per free dim it has, outermost first: its place in F
   std::vector<int> free_pos;  // ... and its position in the tensor's shape
   bool after_rows = false;    // a scalar assigned once every row is done (from over_rows)

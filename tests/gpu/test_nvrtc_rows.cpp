@@ -1,13 +1,13 @@
 // GPU test of nvrtc_jit's row kernels (format-2 specs in row form, plugins/nvrtc_jit/
 // row_codegen.hpp) against the float64 reference (core/indexed/evaluate.hpp) within a few units
-// of each output's precision and its accumulation bound, the bytes past each output untouched: softmax and layer norm in
-// bf16, log_softmax and relu in f32, at shapes that leave rows partly covered by a block (N = 1,
-// 4099, 50257), contiguous and with padded rows and a reversed weight (a spec copy that admits
-// strided views); the column kernel's sum, max, argmax, argmin over dim 1 of [B, N, K] and RMS
-// norm over C of [B, C, H, W]; cumsum forwards, backwards, exclusive and masked; instance and
-// layer norm (groups of dims as one row); mse and huber losses (one row over the grid); cross
-// entropy and triplet margin (a reduction over the rows). Skips without a usable CUDA device
-// (tests/support/gpu_main.cpp).
+// of each output's precision and its accumulation bound, the bytes past each output untouched:
+// softmax and layer norm in bf16, log_softmax and relu in f32, at shapes that leave rows partly
+// covered by a block (N = 1, 4099, 50257), contiguous and with padded rows and a reversed weight (a
+// spec copy that admits strided views); the column kernel's sum, max, argmax, argmin over dim 1 of
+// [B, N, K] and RMS norm over C of [B, C, H, W]; cumsum forwards, backwards, exclusive and masked;
+// instance and layer norm (groups of dims as one row); mse and huber losses (one row over the
+// grid); cross entropy and triplet margin (a reduction over the rows). Skips without a usable CUDA
+// device (tests/support/gpu_main.cpp).
 #include <doctest/doctest.h>
 
 #ifndef KQ_HAVE_CUDA
@@ -236,6 +236,12 @@ TEST_CASE("nvrtc_jit row kernels against the float64 reference") {
        {{"B", 2}, {"C", 3}, {"H", 33}, {"W", 65}},
        false},
       {"specs/kernelbench/40_layer_norm.yaml", {{"B", 3}, {"C", 4}, {"H", 5}, {"W", 103}}, false},
+      // R's dims decomposed one by one (batch norm's x, group norm's weight, hinge's t).
+      {"specs/kernelbench/33_batch_norm.yaml", {{"B", 3}, {"C", 4}, {"H", 33}, {"W", 70}}, false},
+      {"specs/kernelbench/35_group_norm.yaml",
+       {{"B", 2}, {"G", 3}, {"CG", 4}, {"H", 17}, {"W", 33}},
+       false},
+      {"specs/kernelbench/100_hinge_loss.yaml", {{"M", 300}, {"N", 2001}}, false},
       // Scans: chunks of four positions a thread, a block scan, the chunks' running total.
       {"specs/kernelbench/89_cumsum.yaml", {{"M", 3}, {"N", 4099}}, false},
       {"specs/kernelbench/91_cumsum_reverse.yaml", {{"M", 2}, {"N", 1500}}, true},

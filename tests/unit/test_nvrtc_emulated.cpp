@@ -88,6 +88,14 @@ const Case kCases[] = {
     {"specs/kernelbench/34_instance_norm.yaml", {{"B", 2}, {"C", 3}, {"H", 7}, {"W", 9}}, false},
     {"specs/kernelbench/34_instance_norm.yaml", {{"B", 1}, {"C", 2}, {"H", 33}, {"W", 65}}, false},
     {"specs/kernelbench/40_layer_norm.yaml", {{"B", 3}, {"C", 4}, {"H", 5}, {"W", 103}}, false},
+    // R's dims decomposed one by one: batch norm's x[b, c, h, w] over (b, h, w), group norm's
+    // weight [G, CG] of a norm over (CG, H, W), hinge's t[N] of a sum over (M, N).
+    {"specs/kernelbench/33_batch_norm.yaml", {{"B", 3}, {"C", 4}, {"H", 5}, {"W", 7}}, false},
+    {"specs/kernelbench/33_batch_norm.yaml", {{"B", 2}, {"C", 3}, {"H", 9}, {"W", 130}}, true},
+    {"specs/kernelbench/35_group_norm.yaml",
+     {{"B", 2}, {"G", 3}, {"CG", 4}, {"H", 5}, {"W", 33}},
+     false},
+    {"specs/kernelbench/100_hinge_loss.yaml", {{"M", 3}, {"N", 2001}}, false},
     // Scans in the row kernel: chunks of 4 positions a thread, a block scan, a running carry.
     {"specs/kernelbench/89_cumsum.yaml", {{"M", 3}, {"N", 4099}}, false},  // 2 chunks + 3
     {"specs/kernelbench/89_cumsum.yaml", {{"M", 2}, {"N", 5}}, true},
