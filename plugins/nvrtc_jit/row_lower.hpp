@@ -4,11 +4,11 @@
 // F are free: every assigned tensor (temporary or output) has all of F in order, with R among
 // them (a row tensor) or not (a per-row scalar), and every input has some of F in the same
 // order, with R or not (so w[N] is a row broadcast to every row); an extent of 1 may stand
-// anywhere. Collapsing F gives one row index. R may be a group of dims (a sum over (h, w)) that
-// every tensor having one of them has whole, consecutive and in order: one row of their
-// product, where the view's strides let them collapse (row_launch.hpp refuses a call where not).
-// Otherwise (an input with some of R's dims, R's dims apart or out of order in a tensor) a
-// position along R is decomposed dim by dim into that tensor's strides.
+// anywhere. Collapsing F gives one row index. R may be a group of dims (a sum over (h, w)), all
+// of which an assigned row tensor has: in a tensor that has them whole, consecutive and in order
+// they are one row of their product, where the view's strides let them collapse (row_launch.hpp
+// refuses a call where not); in any other (an input with some of R's dims, R's dims apart or out
+// of order) a position along R is decomposed dim by dim into that tensor's strides.
 //
 // Where R is the innermost extent of every tensor that has it, one block computes a row (the
 // row kernel). Where it is the innermost extent of none (a sum over dim 1 of [B, N, K], an RMS
@@ -29,7 +29,7 @@
 // (x[m, t[m]], t an integer input with free dims alone).
 //
 // lower_rows() says why a program is not in row form, naming the statement and the construct
-// (a scan inside an expression, a gather, index arithmetic, a reduction over several indices or
+// (a scan inside an expression, a gather, index arithmetic, a reduction over a second dim or
 // over a free dim, an argmax in a row kernel, float64), so that supports() can decline
 // precisely.
 #pragma once
@@ -47,7 +47,7 @@ inline constexpr int kMaxRowDims = 16;     // dims a row program declares (their
 struct RowTensor {
   int slot = -1;     // kernel pointer: inputs 0.., then outputs; -1 for a temporary
   bool row = false;  // R's dims (some or all) are among its extents
-  int r_at = -1;     // the first of them: where they run whole and consecutive, from here
+  int r_at = -1;     // where R's dims run whole, consecutive and in order: the first's position
   // Per dim of R: its position in the shape, or -1. `r_general`: not R whole, consecutive and in
   // order (batch norm's x[b, c, h, w] over (b, h, w), a weight [G, CG] of a norm over (CG, H,
   // W)): a position j along R is decomposed dim by dim into the tensor's strides (row_launch.hpp:
