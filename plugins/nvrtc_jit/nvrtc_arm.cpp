@@ -334,7 +334,8 @@ Status NvrtcArm::run_impl(std::span<const TensorView> inputs, std::span<const Te
   return launch_error(r);
 }
 
-// A block per row (the column kernel: a thread per row), grid-stride beyond 8 waves.
+// The launch row_grid gives: a block per row, a thread per row (the column kernel) or one row
+// over the grid (split).
 Status NvrtcArm::run_rows(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
                           void* stream) {
   Status s = check_shaped_contract(*spec_, inputs, outputs, Device::cuda);
@@ -352,14 +353,14 @@ Status NvrtcArm::run_rows(std::span<const TensorView> inputs, std::span<const Te
   const void* ptrs[kMaxRowTensors];
   void* params[kMaxRowTensors + 3];
   void* count = partials_;
-  void* partials = static_cast<char*>(partials_) + kCountBytes;
+  void* partials = partials_ ? static_cast<char*>(partials_) + kCountBytes : nullptr;
   for (int t = 0; t < nt; ++t) {
     ptrs[t] = t < ni ? inputs[static_cast<std::size_t>(t)].data
                      : outputs[static_cast<std::size_t>(t - ni)].data;
     params[t] = &ptrs[t];
   }
   params[nt] = &L;
-  params[nt + 1] = &partials;  // read by a split plan's kernel alone
+  params[nt + 1] = &partials;  // read by the kernels with partials alone (row_lower.hpp)
   params[nt + 2] = &count;
   const CUresult r = driver().launch_kernel(
       m.fn[LoadedModule::rows], static_cast<unsigned>(grid.blocks), 1, 1,

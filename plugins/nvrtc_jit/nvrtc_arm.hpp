@@ -68,9 +68,9 @@ class NvrtcArm final : public IKernelArm {
   LoadedModule* current_ = nullptr;
   std::string last_plan_;  // the launch prepare() chose, for the notes
   // The device memory of a split plan or of reductions over the rows (row_lower.hpp): the
-  // blocks' finishing count in the first
-  // kCountBytes bytes (0 between launches: the last block sets it back), then the partials.
-  // One launch at a time uses it, as one caller at a time runs the arm on its stream.
+  // blocks' finishing count in the first kCountBytes bytes (0 between launches: the last block
+  // sets it back), then the partials. One launch at a time uses it, as one caller at a time
+  // runs the arm on its stream.
   void* partials_ = nullptr;
   std::size_t partials_bytes_ = 0;
 };

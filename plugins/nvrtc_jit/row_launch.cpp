@@ -44,7 +44,7 @@ std::string plan_rows(const OpSpec& spec, const RowPlan& plan, std::span<const T
     for (std::size_t k = 0; k < rt.free_at.size(); ++k)
       L.free_stride[rt.slot][rt.free_at[k]] = v.strides[rt.free_pos[k]];
     if (!rt.row) continue;
-    if (rt.r_general) {  // decomposed dim by dim (row_codegen: group_offset)
+    if (rt.r_general) {  // decomposed dim by dim (row_codegen.cpp: along_r)
       for (std::size_t k = 0; k < plan.r_dims.size(); ++k)
         if (rt.r_positions[k] >= 0) L.group_stride[rt.slot][k] = v.strides[rt.r_positions[k]];
       continue;
