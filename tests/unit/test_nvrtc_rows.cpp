@@ -141,7 +141,7 @@ const Nvrtc& nvrtc() {
 
 }  // namespace
 
-// The table in docs/plugins.md: every shipped format-2 spec, lowered or declined for a reason.
+// The table in docs/nvrtc-jit.md: every shipped format-2 spec, lowered or declined for a reason.
 TEST_CASE("nvrtc rows: the shipped format-2 specs lower or decline with a reason") {
   const std::map<std::string, std::string> expected = {
       {"specs/layer_norm_bf16.yaml", ""},
