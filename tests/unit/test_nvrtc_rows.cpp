@@ -323,6 +323,27 @@ TEST_CASE("nvrtc rows: decline reasons name the statement and the construct") {
                        "c[m, n] = cumsum(n, x[m, n])\n  y[m, n] = c[m, n] + 1",
                        "{c: {rtol: 1e-5}, y: {rtol: 1e-5}}"))
             .find("reading c (column 11), a scan's output, is not lowered") != std::string::npos);
+  // A reduction over other dims than R: over every free dim after the rows, into scalars.
+  const std::string mn_loss = mn +
+                              "temporaries: {r: {shape: [M]}}\noutputs: {y: {dtype: f32, "
+                              "shape: []}}\n";
+  CHECK(why_not(
+            shaped(mn_loss, "r[m] = sum(n, x[m, n])\n  y = sum(m, r[m]) / M", "{y: {rtol: 1e-5}}"))
+            .empty());
+  CHECK(
+      why_not(shaped("dims: {B: free, M: free, N: reduced}\n"
+                     "inputs: {x: {dtype: f32, shape: [B, M, N]}}\n"
+                     "temporaries: {r: {shape: [B, M]}}\noutputs: {y: {dtype: f32, shape: [B]}}\n",
+                     "r[b, m] = sum(n, x[b, m, n])\n  y[b] = sum(m, r[b, m])", "{y: {rtol: 1e-5}}",
+                     "{B: 2, M: 4, N: 8}"))
+          .find("one reduced dim (or group of dims) is lowered (nor over every free dim, after "
+                "the rows)") != std::string::npos);
+  CHECK(why_not(shaped(mn + "temporaries: {r: {shape: [M]}, s: {shape: []}}\n"
+                            "outputs: {z: {dtype: f32, shape: [M]}}\n",
+                       "r[m] = sum(n, x[m, n])\n  s = sum(m, r[m])\n  z[m] = r[m] / s",
+                       "{z: {rtol: 1e-5}}"))
+            .find("z, computed after the rows (from a reduction over them), is not a scalar") !=
+        std::string::npos);
   // Accepted: prod, a reduction inside a row statement, a broadcast row and a per-row input.
   CHECK(why_not(shaped("dims: {B: free, M: free, N: reduced}\n"
                        "inputs: {x: {dtype: bf16, shape: [B, M, N]}, w: {dtype: f16, shape: [N]},"
