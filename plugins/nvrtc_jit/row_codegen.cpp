@@ -73,6 +73,26 @@ const char* combine(Reduction r) {
   }
 }
 
+// A running reduction in float `acc` (and, for a sum, its compensation `comp`, Neumaier's as
+// the reference's): its start at the identity, one term's step, its value.
+struct Running {
+  Reduction r;
+  std::string acc, comp;
+  bool sum() const { return r == Reduction::sum; }
+  std::string start() const {
+    return "float " + acc + " = " + identity(r) + (sum() ? ", " + comp + " = 0.0f" : "");
+  }
+  std::string step(const std::string& term) const {
+    return sum() ? "kq_sum_step(" + acc + ", " + comp + ", " + term + ");\n"
+                 : acc + " = " + combine(r) + "(" + acc + ", " + term + ");\n";
+  }
+  std::string value() const { return sum() ? "kq_sum_value(" + acc + ", " + comp + ")" : acc; }
+};
+
+Reduction scan_reduction(ix::ScanKind k) {
+  return k == ix::ScanKind::cumsum ? Reduction::sum : Reduction::prod;
+}
+
 // Warp shuffles, then the warps' partials through shared memory; every warp reduces all the
 // partials in the same order, so every thread gets the same value. The first __syncthreads
 // keeps the previous reduction's readers of `sh` ahead of this one's writers.
@@ -514,15 +534,11 @@ class RowWriter {
              "kq_i64 at = -1;\n" + row_loop(step, I) + I + R + " = at;\n    }\n";
     }
     // A sum's partial is compensated: a thread may add 2^15 terms (a row of 2^24).
-    const bool sum = n.reduction == Reduction::sum;
-    auto step = [&](Ctx& c) {
-      const std::string term = emit(n.args[0], c);
-      return sum ? "kq_sum_step(acc, comp, " + term + ");\n"
-                 : "acc = " + std::string(combine(n.reduction)) + "(acc, " + term + ");\n";
-    };
-    const std::string partial = sum ? "kq_sum_value(acc, comp)" : "acc";
-    return "    float " + R + ";\n    {\n" + I + "float acc = " + identity(n.reduction) +
-           (sum ? ", comp = 0.0f" : "") + ";\n" + row_loop(step, I) + I + R + " = " +
+    const Running acc{n.reduction, "acc", "comp"};
+    auto step = [&](Ctx& c) { return acc.step(emit(n.args[0], c)); };
+    const std::string partial = acc.value();
+    return "    float " + R + ";\n    {\n" + I + acc.start() + ";\n" + row_loop(step, I) + I + R +
+           " = " +
            (plan_.columns ? partial
                           : "kq_block_" + std::string(reduction_word(n.reduction)) + "(" + partial +
                                 ", kq_sh)") +
@@ -553,7 +569,8 @@ class RowWriter {
     const std::string at = K + "const kq_i64 kq_p = kq_first + kq_u;\n";
     const std::string j_at =
         K + "const kq_i64 j = " + (n.reverse ? "L.len - 1 - kq_p" : "kq_p") + ";\n";
-    std::string s = "    {\n      float kq_carry = " + id + (sum ? ", kq_ccomp = 0.0f" : "") +
+    const Running carry{scan_reduction(n.scan), "kq_carry", "kq_ccomp"};
+    std::string s = "    {\n      " + carry.start() +
                     ";\n      for (kq_i64 kq_base = 0; kq_base < L.len; kq_base += (kq_i64)" +
                     "blockDim.x * " + U + ") {\n";
     s += J + "const kq_i64 kq_first = kq_base + (kq_i64)threadIdx.x * " + U + ";\n";
@@ -573,14 +590,12 @@ class RowWriter {
     s += J + "float kq_total;\n" + J + "const float kq_before = kq_block_scan_" +
          (sum ? "sum" : "prod") + "(kq_t[" + std::to_string(kRowUnroll - 1) +
          "], kq_sh, kq_total);\n";
-    s += J + "const float kq_start = " + op + "(" +
-         (sum ? "kq_sum_value(kq_carry, kq_ccomp)" : "kq_carry") + ", kq_before);\n";
+    s += J + "const float kq_start = " + op + "(" + carry.value() + ", kq_before);\n";
     const std::string value = n.exclusive
                                   ? "kq_u == 0 ? kq_start : " + op + "(kq_start, kq_t[kq_u - 1])"
                                   : op + "(kq_start, kq_t[kq_u])";
     s += each + at + j_at + K + "if (kq_p < L.len) " + row_store(st.tensor, value) + J + "}\n";
-    s += J + (sum ? "kq_sum_step(kq_carry, kq_ccomp, kq_total);\n"
-                  : "kq_carry = kq_mul(kq_carry, kq_total);\n");
+    s += J + carry.step("kq_total");
     return s + "      }\n    }\n";
   }
 
@@ -588,18 +603,14 @@ class RowWriter {
   // (compensated for cumsum), stored before the step (exclusive) or after it.
   std::string scan_columns(const Statement& st) {
     const ix::Node& n = p_.nodes[static_cast<std::size_t>(st.root)];
-    const bool sum = n.scan == ix::ScanKind::cumsum;
     const std::string I = "        ";
     Ctx c{true};
-    const std::string term = emit(n.args[0], c);
-    const std::string value = sum ? "kq_sum_value(kq_acc, kq_comp)" : "kq_acc";
-    const std::string step = sum ? "kq_sum_step(kq_acc, kq_comp, " + term + ");\n"
-                                 : "kq_acc = kq_mul(kq_acc, " + term + ");\n";
-    std::string s =
-        "    {\n      float kq_acc = " + std::string(sum ? "0.0f, kq_comp = 0.0f" : "1.0f") +
-        ";\n      for (kq_i64 kq_p = 0; kq_p < L.len; ++kq_p) {\n" + I +
-        "const kq_i64 j = " + (n.reverse ? "L.len - 1 - kq_p" : "kq_p") + ";\n" +
-        indented(c.out, I);
+    const Running acc{scan_reduction(n.scan), "kq_acc", "kq_comp"};
+    const std::string value = acc.value(), step = acc.step(emit(n.args[0], c));
+    std::string s = "    {\n      " + acc.start() +
+                    ";\n      for (kq_i64 kq_p = 0; kq_p < L.len; ++kq_p) {\n" + I +
+                    "const kq_i64 j = " + (n.reverse ? "L.len - 1 - kq_p" : "kq_p") + ";\n" +
+                    indented(c.out, I);
     s += n.exclusive ? I + row_store(st.tensor, value) + I + step
                      : I + step + I + row_store(st.tensor, value);
     return s + "      }\n    }\n";
@@ -622,16 +633,13 @@ class RowWriter {
          "  const volatile float* kq_partials = kq_part;\n";
     for (std::size_t k = 0; k < nodes.size(); ++k) {
       const ix::Node& n = p_.nodes[static_cast<std::size_t>(nodes[k])];
-      const bool sum = n.reduction == Reduction::sum;
-      const std::string at = "kq_partials[" + std::to_string(k) + " * gridDim.x + kq_b]";
+      const Running acc{n.reduction, "acc", "comp"};
       s +=
-          "  {\n    float acc = " + std::string(identity(n.reduction)) +
-          (sum ? ", comp = 0.0f" : "") +
+          "  {\n    " + acc.start() +
           ";\n    for (unsigned kq_b = threadIdx.x; kq_b < gridDim.x; kq_b += blockDim.x)\n      " +
-          (sum ? "kq_sum_step(acc, comp, " + at + ");\n"
-               : "acc = " + std::string(combine(n.reduction)) + "(acc, " + at + ");\n") +
-          "    r" + std::to_string(nodes[k]) + " = kq_block_" + reduction_word(n.reduction) + "(" +
-          (sum ? "kq_sum_value(acc, comp)" : "acc") + ", kq_sh);\n  }\n";
+          acc.step("kq_partials[" + std::to_string(k) + " * gridDim.x + kq_b]") + "    r" +
+          std::to_string(nodes[k]) + " = kq_block_" + reduction_word(n.reduction) + "(" +
+          acc.value() + ", kq_sh);\n  }\n";
     }
     return s;
   }
@@ -709,15 +717,15 @@ class RowWriter {
     if (needs_shared() && !cols) s += "  __shared__ float kq_sh[32];\n";
     // A reduction over the rows: each thread keeps its block's running value (the same in
     // every thread), combined after the rows.
+    std::vector<Running> over;
     std::vector<std::string> over_values;
     if (!plan_.over_rows.empty()) s += "  __shared__ bool kq_last;\n";
     for (std::size_t k = 0; k < plan_.over_rows.size(); ++k) {
-      const ix::Node& n = p_.nodes[static_cast<std::size_t>(plan_.over_rows[k])];
       const std::string K = std::to_string(k);
-      const bool sum = n.reduction == Reduction::sum;
-      s += "  float kq_o" + K + " = " + identity(n.reduction) +
-           (sum ? ", kq_oc" + K + " = 0.0f" : "") + ";\n";
-      over_values.push_back(sum ? "kq_sum_value(kq_o" + K + ", kq_oc" + K + ")" : "kq_o" + K);
+      over.push_back({p_.nodes[static_cast<std::size_t>(plan_.over_rows[k])].reduction, "kq_o" + K,
+                      "kq_oc" + K});
+      s += "  " + over.back().start() + ";\n";
+      over_values.push_back(over.back().value());
     }
     s += cols ? "  for (kq_i64 row = (kq_i64)blockIdx.x * blockDim.x + threadIdx.x; row < L.rows;"
                 " row += (kq_i64)gridDim.x * blockDim.x) {\n"
@@ -808,14 +816,10 @@ class RowWriter {
     }
     for (std::size_t k = 0; k < plan_.over_rows.size(); ++k) {
       const ix::Node& n = p_.nodes[static_cast<std::size_t>(plan_.over_rows[k])];
-      const std::string K = std::to_string(k);
       Ctx c;
       const std::string term = emit(n.args[0], c);
       s += "    // this row's term of the reduction over the rows\n" + indented(c.out, "    ") +
-           (n.reduction == Reduction::sum
-                ? "    kq_sum_step(kq_o" + K + ", kq_oc" + K + ", " + term + ");\n"
-                : "    kq_o" + K + " = " + combine(n.reduction) + "(kq_o" + K + ", " + term +
-                      ");\n");
+           "    " + over[k].step(term);
     }
     s += "  }\n";
     if (!plan_.over_rows.empty()) {
