@@ -29,6 +29,7 @@ TEST_CASE("nvrtc_jit row kernels") {
 #include "kq/half.hpp"
 #include "kq/plugin_api.hpp"
 #include "plugin_arms.hpp"
+#include "row_cases.hpp"
 #include "spec/spec.hpp"
 #include "test_support.hpp"
 
@@ -103,11 +104,7 @@ struct Case {
   const char* positions = nullptr;  // the dim whose extent bounds i32 and i64 inputs' values
 };
 
-std::string dims_text(const kq::ix::DimValues& dims) {
-  std::string s;
-  for (const auto& [name, value] : dims) s += " " + name + "=" + std::to_string(value);
-  return s;
-}
+using kq::test::rows::dims_text;
 
 void run_case(kq::IKernelArm* arm, const Case& c) {
   kq::OpSpec spec = kq::load_spec(kq::test::source_dir() / c.spec).op;
@@ -117,13 +114,7 @@ void run_case(kq::IKernelArm* arm, const Case& c) {
   }
   const kq::ix::Program& p = *spec.program;
   const kq::ix::DimValues& dims = c.dims;
-  auto shape_of = [&](const kq::ix::TensorDecl& d) {
-    std::vector<std::int64_t> s;
-    for (const auto& e : d.shape) s.push_back(e.is_dim() ? dims.at(e.name) : e.constant);
-    return s;
-  };
   std::mt19937_64 rng(std::hash<std::string>{}(c.spec + dims_text(dims)));
-  std::uniform_real_distribution<double> u(-4.0, 4.0);
   kq::ix::Tensors host_in;
   std::vector<DeviceTensor> in(spec.inputs.size()), out(spec.outputs.size());
   std::vector<const kq::ix::TensorDecl*> out_decls;
@@ -131,19 +122,13 @@ void run_case(kq::IKernelArm* arm, const Case& c) {
   std::size_t ni = 0, no = 0;
   for (const kq::ix::TensorDecl& d : p.decls.tensors) {
     if (d.role == kq::ix::Role::temporary) continue;
-    const auto shape = shape_of(d);
+    const auto shape = kq::test::rows::shape_of(d, dims);
     const bool row = shape.size() > 1;
     if (d.role == kq::ix::Role::input) {
-      std::vector<double> v(1);
-      std::int64_t n = 1;
-      for (auto e : shape) n *= e;
-      v.resize(static_cast<std::size_t>(n));
-      for (double& x : v) {
-        x = u(rng);
-        if (d.dtype == kq::DType::boolean) x = x > 0 ? 1 : 0;
-        if (c.positions && (d.dtype == kq::DType::i32 || d.dtype == kq::DType::i64))
-          x = std::floor((x + 4) / 8 * static_cast<double>(dims.at(c.positions)));
-      }
+      std::vector<double> v(static_cast<std::size_t>(kq::ix::numel_of(shape)));
+      const std::int64_t positions = c.positions ? dims.at(c.positions) : 0;
+      for (double& x : v)
+        x = kq::test::rows::draw(kq::test::rows::Draw::uniform, d.dtype, rng, positions);
       kq::ix::Buffer b = kq::ix::Buffer::of(d.dtype, shape, v);
       make(in[ni], d.dtype, shape, c.strided && row, c.strided && shape.size() == 1);
       upload(in[ni], b);
@@ -173,24 +158,14 @@ void run_case(kq::IKernelArm* arm, const Case& c) {
     CUDA_OK(cudaMemcpy(host.data(), out[o].base, host.size(), cudaMemcpyDeviceToHost));
     const kq::DType t = out[o].view.dtype;
     const std::size_t es = kq::dtype_size(t);
-    // 2 units of the output's precision relative, and as much absolute at 1 (y = ... + b
-    // cancels in layer norm), beside twice the accumulation bound (float32 sums and
-    // differences of large values: a triplet margin); exact where a value is selected.
-    const double unit = t == kq::DType::bf16 ? 0x1p-8 : t == kq::DType::f16 ? 0x1p-11 : 0x1p-20;
-    const bool exact = std::string(c.spec).find("relu") != std::string::npos ||
-                       std::string(c.spec).find("max_reduction") != std::string::npos ||
-                       kq::is_integer(t);
+    const bool exact = kq::test::rows::exact(c.spec, t);
     int bad = 0;
     std::vector<bool> touched(host.size(), false);
     for (std::int64_t i = 0; i < w.numel(); ++i) {
       const std::int64_t at = byte_offset(out[o], i);
       for (std::size_t k = 0; k < es; ++k) touched[static_cast<std::size_t>(at) + k] = true;
       const double got = kq::load_as_double(t, host.data() + at), exp = w.get(i);
-      const bool ok = exact || std::isinf(exp)
-                          ? (got == exp)
-                          : std::fabs(got - exp) <=
-                                2 * unit * (std::fabs(exp) + 1) + 2 * bound.get(i) * 0x1p-24;
-      if (!ok && bad++ < 5)
+      if (!kq::test::rows::close_enough(got, exp, bound.get(i), t, exact) && bad++ < 5)
         FAIL_CHECK(std::string(c.spec)
                    << dims_text(dims) << std::string(c.strided ? " strided" : "") << " output "
                    << out_decls[o]->name << "[" << i << "]: got " << got << ", want " << exp);

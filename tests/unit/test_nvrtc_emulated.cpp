@@ -29,12 +29,16 @@
 #include "../../plugins/nvrtc_jit/row_lower.cpp"
 #include "indexed/evaluate.hpp"
 #include "kq/half.hpp"
+#include "row_cases.hpp"
 #include "spec/spec.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 namespace nv = kq::nvrtc;
+namespace rows = kq::test::rows;
+using rows::dims_text;
+using Draw = rows::Draw;
 
 const fs::path kRoot = KQ_SOURCE_DIR;
 
@@ -42,9 +46,7 @@ struct Case {
   const char* spec;  // a path under the source tree, or a spec's text
   kq::ix::DimValues dims;
   bool padded;  // rows one element longer than they are (the innermost dim's neighbour)
-  // Inputs: uniform in [-4, 4]; the integers there (equal values in every row); +-e^t, t
-  // uniform in [-1/2, 1/2] (products of thousands stay finite); or e^t (logs defined).
-  enum class Draw { uniform, ties, near_one, positive } draw = Draw::uniform;
+  Draw draw = Draw::uniform;
   const char* positions = nullptr;  // the dim whose extent bounds i32 and i64 inputs' values
 };
 
@@ -64,25 +66,22 @@ const Case kCases[] = {
     {"specs/kernelbench/48_mean_reduction.yaml", {{"B", 2}, {"N", 9}, {"K", 300}}, true},
     {"specs/kernelbench/49_max_reduction.yaml", {{"B", 3}, {"N", 258}, {"K", 97}}, false},
     {"specs/kernelbench/51_argmax.yaml", {{"B", 2}, {"N", 301}, {"K", 129}}, true},
-    {"specs/kernelbench/51_argmax.yaml", {{"B", 2}, {"N", 31}, {"K", 33}}, false, Case::Draw::ties},
+    {"specs/kernelbench/51_argmax.yaml", {{"B", 2}, {"N", 31}, {"K", 33}}, false, Draw::ties},
     {"specs/kernelbench/52_argmin.yaml", {{"B", 1}, {"N", 6}, {"K", 300}}, false},
-    {"specs/kernelbench/52_argmin.yaml", {{"B", 3}, {"N", 17}, {"K", 20}}, true, Case::Draw::ties},
-    {"specs/kernelbench/49_max_reduction.yaml",
-     {{"B", 2}, {"N", 9}, {"K", 40}},
-     false,
-     Case::Draw::ties},
+    {"specs/kernelbench/52_argmin.yaml", {{"B", 3}, {"N", 17}, {"K", 20}}, true, Draw::ties},
+    {"specs/kernelbench/49_max_reduction.yaml", {{"B", 2}, {"N", 9}, {"K", 40}}, false, Draw::ties},
     {"specs/kernelbench/36_rms_norm.yaml", {{"B", 2}, {"C", 67}, {"H", 3}, {"W", 31}}, false},
     {"specs/kernelbench/16_matmul_transposed_a.yaml", {{"M", 4}, {"N", 70}, {"K", 45}}, false},
     // No free dim: the row over the grid, the last block combining (losses).
     {"specs/kernelbench/94_mse_loss.yaml", {{"M", 3}, {"N", 2000}}, false},  // 3 blocks
     {"specs/kernelbench/96_huber_loss.yaml", {{"M", 5}, {"N", 7}}, false},   // 1 block
-    {"specs/kernelbench/98_kl_div_loss.yaml", {{"M", 2}, {"N", 3001}}, false, Case::Draw::positive},
+    {"specs/kernelbench/98_kl_div_loss.yaml", {{"M", 2}, {"N", 3001}}, false, Draw::positive},
     // Reductions over the rows after those along them: each block's rows, then the last block.
     {"specs/kernelbench/99_triplet_margin_loss.yaml", {{"M", 7}, {"D", 300}}, true},
     {"specs/kernelbench/95_cross_entropy_loss.yaml",
      {{"M", 9}, {"N", 1000}},
      false,
-     Case::Draw::uniform,
+     Draw::uniform,
      "N"},
     // Groups of reduced dims, collapsed into one row: (H, W), (C, H, W).
     {"specs/kernelbench/34_instance_norm.yaml", {{"B", 2}, {"C", 3}, {"H", 7}, {"W", 9}}, false},
@@ -99,8 +98,8 @@ const Case kCases[] = {
     // Scans in the row kernel: chunks of 4 positions a thread, a block scan, a running carry.
     {"specs/kernelbench/89_cumsum.yaml", {{"M", 3}, {"N", 4099}}, false},  // 2 chunks + 3
     {"specs/kernelbench/89_cumsum.yaml", {{"M", 2}, {"N", 5}}, true},
-    {"specs/kernelbench/90_cumprod.yaml", {{"M", 2}, {"N", 4099}}, false, Case::Draw::near_one},
-    {"specs/kernelbench/90_cumprod.yaml", {{"M", 3}, {"N", 203}}, true, Case::Draw::near_one},
+    {"specs/kernelbench/90_cumprod.yaml", {{"M", 2}, {"N", 4099}}, false, Draw::near_one},
+    {"specs/kernelbench/90_cumprod.yaml", {{"M", 3}, {"N", 203}}, true, Draw::near_one},
     {"specs/kernelbench/91_cumsum_reverse.yaml", {{"M", 2}, {"N", 1500}}, true},
     {"specs/kernelbench/92_cumsum_exclusive.yaml", {{"M", 3}, {"N", 700}}, false},
     {"specs/kernelbench/93_masked_cumsum.yaml", {{"M", 2}, {"N", 999}}, false},
@@ -139,12 +138,6 @@ const char* host_type(kq::DType t) {
     default:
       return "float";
   }
-}
-
-std::string dims_text(const kq::ix::DimValues& dims) {
-  std::string s;
-  for (const auto& [name, value] : dims) s += " " + name + "=" + std::to_string(value);
-  return s;
 }
 
 // The generated source of case `i`, its includes dropped (the emulation defines the half
@@ -241,13 +234,7 @@ using Entry = void (*)(void* const*, const void*, unsigned, unsigned);
 
 void run_case(Entry entry, const Case& c, const kq::OpSpec& spec, const nv::RowPlan& plan) {
   const kq::ix::Program& p = *spec.program;
-  auto shape_of = [&](const kq::ix::TensorDecl& d) {
-    std::vector<std::int64_t> s;
-    for (const auto& e : d.shape) s.push_back(e.is_dim() ? c.dims.at(e.name) : e.constant);
-    return s;
-  };
   std::mt19937_64 rng(std::hash<std::string>{}(c.spec + dims_text(c.dims)));
-  std::uniform_real_distribution<double> u(-4.0, 4.0);
   kq::ix::Tensors host_in;
   std::vector<HostTensor> in(spec.inputs.size()), out(spec.outputs.size());
   std::vector<const kq::ix::TensorDecl*> out_decls;
@@ -255,19 +242,12 @@ void run_case(Entry entry, const Case& c, const kq::OpSpec& spec, const nv::RowP
   std::size_t ni = 0, no = 0;
   for (const kq::ix::TensorDecl& d : p.decls.tensors) {
     if (d.role == kq::ix::Role::temporary) continue;
-    const auto shape = shape_of(d);
+    const auto shape = rows::shape_of(d, c.dims);
     const bool padded = c.padded && shape.size() > 1;
     if (d.role == kq::ix::Role::input) {
       std::vector<double> v(static_cast<std::size_t>(kq::ix::numel_of(shape)));
-      for (double& x : v) {
-        x = u(rng);
-        if (d.dtype == kq::DType::boolean) x = x > 0 ? 1 : 0;
-        if (c.draw == Case::Draw::ties) x = std::round(x);
-        if (c.draw == Case::Draw::near_one) x = std::copysign(std::exp(x / 8), u(rng));
-        if (c.draw == Case::Draw::positive) x = std::exp(x / 8);
-        if (c.positions && (d.dtype == kq::DType::i32 || d.dtype == kq::DType::i64))
-          x = std::floor((x + 4) / 8 * static_cast<double>(c.dims.at(c.positions)));
-      }
+      const std::int64_t positions = c.positions ? c.dims.at(c.positions) : 0;
+      for (double& x : v) x = rows::draw(c.draw, d.dtype, rng, positions);
       kq::ix::Buffer b = kq::ix::Buffer::of(d.dtype, shape, v);
       make(in[ni], d.dtype, shape, padded);
       const std::size_t es = kq::dtype_size(d.dtype);
@@ -312,24 +292,14 @@ void run_case(Entry entry, const Case& c, const kq::OpSpec& spec, const nv::RowP
     const kq::ix::Buffer& bound = want.bounds.at(out_decls[o]->name);
     const kq::DType t = out[o].view.dtype;
     const std::size_t es = kq::dtype_size(t);
-    // 2 units of the output's precision relative, and as much absolute at 1, beside twice the
-    // accumulation bound (float32 sums and products of several terms); exact where the kernel
-    // selects or copies a value (relu, max, an index).
-    const double unit = t == kq::DType::bf16 ? 0x1p-8 : t == kq::DType::f16 ? 0x1p-11 : 0x1p-20;
-    const std::string name = c.spec;
-    const bool exact = name.find("relu") != std::string::npos ||
-                       name.find("max_reduction") != std::string::npos || kq::is_integer(t);
+    const bool exact = rows::exact(c.spec, t);
     int bad = 0;
     std::vector<bool> touched(out[o].bytes.size(), false);
     for (std::int64_t i = 0; i < w.numel(); ++i) {
       const std::int64_t at = byte_offset(out[o], i);
       for (std::size_t k = 0; k < es; ++k) touched[static_cast<std::size_t>(at) + k] = true;
       const double got = kq::load_as_double(t, out[o].bytes.data() + at), exp = w.get(i);
-      const bool ok = exact || std::isinf(exp)
-                          ? (got == exp)
-                          : std::fabs(got - exp) <=
-                                2 * unit * (std::fabs(exp) + 1) + 2 * bound.get(i) * 0x1p-24;
-      if (!ok && bad++ < 5)
+      if (!rows::close_enough(got, exp, bound.get(i), t, exact) && bad++ < 5)
         FAIL_CHECK(std::string(c.spec)
                    << dims_text(c.dims) << std::string(c.padded ? " padded" : "") << " output "
                    << out_decls[o]->name << "[" << i << "]: got " << got << ", want " << exp);
@@ -360,7 +330,7 @@ TEST_CASE("nvrtc rows, emulated on the host: row and column kernels against the 
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const Case& c = kCases[i];
     const std::string where = c.spec + dims_text(c.dims) + (c.padded ? " padded" : "") +
-                              (c.draw == Case::Draw::ties ? " ties" : "");
+                              (c.draw == Draw::ties ? " ties" : "");
     INFO(where);
     const std::string sym = "kq_case" + std::to_string(i);
     auto entry = reinterpret_cast<Entry>(dlsym(lib.handle, sym.c_str()));

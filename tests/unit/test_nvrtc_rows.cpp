@@ -56,6 +56,22 @@ kq::OpSpec shaped(const std::string& decls, const std::string& semantics,
   return kq::parse_spec(text, "test.yaml").op;
 }
 
+// A CUDA view of `shape` and `strides` at a made-up address: plan_rows reads shapes and strides
+// alone.
+kq::TensorView view(std::vector<std::int64_t> shape, std::vector<std::int64_t> strides,
+                    kq::DType dtype = kq::DType::f32) {
+  kq::TensorView v;
+  v.data = reinterpret_cast<void*>(std::uintptr_t{0x10000});
+  v.dtype = dtype;
+  v.device = kq::Device::cuda;
+  v.rank = static_cast<int>(shape.size());
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    v.shape[i] = shape[i];
+    v.strides[i] = strides[i];
+  }
+  return v;
+}
+
 std::string why_not(const kq::OpSpec& s) {
   nv::RowPlan plan;
   return nv::lower_rows(s, plan);
@@ -417,18 +433,6 @@ TEST_CASE("nvrtc rows: the column kernel, sum and argmax over dim 1 of [B, N, K]
 
   // The layout: x [B, N, K] padded (K + 3 a row of N), y [B, 1, K].
   const std::int64_t B = 3, N = 5, K = 7;
-  auto view = [](std::vector<std::int64_t> shape, std::vector<std::int64_t> strides) {
-    kq::TensorView v;
-    v.data = reinterpret_cast<void*>(std::uintptr_t{0x10000});
-    v.dtype = kq::DType::f32;
-    v.device = kq::Device::cuda;
-    v.rank = static_cast<int>(shape.size());
-    for (std::size_t i = 0; i < shape.size(); ++i) {
-      v.shape[i] = shape[i];
-      v.strides[i] = strides[i];
-    }
-    return v;
-  };
   std::vector<kq::TensorView> in = {view({B, N, K}, {N * (K + 3), K + 3, 1})};
   std::vector<kq::TensorView> out = {view({B, 1, K}, {K, K, 1})};
   nv::RowLayout L;
@@ -489,20 +493,7 @@ TEST_CASE("nvrtc rows: a group of reduced dims is one row where the view lets it
   CHECK_FALSE(plan.columns);
   const nv::Generated g = nv::generate_rows(s, plan);
   CHECK(g.plan.find("row length (H, W)") != std::string::npos);
-  auto view = [](std::vector<std::int64_t> strides) {
-    kq::TensorView v;
-    v.data = reinterpret_cast<void*>(std::uintptr_t{0x10000});
-    v.dtype = kq::DType::f32;
-    v.device = kq::Device::cuda;
-    v.rank = 4;
-    const std::int64_t shape[] = {2, 3, 7, 9};
-    for (int i = 0; i < 4; ++i) {
-      v.shape[i] = shape[i];
-      v.strides[i] = strides[static_cast<std::size_t>(i)];
-    }
-    return v;
-  };
-  const std::vector<kq::TensorView> dense = {view({189, 63, 9, 1})};
+  const std::vector<kq::TensorView> dense = {view({2, 3, 7, 9}, {189, 63, 9, 1})};
   nv::RowLayout L;
   REQUIRE(nv::plan_rows(s, plan, dense, dense, L).empty());
   CHECK(L.rows == 6);
@@ -510,7 +501,7 @@ TEST_CASE("nvrtc rows: a group of reduced dims is one row where the view lets it
   CHECK(L.row_stride[0] == 1);
   CHECK(L.free_stride[0][1] == 63);
   // Rows of W padded to 10: H and W no longer make one run of memory; the call is refused.
-  const std::vector<kq::TensorView> padded = {view({210, 70, 10, 1})};
+  const std::vector<kq::TensorView> padded = {view({2, 3, 7, 9}, {210, 70, 10, 1})};
   CHECK(nv::plan_rows(s, plan, padded, dense, L) ==
         "the reduced dims of x do not collapse into one row in this view (strides 10 and 1 over "
         "extent 9)");
@@ -531,18 +522,6 @@ TEST_CASE("nvrtc rows: R's dims decomposed one by one where a tensor has them ap
                       "L.group_extent[2]) % L.group_extent[1]) * L.group_stride[0][1] + (((j / "
                       "L.group_extent[2]) / L.group_extent[1])) * L.group_stride[0][0]") !=
         std::string::npos);
-  auto view = [](std::vector<std::int64_t> shape, std::vector<std::int64_t> strides) {
-    kq::TensorView v;
-    v.data = reinterpret_cast<void*>(std::uintptr_t{0x10000});
-    v.dtype = kq::DType::f32;
-    v.device = kq::Device::cuda;
-    v.rank = static_cast<int>(shape.size());
-    for (std::size_t i = 0; i < shape.size(); ++i) {
-      v.shape[i] = shape[i];
-      v.strides[i] = strides[i];
-    }
-    return v;
-  };
   // x with rows of W padded to 10: no single stride along R, none needed.
   const std::vector<kq::TensorView> in = {view({2, 3, 7, 9}, {210, 70, 10, 1}), view({3}, {1}),
                                           view({3}, {1})};
@@ -565,25 +544,11 @@ TEST_CASE("nvrtc rows: the layout from views") {
   nv::RowPlan plan;
   REQUIRE(nv::lower_rows(s, plan).empty());
   // x [M, N] with padded rows (stride 4100), w and b [N], y [M, N], mean and rstd [M].
-  auto view = [](kq::DType t, std::vector<std::int64_t> shape, std::vector<std::int64_t> strides) {
-    kq::TensorView v;
-    v.data = reinterpret_cast<void*>(std::uintptr_t{0x10000});
-    v.dtype = t;
-    v.device = kq::Device::cuda;
-    v.rank = static_cast<int>(shape.size());
-    for (std::size_t i = 0; i < shape.size(); ++i) {
-      v.shape[i] = shape[i];
-      v.strides[i] = strides[i];
-    }
-    return v;
-  };
   const std::int64_t M = 3'000'000'000 / 4099 + 7, N = 4099;  // > 2^31 elements
-  std::vector<kq::TensorView> in = {view(kq::DType::bf16, {M, N}, {4100, 1}),
-                                    view(kq::DType::bf16, {N}, {1}),
-                                    view(kq::DType::bf16, {N}, {2})};
-  std::vector<kq::TensorView> out = {view(kq::DType::bf16, {M, N}, {N, 1}),
-                                     view(kq::DType::f32, {M}, {1}),
-                                     view(kq::DType::f32, {M}, {1})};
+  const kq::DType bf16 = kq::DType::bf16;
+  std::vector<kq::TensorView> in = {view({M, N}, {4100, 1}, bf16), view({N}, {1}, bf16),
+                                    view({N}, {2}, bf16)};
+  std::vector<kq::TensorView> out = {view({M, N}, {N, 1}, bf16), view({M}, {1}), view({M}, {1})};
   nv::RowLayout L;
   REQUIRE(nv::plan_rows(s, plan, in, out, L).empty());
   CHECK(L.rows == M);
