@@ -60,6 +60,27 @@ double Buffer::get(std::int64_t i) const {
   return load_as_double(dtype, bytes.data() + static_cast<std::size_t>(i) * dtype_size(dtype));
 }
 
+void Buffer::get_run(std::int64_t first, std::int64_t step, int count, double* out) const {
+  const auto at = [&](int l) {
+    return bytes.data() + static_cast<std::size_t>(first + l * step) * dtype_size(dtype);
+  };
+  // The common value types with the dtype's switch out of the loop; the others through get().
+  switch (dtype) {
+    case DType::f32:
+      for (int l = 0; l < count; ++l) {
+        float f;
+        std::memcpy(&f, at(l), 4);
+        out[l] = f;
+      }
+      return;
+    case DType::f64:
+      for (int l = 0; l < count; ++l) std::memcpy(&out[l], at(l), 8);
+      return;
+    default:
+      for (int l = 0; l < count; ++l) out[l] = load_as_double(dtype, at(l));
+  }
+}
+
 void Buffer::set(std::int64_t i, double v) {
   unsigned char* p = bytes.data() + static_cast<std::size_t>(i) * dtype_size(dtype);
   switch (dtype) {
@@ -78,6 +99,23 @@ void Buffer::set(std::int64_t i, double v) {
       return;
     default:
       store_rounded(dtype, v, p);
+  }
+}
+
+void Buffer::set_run(std::int64_t first, int count, const double* v) {
+  unsigned char* p = bytes.data() + static_cast<std::size_t>(first) * dtype_size(dtype);
+  switch (dtype) {  // as get_run: the common value types with the switch out of the loop
+    case DType::f32:
+      for (int l = 0; l < count; ++l) {
+        const auto f = static_cast<float>(v[l]);
+        std::memcpy(p + 4 * l, &f, 4);
+      }
+      return;
+    case DType::f64:
+      std::memcpy(p, v, 8 * static_cast<std::size_t>(count));
+      return;
+    default:
+      for (int l = 0; l < count; ++l) set(first + l, v[l]);
   }
 }
 

@@ -30,9 +30,13 @@ struct Buffer {
   std::int64_t numel() const;
   // Element `i` (row-major), exactly, as a double.
   double get(std::int64_t i) const;
+  // Elements first, first + step, ... (`count` of them) into out, each as get() gives it.
+  void get_run(std::int64_t first, std::int64_t step, int count, double* out) const;
   // Stores `v` into element `i`: rounded once to nearest even for the value types; for the
   // integer types `v` must be representable (see representable()), bool stores v != 0.
   void set(std::int64_t i, double v);
+  // Elements first .. first + count - 1 set from v[0 .. count - 1], each as set() stores it.
+  void set_run(std::int64_t first, int count, const double* v);
 };
 
 // The elements of a row-major shape (1 for a scalar's empty shape), and the coordinate of its

@@ -117,6 +117,115 @@ Buffer round_output(const Instance& in, int tensor, const Values& values) {
   return b;
 }
 
+// One task's share of a statement's elements (a range of their row-major positions over the
+// left-hand side, less the scan index's), each put into the store's float64 values or, given
+// `direct`, rounded into the output. Runs of neighbouring elements along the innermost index
+// go through Machine::element_lanes; a scan statement, line by line along its scan index.
+class StatementTask {
+ public:
+  StatementTask(const Instance& in, FullStore& store, int statement, Buffer* direct,
+                FirstError& first, FirstError& unrepresentable)
+      : in_(in),
+        s_(in.program->statements[static_cast<std::size_t>(statement)]),
+        decl_(in.program->decls.tensors[static_cast<std::size_t>(s_.tensor)]),
+        statement_(statement),
+        store_(store),
+        out_(store.of(s_.tensor)),
+        out_bound_(store.bounds_of(s_.tensor)),
+        direct_(direct),
+        first_(first),
+        unrepresentable_(unrepresentable) {
+    for (std::size_t d = 0; d < s_.lhs.size(); ++d) {
+      if (s_.lhs[d] == s_.scan_index)
+        scan_dim_ = d;
+      else
+        outer_.push_back(d);
+    }
+    if (reference_lanes() && s_.scan_index < 0 && !outer_.empty())
+      lane_var_ = s_.lhs[outer_.back()];
+  }
+
+  // The positions the tasks share out.
+  std::int64_t count() const { return product(in_, s_, outer_); }
+
+  void operator()(const tbb::blocked_range<std::int64_t>& r) const {
+    Machine machine(in_, store_, out_bound_ != nullptr);
+    Frame f(in_, statement_);
+    std::vector<Term> line;
+    for (std::int64_t k = r.begin(); k < r.end(); ++k) {
+      decode(in_, s_, outer_, k, f);
+      if (const int n = run_length(f, r.end() - k); n > 1) {
+        try {
+          put_run(k, machine.element_lanes(f, lane_var_, n), n);
+          k += n - 1;
+          continue;
+        } catch (const EvalError&) {
+          // One at a time from k, which names the first element in error.
+        }
+      }
+      try {
+        if (s_.scan_index < 0) {
+          put(k, machine.element(f));
+          continue;
+        }
+        machine.line(f, line);
+        const std::vector<std::int64_t>& strides = in_.strides[static_cast<std::size_t>(s_.tensor)];
+        std::int64_t base = 0;
+        for (std::size_t d : outer_)
+          base += f.idx[static_cast<std::size_t>(s_.lhs[d])] * strides[d];
+        for (std::size_t j = 0; j < line.size(); ++j)
+          put(base + static_cast<std::int64_t>(j) * strides[scan_dim_], line[j]);
+      } catch (const EvalError& e) {
+        first_.offer(k, e.what());
+        return;
+      }
+    }
+  }
+
+ private:
+  // How many elements from the indices in `f` one run takes: up to kLanes, `left` and the end
+  // of the innermost index's extent; 1 where there are no runs.
+  int run_length(const Frame& f, std::int64_t left) const {
+    if (lane_var_ < 0) return 1;
+    const auto v = static_cast<std::size_t>(lane_var_);
+    return static_cast<int>(std::min({std::int64_t{kLanes}, left, in_.extents[v] - f.idx[v]}));
+  }
+
+  void put(std::int64_t at, const Term& t) const {
+    if (direct_)
+      store_output(decl_, *direct_, at, t.v, unrepresentable_);
+    else
+      out_[static_cast<std::size_t>(at)] = t.v;
+    if (out_bound_) (*out_bound_)[static_cast<std::size_t>(at)] = t.e;
+  }
+
+  // put() for n elements from `at`: a value type always holds its rounding, so its elements
+  // are stored without asking.
+  void put_run(std::int64_t at, const Machine::LaneTerms& t, int n) const {
+    if (!direct_ || is_integer(decl_.dtype)) {
+      for (int l = 0; l < n; ++l) put(at + l, {t.v[l], t.e[l]});
+      return;
+    }
+    direct_->set_run(at, n, t.v.data());
+    if (out_bound_)
+      std::copy_n(t.e.begin(), n, out_bound_->begin() + static_cast<std::ptrdiff_t>(at));
+  }
+
+  const Instance& in_;
+  const Statement& s_;
+  const TensorDecl& decl_;
+  int statement_;
+  FullStore& store_;
+  Values& out_;
+  Values* out_bound_;
+  Buffer* direct_;
+  FirstError& first_;
+  FirstError& unrepresentable_;
+  std::vector<std::size_t> outer_;  // the left-hand side's positions but the scan index's
+  std::size_t scan_dim_ = 0;
+  int lane_var_ = -1;  // the index the runs go along; -1: none
+};
+
 // A statement's elements into the store's float64 values; or, given `direct` (an output that no
 // statement reads), rounded straight into it, so that a large output's float64 values are never
 // held (a 1.6G-element output's are 12.9 GB, faulted in and written once more than its own).
@@ -138,50 +247,10 @@ void run_statement(const Instance& in, FullStore& store, int statement, Buffer* 
   else
     zero_fill(out, n);
   if (out_bound) zero_fill(*out_bound, n);
-  const std::vector<std::int64_t>& strides = in.strides[static_cast<std::size_t>(s.tensor)];
-  // A scan statement runs line by line along its scan index; any other, element by element.
-  std::vector<std::size_t> outer;
-  std::size_t scan_dim = 0;
-  for (std::size_t d = 0; d < s.lhs.size(); ++d) {
-    if (s.lhs[d] == s.scan_index)
-      scan_dim = d;
-    else
-      outer.push_back(d);
-  }
-  const std::int64_t count = product(in, s, outer);
   // An element's error before any rounding's, as when the outputs were rounded afterwards.
   FirstError first, unrepresentable;
-  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, count, kGrain),
-                    [&](const tbb::blocked_range<std::int64_t>& r) {
-                      Machine machine(in, store, out_bound != nullptr);
-                      Frame f(in, statement);
-                      std::vector<Term> line;
-                      const auto put = [&](std::int64_t at, const Term& t) {
-                        if (direct)
-                          store_output(decl, *direct, at, t.v, unrepresentable);
-                        else
-                          out[static_cast<std::size_t>(at)] = t.v;
-                        if (out_bound) (*out_bound)[static_cast<std::size_t>(at)] = t.e;
-                      };
-                      for (std::int64_t k = r.begin(); k < r.end(); ++k) {
-                        decode(in, s, outer, k, f);
-                        try {
-                          if (s.scan_index < 0) {
-                            put(k, machine.element(f));
-                            continue;
-                          }
-                          machine.line(f, line);
-                          std::int64_t base = 0;
-                          for (std::size_t d : outer)
-                            base += f.idx[static_cast<std::size_t>(s.lhs[d])] * strides[d];
-                          for (std::size_t j = 0; j < line.size(); ++j)
-                            put(base + static_cast<std::int64_t>(j) * strides[scan_dim], line[j]);
-                        } catch (const EvalError& e) {
-                          first.offer(k, e.what());
-                          return;
-                        }
-                      }
-                    });
+  const StatementTask task(in, store, statement, direct, first, unrepresentable);
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, task.count(), kGrain), task);
   first.rethrow();
   unrepresentable.rethrow();
 }

@@ -241,18 +241,12 @@ Machine::Part Machine::reduce_range(const Node& n, Frame& f, std::int64_t begin,
                                     const SumBound& sum_start) {
   const bool arg = is_arg(n.reduction);
   Part p(accumulation_of(n.reduction), sum_start);
-  for (std::int64_t k = begin; k < end; ++k) {
-    std::int64_t rest = k;
-    for (std::size_t j = n.over.size(); j-- > 0;) {
-      const auto v = static_cast<std::size_t>(n.over[j]);
-      f.idx[v] = rest % in_.extents[v];
-      rest /= in_.extents[v];
-    }
-    const Term t = eval(n.args[0], f);
+  // Term k added to p; false where it ends the walk (an argmax's NaN).
+  const auto take = [&](std::int64_t k, const Term& t) {
     const double x = t.v;
     if (!arg && !bounds_) {
       p.acc.add(x);
-      continue;
+      return true;
     }
     if (!arg) {
       const double before = p.acc.value();
@@ -270,7 +264,7 @@ Machine::Part Machine::reduce_range(const Node& n, Frame& f, std::int64_t begin,
           else if (x == after)
             p.extreme_bound = std::max(p.extreme_bound, t.e);
       }
-      continue;
+      return true;
     }
     // The first extreme wins: only a strictly better value moves it; the first NaN ends it.
     const bool better =
@@ -279,7 +273,40 @@ Machine::Part Machine::reduce_range(const Node& n, Frame& f, std::int64_t begin,
       p.best = x;
       p.best_at = k;
     }
-    if (std::isnan(x)) break;
+    return !std::isnan(x);
+  };
+  // The terms in order, a run along the innermost reduced index at a time where their values
+  // can be walked together (element_lanes' bits); a run in error, one at a time, so that the
+  // error is the first term's that meets one (and none past an argmax's NaN).
+  const int inner = reference_lanes() && !n.over.empty() ? n.over.back() : -1;
+  for (std::int64_t k = begin; k < end;) {
+    std::int64_t rest = k;
+    for (std::size_t j = n.over.size(); j-- > 0;) {
+      const auto v = static_cast<std::size_t>(n.over[j]);
+      f.idx[v] = rest % in_.extents[v];
+      rest /= in_.extents[v];
+    }
+    int count = 1;
+    if (inner >= 0) {
+      const auto v = static_cast<std::size_t>(inner);
+      count =
+          static_cast<int>(std::min({std::int64_t{kLanes}, end - k, in_.extents[v] - f.idx[v]}));
+    }
+    const LaneTerms* run = nullptr;
+    if (count > 1) try {
+        run = &lanes(n.args[0], f, inner, count, lanes_floor_);
+      } catch (const EvalError&) {
+        run = nullptr;
+      }
+    if (!run) {
+      if (!take(k, eval(n.args[0], f))) break;
+      ++k;
+      continue;
+    }
+    bool more = true;
+    for (int l = 0; l < count && more; ++l) more = take(k + l, {run->v[l], run->e[l]});
+    if (!more) break;
+    k += count;
   }
   return p;
 }

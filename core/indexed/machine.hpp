@@ -3,7 +3,9 @@
 // which is why they agree bit for bit; evaluate_with_bounds() too, with each node's accumulation
 // bound (bound.hpp) computed beside its value, so that the bound is of the very values compared.
 #pragma once
+#include <array>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <utility>
@@ -43,8 +45,21 @@ struct Frame {
   const ScanLines* lines = nullptr;  // set while the line's elements are computed
 };
 
+// The number of neighbouring elements Machine::lanes walks at once.
+inline constexpr int kLanes = 64;
+
+// Whether Machine walks neighbouring elements together (kLanes) or one at a time, the way they
+// were walked before the lanes, which tests compare against: the same bits either way.
+void set_reference_lanes(bool on);
+bool reference_lanes();
+
 class Machine {
  public:
+  // The values (and bounds, with `bounds`) of one subtree at kLanes neighbouring elements.
+  struct LaneTerms {
+    std::array<double, kLanes> v, e;
+  };
+
   // `bounds`: compute every node's accumulation bound too (else each Term's e is 0).
   Machine(const Instance& in, Store& store, bool bounds = false)
       : in_(in), p_(*in.program), store_(store), bounds_(bounds) {}
@@ -59,6 +74,14 @@ class Machine {
   // computed elsewhere (contraction.cpp's compiled product finishes its sums here, through the
   // same walk as every other element).
   Term eval_given(int node, Frame& f, int given, const Term& value);
+
+  // The statement's values at `count` (<= kLanes) neighbouring elements: index variable `var`
+  // from its value in `f` on, the other indices as in `f`. Each element's bits are element()'s:
+  // the same operations on the same operands, a node at a time for all of them (an op's
+  // dispatch, the decoding of indices and the subscripts paid once a run, not once an element).
+  // An error at any of them is thrown (which element's is not said: walk them one at a time
+  // for that). Reads `f` and leaves it as it was.
+  const LaneTerms& element_lanes(Frame& f, int var, int count);
 
   // "statement 2 `y[m] = ...` at m = 3"
   std::string where(const Frame& f) const;
@@ -85,6 +108,13 @@ class Machine {
                                   const std::vector<SumBound>& sum_starts);
   Term combine(const Node& n, std::span<const Part> parts) const;
   Term scan_at(const Node& n, Frame& f);
+  // machine_lanes.cpp: the subtree at `node` at `count` values of `var`, into pool_[depth] (its
+  // operands' into the slots after it).
+  const LaneTerms& lanes(int node, Frame& f, int var, int count, std::size_t depth);
+  void read_lanes(int node, Frame& f, int var, int count, LaneTerms& out);
+  // Whether the access at `node` has every subscript of the form a + b * var (a and b the same
+  // for every lane), so that the lanes' offsets step evenly.
+  bool affine_access(int node, int var);
   template <typename Visit>
   void walk_scan(const Node& n, Frame& f, Visit&& visit);
 
@@ -94,6 +124,11 @@ class Machine {
   bool bounds_;
   int given_ = -1;  // eval_given's node, and its value
   Term given_value_{};
+  std::vector<std::unique_ptr<LaneTerms>> pool_;  // lanes()'s results, by depth
+  // The first slot a walk started inside a lane's own eval() may use: those below hold values
+  // still to be read.
+  std::size_t lanes_floor_ = 0;
+  std::vector<int> affine_;  // affine_access by node: 2 * var + answer; -1 not yet known
 };
 
 }  // namespace kq::ix
