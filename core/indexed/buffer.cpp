@@ -29,6 +29,18 @@ Buffer Buffer::zeros(DType dtype, std::vector<std::int64_t> shape) {
   return b;
 }
 
+Buffer Buffer::borrow(DType dtype, std::vector<std::int64_t> shape, const void* data) {
+  Buffer b;
+  b.dtype = dtype;
+  b.shape = std::move(shape);
+  b.borrowed = static_cast<const unsigned char*>(data);
+  return b;
+}
+
+std::size_t Buffer::size_bytes() const {
+  return borrowed ? static_cast<std::size_t>(numel()) * dtype_size(dtype) : bytes.size();
+}
+
 Buffer Buffer::of(DType dtype, std::vector<std::int64_t> shape, std::span<const double> values) {
   Buffer b = zeros(dtype, std::move(shape));
   const auto n =
@@ -57,12 +69,12 @@ std::vector<std::int64_t> coord_of(const std::vector<std::int64_t>& shape, std::
 std::int64_t Buffer::numel() const { return numel_of(shape); }
 
 double Buffer::get(std::int64_t i) const {
-  return load_as_double(dtype, bytes.data() + static_cast<std::size_t>(i) * dtype_size(dtype));
+  return load_as_double(dtype, data() + static_cast<std::size_t>(i) * dtype_size(dtype));
 }
 
 void Buffer::get_run(std::int64_t first, std::int64_t step, int count, double* out) const {
   const auto at = [&](int l) {
-    return bytes.data() + static_cast<std::size_t>(first + l * step) * dtype_size(dtype);
+    return data() + static_cast<std::size_t>(first + l * step) * dtype_size(dtype);
   };
   // The common value types with the dtype's switch out of the loop; the others through get().
   switch (dtype) {

@@ -20,7 +20,16 @@ void zero_fill(Values& v, std::size_t n);
 struct Buffer {
   DType dtype = DType::f32;
   std::vector<std::int64_t> shape;
-  HostBytes bytes;
+  HostBytes bytes;  // the elements, unless borrowed
+  // Elements read where they are, held by the caller (borrow()); bytes is then empty.
+  const unsigned char* borrowed = nullptr;
+
+  // A read-only buffer over numel(shape) elements at `data`, which must outlive it: a large
+  // input is read in place, not copied (a 1.6G-element one is 6.4 GB faulted in and copied).
+  static Buffer borrow(DType dtype, std::vector<std::int64_t> shape, const void* data);
+  // Where the elements are, and how many bytes they take.
+  const unsigned char* data() const { return borrowed ? borrowed : bytes.data(); }
+  std::size_t size_bytes() const;
 
   // Every element zero (on every core, for a large one).
   static Buffer zeros(DType dtype, std::vector<std::int64_t> shape);
@@ -32,8 +41,9 @@ struct Buffer {
   double get(std::int64_t i) const;
   // Elements first, first + step, ... (`count` of them) into out, each as get() gives it.
   void get_run(std::int64_t first, std::int64_t step, int count, double* out) const;
-  // Stores `v` into element `i`: rounded once to nearest even for the value types; for the
-  // integer types `v` must be representable (see representable()), bool stores v != 0.
+  // Stores `v` into element `i` (of a buffer not borrowed): rounded once to nearest even for the
+  // value types; for the integer types `v` must be representable (see representable()), bool stores
+  // v != 0.
   void set(std::int64_t i, double v);
   // Elements first .. first + count - 1 set from v[0 .. count - 1], each as set() stores it.
   void set_run(std::int64_t first, int count, const double* v);

@@ -46,7 +46,7 @@ Instance make_instance(const Program& p, const DimValues& dims, const Tensors& i
         throw EvalError("input '" + t.name + "' is declared " + std::string(to_string(t.dtype)) +
                         " but its buffer is " + std::string(to_string(buffer->dtype)));
       if (buffer->shape != shape ||
-          buffer->bytes.size() != static_cast<std::size_t>(buffer->numel()) * dtype_size(t.dtype))
+          buffer->size_bytes() != static_cast<std::size_t>(buffer->numel()) * dtype_size(t.dtype))
         throw EvalError("input '" + t.name + "' has shape " + shape_text(shape) +
                         " for these dims but its buffer has shape " + shape_text(buffer->shape));
     }

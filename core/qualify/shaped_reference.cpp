@@ -81,8 +81,13 @@ void shaped_reference(const ix::Program& p, const std::vector<std::int64_t>& dim
   for (std::size_t d = 0; d < p.decls.dims.size(); ++d) dim_values[p.decls.dims[d].name] = dims[d];
   ix::Tensors in;
   std::size_t next_input = 0;
-  for (const ix::TensorDecl& t : p.decls.tensors)
-    if (t.role == ix::Role::input) in[t.name] = dense_copy(inputs[next_input++]);
+  for (const ix::TensorDecl& t : p.decls.tensors) {
+    if (t.role != ix::Role::input) continue;
+    const TensorView& v = inputs[next_input++];
+    std::vector<std::int64_t> shape(v.shape.begin(), v.shape.begin() + v.rank);
+    in[t.name] =
+        v.is_contiguous() ? ix::Buffer::borrow(v.dtype, std::move(shape), v.data) : dense_copy(v);
+  }
   if (samples) return sampled_reference(p, dim_values, in, dst, bounds, *samples);
   std::vector<int> bounded;  // by tensor position
   std::size_t k = 0;
