@@ -102,6 +102,7 @@ void Progress::record(const nlohmann::json& j) {
   if (rec::is<rec::VerdictRecord>(j)) return on(j.get<rec::VerdictRecord>());
   if (rec::is<rec::SanitizerFinding>(j)) return on(j.get<rec::SanitizerFinding>());
   if (rec::is<rec::CaseStart>(j)) return on(j.get<rec::CaseStart>());
+  if (rec::is<rec::Waiting>(j)) return on(j.get<rec::Waiting>());
   if (rec::is<rec::SizeStart>(j)) return on(j.get<rec::SizeStart>());
   if (rec::is<rec::RoundSample>(j)) return on(j.get<rec::RoundSample>());
   if (rec::is<rec::SizeEnd>(j)) return on(j.get<rec::SizeEnd>());
@@ -147,6 +148,18 @@ void Progress::on(const rec::CaseStart& c) {
   const std::string key = c.arm + pass_of(c.pass);
   running_[key] = {c.case_name, Clock::now()};
   status("qualify " + key + "  " + c.case_name);
+}
+
+// A worker waiting before a case (its data still being computed beside the workers, or its
+// turn at the device for a large one) says so every few seconds: shown as the wait since the
+// first, not as the case before it running on.
+void Progress::on(const rec::Waiting& w) {
+  const std::string key = w.arm + pass_of(w.pass);
+  const std::string what = "waiting to start " + w.case_name;
+  auto it = running_.find(key);
+  if (it != running_.end() && it->second.what == what) return;
+  running_[key] = {what, Clock::now()};
+  status("qualify " + key + "  " + what);
 }
 
 std::string Progress::where(std::int64_t size) const {

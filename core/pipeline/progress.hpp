@@ -43,6 +43,7 @@ class Progress {
   void on(const rec::VerdictRecord& v);
   void on(const rec::SanitizerFinding& f);
   void on(const rec::CaseStart& c);
+  void on(const rec::Waiting& w);
   void on(const rec::SizeStart& s);
   void on(const rec::RoundSample& r);
   void on(const rec::SizeEnd& e);

@@ -7,8 +7,8 @@
 //
 // qualification.jsonl, per arm (a record of a compute-sanitizer pass carries "pass": the tool;
 // every record as the stage writes it, "at_s": its seconds since the stage began):
-//   case_start, waiting,  progress only (a case began; it waits for its turn at the big cases;
-//   prepared              the arm's prepare() returned)
+//   case_start, waiting,  progress only (a case began; it waits for its turn at the big cases
+//   prepared              or for a large case's data; the arm's prepare() returned)
 //   case                  one case's result
 //   sanitizer             what one compute-sanitizer tool found
 //   verdict               the arm's verdict (the last one without "pass" is final)

@@ -1,0 +1,44 @@
+// What a run prints while it goes (pipeline/progress.hpp), to a log: the heartbeat's line names
+// what each arm is doing, a wait before a case as a wait.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "pipeline/progress.hpp"
+#include "record/records.hpp"
+
+namespace {
+
+// std::cout into a string for the scope.
+struct Captured {
+  std::ostringstream text;
+  std::streambuf* saved = std::cout.rdbuf(text.rdbuf());
+  ~Captured() { std::cout.rdbuf(saved); }
+};
+
+}  // namespace
+
+TEST_CASE("a worker waiting for a case's data is shown waiting, from its first word") {
+  Captured out;
+  {
+    kq::Progress progress(std::chrono::milliseconds(300));
+    progress.record(nlohmann::json(kq::rec::CaseStart{"arm_a", "point/M=1,N=1", 10, {}, 10}));
+    progress.record(nlohmann::json(kq::rec::Waiting{"arm_a", "timing/M=4096,N=393216", {}}));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+    // Said again a few seconds on: still the one wait, timed from its start.
+    progress.record(nlohmann::json(kq::rec::Waiting{"arm_a", "timing/M=4096,N=393216", {}}));
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    progress.finish();
+  }
+  const std::string text = out.text.str();
+  INFO(text);
+  CHECK(text.find("still running: arm_a waiting to start timing/M=4096,N=393216 (1 s)") !=
+        std::string::npos);
+  CHECK(text.find("waiting to start timing/M=4096,N=393216 (0 s)", text.find("(1 s)")) ==
+        std::string::npos);
+  CHECK(text.find("arm_a point/M=1,N=1 (") == std::string::npos);
+}
