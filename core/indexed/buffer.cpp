@@ -37,8 +37,16 @@ Buffer Buffer::borrow(DType dtype, std::vector<std::int64_t> shape, const void* 
   return b;
 }
 
+Buffer Buffer::place(DType dtype, std::vector<std::int64_t> shape, void* data) {
+  Buffer b;
+  b.dtype = dtype;
+  b.shape = std::move(shape);
+  b.placed = static_cast<unsigned char*>(data);
+  return b;
+}
+
 std::size_t Buffer::size_bytes() const {
-  return borrowed ? static_cast<std::size_t>(numel()) * dtype_size(dtype) : bytes.size();
+  return placed || borrowed ? static_cast<std::size_t>(numel()) * dtype_size(dtype) : bytes.size();
 }
 
 Buffer Buffer::of(DType dtype, std::vector<std::int64_t> shape, std::span<const double> values) {
@@ -94,7 +102,8 @@ void Buffer::get_run(std::int64_t first, std::int64_t step, int count, double* o
 }
 
 void Buffer::set(std::int64_t i, double v) {
-  unsigned char* p = bytes.data() + static_cast<std::size_t>(i) * dtype_size(dtype);
+  unsigned char* p =
+      (placed ? placed : bytes.data()) + static_cast<std::size_t>(i) * dtype_size(dtype);
   switch (dtype) {
     case DType::i32: {
       const auto x = static_cast<std::int32_t>(v);
@@ -115,7 +124,8 @@ void Buffer::set(std::int64_t i, double v) {
 }
 
 void Buffer::set_run(std::int64_t first, int count, const double* v) {
-  unsigned char* p = bytes.data() + static_cast<std::size_t>(first) * dtype_size(dtype);
+  unsigned char* p =
+      (placed ? placed : bytes.data()) + static_cast<std::size_t>(first) * dtype_size(dtype);
   switch (dtype) {  // as get_run: the common value types with the switch out of the loop
     case DType::f32:
       for (int l = 0; l < count; ++l) {

@@ -20,15 +20,20 @@ void zero_fill(Values& v, std::size_t n);
 struct Buffer {
   DType dtype = DType::f32;
   std::vector<std::int64_t> shape;
-  HostBytes bytes;  // the elements, unless borrowed
-  // Elements read where they are, held by the caller (borrow()); bytes is then empty.
+  HostBytes bytes;  // the elements, unless they are the caller's
+  // Elements held by the caller (bytes is then empty): read where they are (borrow()), or
+  // written there (place()).
   const unsigned char* borrowed = nullptr;
+  unsigned char* placed = nullptr;
 
   // A read-only buffer over numel(shape) elements at `data`, which must outlive it: a large
   // input is read in place, not copied (a 1.6G-element one is 6.4 GB faulted in and copied).
   static Buffer borrow(DType dtype, std::vector<std::int64_t> shape, const void* data);
+  // A buffer whose elements are written at `data` (numel(shape) of them, dense, not cleared
+  // here), which must outlive it: an output computed straight into its destination.
+  static Buffer place(DType dtype, std::vector<std::int64_t> shape, void* data);
   // Where the elements are, and how many bytes they take.
-  const unsigned char* data() const { return borrowed ? borrowed : bytes.data(); }
+  const unsigned char* data() const { return placed ? placed : borrowed ? borrowed : bytes.data(); }
   std::size_t size_bytes() const;
 
   // Every element zero (on every core, for a large one).

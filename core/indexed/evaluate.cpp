@@ -102,10 +102,19 @@ void store_output(const TensorDecl& t, Buffer& b, std::int64_t i, double v, Firs
                      " cannot hold");
 }
 
-// Output `tensor`'s values rounded once into its dtype.
-Buffer round_output(const Instance& in, int tensor, const Values& values) {
+// Where output `tensor` is rounded into: the caller's memory where `places` names it (written
+// once, never cleared), else a buffer of zeros.
+Buffer output_buffer(const Instance& in, int tensor, const Places& places) {
   const TensorDecl& t = in.program->decls.tensors[static_cast<std::size_t>(tensor)];
-  Buffer b = Buffer::zeros(t.dtype, in.shapes[static_cast<std::size_t>(tensor)]);
+  std::vector<std::int64_t> shape = in.shapes[static_cast<std::size_t>(tensor)];
+  if (const auto at = places.find(t.name); at != places.end())
+    return Buffer::place(t.dtype, std::move(shape), at->second);
+  return Buffer::zeros(t.dtype, std::move(shape));
+}
+
+// Output `tensor`'s values rounded once into its dtype, into `b` (output_buffer's).
+Buffer round_output(const Instance& in, int tensor, const Values& values, Buffer b) {
+  const TensorDecl& t = in.program->decls.tensors[static_cast<std::size_t>(tensor)];
   FirstError first;
   tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, static_cast<std::int64_t>(values.size()),
                                                      std::int64_t{1} << 16),
@@ -227,8 +236,9 @@ class StatementTask {
 };
 
 // A statement's elements into the store's float64 values; or, given `direct` (an output that no
-// statement reads), rounded straight into it, so that a large output's float64 values are never
-// held (a 1.6G-element output's are 12.9 GB, faulted in and written once more than its own).
+// statement reads, output_buffer's), rounded straight into it, so that a large output's float64
+// values are never held (a 1.6G-element output's are 12.9 GB, faulted in and written once more
+// than its own).
 void run_statement(const Instance& in, FullStore& store, int statement, Buffer* direct = nullptr) {
   const Statement& s = in.program->statements[static_cast<std::size_t>(statement)];
   const auto n = static_cast<std::size_t>(in.numel(s.tensor));
@@ -236,16 +246,12 @@ void run_statement(const Instance& in, FullStore& store, int statement, Buffer* 
   Values* out_bound = store.bounds_of(s.tensor);
   if (run_contraction(in, statement, out, out_bound)) {  // a matrix product, compiled
     if (direct) {
-      *direct = round_output(in, s.tensor, out);
+      *direct = round_output(in, s.tensor, out, std::move(*direct));
       out = Values();
     }
     return;
   }
-  const TensorDecl& decl = in.program->decls.tensors[static_cast<std::size_t>(s.tensor)];
-  if (direct)
-    *direct = Buffer::zeros(decl.dtype, in.shapes[static_cast<std::size_t>(s.tensor)]);
-  else
-    zero_fill(out, n);
+  if (!direct) zero_fill(out, n);
   if (out_bound) zero_fill(*out_bound, n);
   // An element's error before any rounding's, as when the outputs were rounded afterwards.
   FirstError first, unrepresentable;
@@ -437,7 +443,7 @@ Tensors evaluate(const Program& p, const DimValues& dims, const Tensors& inputs)
 }
 
 Evaluation evaluate_with_bounds(const Program& p, const DimValues& dims, const Tensors& inputs,
-                                std::span<const int> bounded) {
+                                std::span<const int> bounded, const Places& places) {
   for (const int t : bounded)
     if (t < 0 || static_cast<std::size_t>(t) >= p.decls.tensors.size() ||
         p.decls.tensors[static_cast<std::size_t>(t)].role != Role::output)
@@ -449,16 +455,18 @@ Evaluation evaluate_with_bounds(const Program& p, const DimValues& dims, const T
     const int t = p.statements[k].tensor;
     const bool unread =
         p.decls.tensors[static_cast<std::size_t>(t)].role == Role::output && !read_by_program(p, t);
+    if (unread) direct[t] = output_buffer(in, t, places);
     run_statement(in, store, static_cast<int>(k), unread ? &direct[t] : nullptr);
   }
   Evaluation e;
   for (std::size_t t = 0; t < p.decls.tensors.size(); ++t) {
     if (p.decls.tensors[t].role != Role::output) continue;
-    const auto at = direct.find(static_cast<int>(t));
+    const int i = static_cast<int>(t);
+    const auto at = direct.find(i);
     e.outputs.emplace(p.decls.tensors[t].name,
                       at != direct.end()
                           ? std::move(at->second)
-                          : round_output(in, static_cast<int>(t), store.of(static_cast<int>(t))));
+                          : round_output(in, i, store.of(i), output_buffer(in, i, places)));
   }
   for (const int t : bounded)
     e.bounds.emplace(

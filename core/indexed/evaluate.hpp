@@ -44,10 +44,13 @@ struct Evaluation {
   Tensors outputs;  // as evaluate()
   Tensors bounds;   // by output name, for the outputs asked: f64, the output's shape
 };
+// Outputs computed into the caller's memory, by name: each dense and row-major in its dtype,
+// every element written (evaluate_with_bounds' output Buffer is then place()d there).
+using Places = std::map<std::string, void*, std::less<>>;
 // `bounded`: outputs by their position in p.decls.tensors. Throws EvalError (for a position that
-// is no output, too).
+// is no output, too); the memory of `places` may then hold part of the outputs.
 Evaluation evaluate_with_bounds(const Program& p, const DimValues& dims, const Tensors& inputs,
-                                std::span<const int> bounded);
+                                std::span<const int> bounded, const Places& places = {});
 // evaluate_with_bounds' bounds alone.
 Tensors evaluate_bounds(const Program& p, const DimValues& dims, const Tensors& inputs,
                         std::span<const int> outputs);

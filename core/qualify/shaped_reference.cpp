@@ -90,18 +90,20 @@ void shaped_reference(const ix::Program& p, const std::vector<std::int64_t>& dim
   }
   if (samples) return sampled_reference(p, dim_values, in, dst, bounds, *samples);
   std::vector<int> bounded;  // by tensor position
+  ix::Places places;         // every output straight into dst
   std::size_t k = 0;
   for (std::size_t t = 0; t < p.decls.tensors.size(); ++t) {
     if (p.decls.tensors[t].role != ix::Role::output) continue;
     if (k < bounds.size() && bounds[k]) bounded.push_back(static_cast<int>(t));
+    places[p.decls.tensors[t].name] = dst[k];
     ++k;
   }
-  const ix::Evaluation e = ix::evaluate_with_bounds(p, dim_values, in, bounded);
+  const ix::Evaluation e = ix::evaluate_with_bounds(p, dim_values, in, bounded, places);
   k = 0;
   for (const ix::TensorDecl& t : p.decls.tensors) {
     if (t.role != ix::Role::output) continue;
     const ix::Buffer& b = e.outputs.at(t.name);
-    parallel_memcpy(dst[k], b.bytes.data(), b.bytes.size());
+    if (b.data() != dst[k]) parallel_memcpy(dst[k], b.data(), b.size_bytes());
     if (k < bounds.size() && bounds[k]) {
       const ix::Buffer& eb = e.bounds.at(t.name);
       parallel_memcpy(bounds[k], eb.bytes.data(), eb.bytes.size());
