@@ -525,3 +525,37 @@ TEST_CASE("long reductions run in chunks: the loops' values, the same bits at an
   CHECK(got[2] == values_of(clean.at("hi"))[1]);
   CHECK(got[3] == values_of(clean.at("at"))[0]);
 }
+
+TEST_CASE("outputs placed in the caller's memory: the same bits, nothing copied") {
+  // mean is read by later statements (rounded at the end), y by none (rounded as computed), c is
+  // a matrix product (the compiled contraction); inputs borrowed in place.
+  Declarations d;
+  d.dims = {{"M", DimKind::free}, {"N", DimKind::free}, {"K", DimKind::reduced}};
+  d.tensors = {{"x", Role::input, DType::f32, {"M", "K"}},
+               {"w", Role::input, DType::f32, {"K", "N"}},
+               {"mean", Role::output, DType::f32, {"M"}},
+               {"y", Role::output, DType::bf16, {"M", "K"}},
+               {"c", Role::output, DType::f32, {"M", "N"}}};
+  const Program p = parse(
+      "mean[m] = sum(k, x[m, k]) / K\n"
+      "y[m, k] = x[m, k] - mean[m]\n"
+      "c[m, n] = sum(k, x[m, k] * w[k, n])\n",
+      d);
+  const DimValues dims = {{"M", 37}, {"N", 5}, {"K", 131}};
+  const std::vector<double> x = random_values(37 * 131, 11), w = random_values(131 * 5, 12);
+  const Tensors owned = {{"x", Buffer::of(DType::f32, {37, 131}, x)},
+                         {"w", Buffer::of(DType::f32, {131, 5}, w)}};
+  const Tensors borrowed = {{"x", Buffer::borrow(DType::f32, {37, 131}, owned.at("x").data())},
+                            {"w", Buffer::borrow(DType::f32, {131, 5}, owned.at("w").data())}};
+  const Tensors want = evaluate(p, dims, owned);
+  std::vector<unsigned char> mean(37 * 4, 0xAB), y(37 * 131 * 2, 0xAB), c(37 * 5 * 4, 0xAB);
+  const Places places = {{"mean", mean.data()}, {"y", y.data()}, {"c", c.data()}};
+  const Evaluation e = evaluate_with_bounds(p, dims, borrowed, {}, places);
+  for (const auto& [name, memory] : places) {
+    INFO(name);
+    const Buffer& b = e.outputs.at(name);
+    CHECK(b.data() == memory);
+    CHECK(b.bytes.empty());
+    CHECK(std::memcmp(memory, want.at(name).bytes.data(), want.at(name).bytes.size()) == 0);
+  }
+}
