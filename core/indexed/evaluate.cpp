@@ -15,6 +15,7 @@
 #include "indexed/contraction.hpp"
 #include "indexed/instance.hpp"
 #include "indexed/machine.hpp"
+#include "util/parallel_copy.hpp"
 
 namespace kq::ix {
 namespace {
@@ -25,24 +26,42 @@ constexpr std::int64_t kGrain = 256;
 constexpr std::size_t kSampleGrain = 16;
 
 // Every assigned tensor, unrounded, filled statement by statement; with each element's bound
-// when `bounds`.
+// when `bounds`, in the store's own values or, for an output no statement reads, where the
+// caller asked (place_bounds).
 class FullStore final : public Store {
  public:
   FullStore(const Instance& in, bool bounds)
-      : values_(in.shapes.size()), bounds_(bounds ? in.shapes.size() : 0) {}
+      : values_(in.shapes.size()),
+        bounds_(bounds ? in.shapes.size() : 0),
+        placed_bounds_(in.shapes.size(), nullptr) {}
   Term computed(int tensor, std::int64_t linear) override {
     const auto t = static_cast<std::size_t>(tensor);
     const auto i = static_cast<std::size_t>(linear);
-    return {values_[t][i], bounds_.empty() ? 0.0 : bounds_[t][i]};
+    return {values_[t][i], bounds_.empty() ? 0.0 : bound_data(tensor)[i]};
   }
   Values& of(int tensor) { return values_[static_cast<std::size_t>(tensor)]; }
   // Null without bounds.
   Values* bounds_of(int tensor) {
     return bounds_.empty() ? nullptr : &bounds_[static_cast<std::size_t>(tensor)];
   }
+  // The tensor's bounds are written at `memory` (its elements' count of doubles, every one
+  // written by its statement), not into bounds_of().
+  void place_bounds(int tensor, double* memory) {
+    placed_bounds_[static_cast<std::size_t>(tensor)] = memory;
+  }
+  double* placed_bounds(int tensor) const {
+    return placed_bounds_[static_cast<std::size_t>(tensor)];
+  }
+  // Where the tensor's bounds are written; null without bounds.
+  double* bound_data(int tensor) {
+    if (bounds_.empty()) return nullptr;
+    if (double* p = placed_bounds(tensor)) return p;
+    return bounds_[static_cast<std::size_t>(tensor)].data();
+  }
 
  private:
   std::vector<Values> values_, bounds_;
+  std::vector<double*> placed_bounds_;
 };
 
 // The first error in the order of the elements, whichever thread met it first, so that the
@@ -140,7 +159,7 @@ class StatementTask {
         statement_(statement),
         store_(store),
         out_(store.of(s_.tensor)),
-        out_bound_(store.bounds_of(s_.tensor)),
+        out_bound_(store.bound_data(s_.tensor)),
         direct_(direct),
         first_(first),
         unrepresentable_(unrepresentable) {
@@ -205,7 +224,7 @@ class StatementTask {
       store_output(decl_, *direct_, at, t.v, unrepresentable_);
     else
       out_[static_cast<std::size_t>(at)] = t.v;
-    if (out_bound_) (*out_bound_)[static_cast<std::size_t>(at)] = t.e;
+    if (out_bound_) out_bound_[at] = t.e;
   }
 
   // put() for n elements from `at`: a value type always holds its rounding, so its elements
@@ -216,8 +235,7 @@ class StatementTask {
       return;
     }
     direct_->set_run(at, n, t.v.data());
-    if (out_bound_)
-      std::copy_n(t.e.begin(), n, out_bound_->begin() + static_cast<std::ptrdiff_t>(at));
+    if (out_bound_) std::copy_n(t.e.begin(), n, out_bound_ + at);
   }
 
   const Instance& in_;
@@ -226,7 +244,7 @@ class StatementTask {
   int statement_;
   FullStore& store_;
   Values& out_;
-  Values* out_bound_;
+  double* out_bound_;  // null without bounds
   Buffer* direct_;
   FirstError& first_;
   FirstError& unrepresentable_;
@@ -244,15 +262,20 @@ void run_statement(const Instance& in, FullStore& store, int statement, Buffer* 
   const auto n = static_cast<std::size_t>(in.numel(s.tensor));
   Values& out = store.of(s.tensor);
   Values* out_bound = store.bounds_of(s.tensor);
+  double* placed_bound = store.placed_bounds(s.tensor);
   if (run_contraction(in, statement, out, out_bound)) {  // a matrix product, compiled
     if (direct) {
       *direct = round_output(in, s.tensor, out, std::move(*direct));
       out = Values();
     }
+    if (out_bound && placed_bound) {
+      parallel_memcpy(placed_bound, out_bound->data(), n * sizeof(double));
+      *out_bound = Values();
+    }
     return;
   }
   if (!direct) zero_fill(out, n);
-  if (out_bound) zero_fill(*out_bound, n);
+  if (out_bound && !placed_bound) zero_fill(*out_bound, n);
   // An element's error before any rounding's, as when the outputs were rounded afterwards.
   FirstError first, unrepresentable;
   const StatementTask task(in, store, statement, direct, first, unrepresentable);
@@ -443,7 +466,8 @@ Tensors evaluate(const Program& p, const DimValues& dims, const Tensors& inputs)
 }
 
 Evaluation evaluate_with_bounds(const Program& p, const DimValues& dims, const Tensors& inputs,
-                                std::span<const int> bounded, const Places& places) {
+                                std::span<const int> bounded, const Places& places,
+                                const Places& bound_places) {
   for (const int t : bounded)
     if (t < 0 || static_cast<std::size_t>(t) >= p.decls.tensors.size() ||
         p.decls.tensors[static_cast<std::size_t>(t)].role != Role::output)
@@ -456,6 +480,10 @@ Evaluation evaluate_with_bounds(const Program& p, const DimValues& dims, const T
     const bool unread =
         p.decls.tensors[static_cast<std::size_t>(t)].role == Role::output && !read_by_program(p, t);
     if (unread) direct[t] = output_buffer(in, t, places);
+    if (unread && std::find(bounded.begin(), bounded.end(), t) != bounded.end())
+      if (const auto at = bound_places.find(p.decls.tensors[static_cast<std::size_t>(t)].name);
+          at != bound_places.end())
+        store.place_bounds(t, static_cast<double*>(at->second));
     run_statement(in, store, static_cast<int>(k), unread ? &direct[t] : nullptr);
   }
   Evaluation e;
@@ -468,10 +496,19 @@ Evaluation evaluate_with_bounds(const Program& p, const DimValues& dims, const T
                           ? std::move(at->second)
                           : round_output(in, i, store.of(i), output_buffer(in, i, places)));
   }
-  for (const int t : bounded)
-    e.bounds.emplace(
-        p.decls.tensors[static_cast<std::size_t>(t)].name,
-        Buffer::of(DType::f64, in.shapes[static_cast<std::size_t>(t)], *store.bounds_of(t)));
+  for (const int t : bounded) {
+    const std::string& name = p.decls.tensors[static_cast<std::size_t>(t)].name;
+    const std::vector<std::int64_t>& shape = in.shapes[static_cast<std::size_t>(t)];
+    const auto at = bound_places.find(name);
+    if (at == bound_places.end()) {
+      e.bounds.emplace(name, Buffer::of(DType::f64, shape, *store.bounds_of(t)));
+      continue;
+    }
+    if (!store.placed_bounds(t))  // an output later statements read: its bounds copied
+      parallel_memcpy(at->second, store.bounds_of(t)->data(),
+                      static_cast<std::size_t>(in.numel(t)) * sizeof(double));
+    e.bounds.emplace(name, Buffer::place(DType::f64, shape, at->second));
+  }
   return e;
 }
 

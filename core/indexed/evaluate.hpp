@@ -47,10 +47,13 @@ struct Evaluation {
 // Outputs computed into the caller's memory, by name: each dense and row-major in its dtype,
 // every element written (evaluate_with_bounds' output Buffer is then place()d there).
 using Places = std::map<std::string, void*, std::less<>>;
-// `bounded`: outputs by their position in p.decls.tensors. Throws EvalError (for a position that
-// is no output, too); the memory of `places` may then hold part of the outputs.
+// `bounded`: outputs by their position in p.decls.tensors. `places`: outputs written into the
+// caller's memory; `bound_places`: bounds likewise (f64, of the outputs in `bounded`). Throws
+// EvalError (for a position that is no output, too); the memory of the places may then hold
+// part of the results.
 Evaluation evaluate_with_bounds(const Program& p, const DimValues& dims, const Tensors& inputs,
-                                std::span<const int> bounded, const Places& places = {});
+                                std::span<const int> bounded, const Places& places = {},
+                                const Places& bound_places = {});
 // evaluate_with_bounds' bounds alone.
 Tensors evaluate_bounds(const Program& p, const DimValues& dims, const Tensors& inputs,
                         std::span<const int> outputs);

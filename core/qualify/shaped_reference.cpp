@@ -89,16 +89,20 @@ void shaped_reference(const ix::Program& p, const std::vector<std::int64_t>& dim
         v.is_contiguous() ? ix::Buffer::borrow(v.dtype, std::move(shape), v.data) : dense_copy(v);
   }
   if (samples) return sampled_reference(p, dim_values, in, dst, bounds, *samples);
-  std::vector<int> bounded;  // by tensor position
-  ix::Places places;         // every output straight into dst
+  std::vector<int> bounded;         // by tensor position
+  ix::Places places, bound_places;  // every output and bound straight into dst and bounds
   std::size_t k = 0;
   for (std::size_t t = 0; t < p.decls.tensors.size(); ++t) {
     if (p.decls.tensors[t].role != ix::Role::output) continue;
-    if (k < bounds.size() && bounds[k]) bounded.push_back(static_cast<int>(t));
+    if (k < bounds.size() && bounds[k]) {
+      bounded.push_back(static_cast<int>(t));
+      bound_places[p.decls.tensors[t].name] = bounds[k];
+    }
     places[p.decls.tensors[t].name] = dst[k];
     ++k;
   }
-  const ix::Evaluation e = ix::evaluate_with_bounds(p, dim_values, in, bounded, places);
+  const ix::Evaluation e =
+      ix::evaluate_with_bounds(p, dim_values, in, bounded, places, bound_places);
   k = 0;
   for (const ix::TensorDecl& t : p.decls.tensors) {
     if (t.role != ix::Role::output) continue;
@@ -106,7 +110,8 @@ void shaped_reference(const ix::Program& p, const std::vector<std::int64_t>& dim
     if (b.data() != dst[k]) parallel_memcpy(dst[k], b.data(), b.size_bytes());
     if (k < bounds.size() && bounds[k]) {
       const ix::Buffer& eb = e.bounds.at(t.name);
-      parallel_memcpy(bounds[k], eb.bytes.data(), eb.bytes.size());
+      if (eb.data() != reinterpret_cast<const unsigned char*>(bounds[k]))
+        parallel_memcpy(bounds[k], eb.data(), eb.size_bytes());
     }
     ++k;
   }

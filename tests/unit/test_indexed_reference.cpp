@@ -526,7 +526,7 @@ TEST_CASE("long reductions run in chunks: the loops' values, the same bits at an
   CHECK(got[3] == values_of(clean.at("at"))[0]);
 }
 
-TEST_CASE("outputs placed in the caller's memory: the same bits, nothing copied") {
+TEST_CASE("outputs and bounds placed in the caller's memory: the same bits") {
   // mean is read by later statements (rounded at the end), y by none (rounded as computed), c is
   // a matrix product (the compiled contraction); inputs borrowed in place.
   Declarations d;
@@ -547,15 +547,23 @@ TEST_CASE("outputs placed in the caller's memory: the same bits, nothing copied"
                          {"w", Buffer::of(DType::f32, {131, 5}, w)}};
   const Tensors borrowed = {{"x", Buffer::borrow(DType::f32, {37, 131}, owned.at("x").data())},
                             {"w", Buffer::borrow(DType::f32, {131, 5}, owned.at("w").data())}};
-  const Tensors want = evaluate(p, dims, owned);
+  const std::vector<int> bounded = {2, 3, 4};  // mean, y, c
+  const Evaluation want = evaluate_with_bounds(p, dims, owned, bounded);
   std::vector<unsigned char> mean(37 * 4, 0xAB), y(37 * 131 * 2, 0xAB), c(37 * 5 * 4, 0xAB);
+  std::vector<double> mean_e(37, -1), y_e(37 * 131, -1), c_e(37 * 5, -1);
   const Places places = {{"mean", mean.data()}, {"y", y.data()}, {"c", c.data()}};
-  const Evaluation e = evaluate_with_bounds(p, dims, borrowed, {}, places);
+  const Places bound_places = {{"mean", mean_e.data()}, {"y", y_e.data()}, {"c", c_e.data()}};
+  const Evaluation e = evaluate_with_bounds(p, dims, borrowed, bounded, places, bound_places);
   for (const auto& [name, memory] : places) {
     INFO(name);
     const Buffer& b = e.outputs.at(name);
     CHECK(b.data() == memory);
     CHECK(b.bytes.empty());
-    CHECK(std::memcmp(memory, want.at(name).bytes.data(), want.at(name).bytes.size()) == 0);
+    const Buffer& w = want.outputs.at(name);
+    CHECK(std::memcmp(memory, w.bytes.data(), w.bytes.size()) == 0);
+    const Buffer& eb = e.bounds.at(name);
+    CHECK(eb.data() == bound_places.at(name));
+    const Buffer& wb = want.bounds.at(name);
+    CHECK(std::memcmp(eb.data(), wb.bytes.data(), wb.bytes.size()) == 0);
   }
 }
