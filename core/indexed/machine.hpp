@@ -108,6 +108,14 @@ class Machine {
                                   const std::vector<SumBound>& sum_starts);
   Term combine(const Node& n, std::span<const Part> parts) const;
   Term scan_at(const Node& n, Frame& f);
+  // Puts f.idx[var] back as it was when it goes, however the walk in between ends: a run that
+  // throws leaves its index at the lane in error, and the caller walks again from its element.
+  struct KeepIndex {
+    KeepIndex(Frame& f, int var) : slot(f.idx[static_cast<std::size_t>(var)]), saved(slot) {}
+    ~KeepIndex() { slot = saved; }
+    std::int64_t& slot;
+    std::int64_t saved;
+  };
   // machine_lanes.cpp: the subtree at `node` at `count` values of `var`, into pool_[depth] (its
   // operands' into the slots after it).
   const LaneTerms& lanes(int node, Frame& f, int var, int count, std::size_t depth);

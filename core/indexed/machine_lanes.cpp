@@ -51,6 +51,7 @@ bool reference_lanes() { return lanes_on; }
 
 const Machine::LaneTerms& Machine::element_lanes(Frame& f, int var, int count) {
   const Statement& s = p_.statements[static_cast<std::size_t>(f.statement)];
+  const KeepIndex keep(f, var);
   return lanes(s.root, f, var, count, lanes_floor_);
 }
 

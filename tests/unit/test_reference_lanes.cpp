@@ -120,10 +120,26 @@ TEST_CASE("an error inside a run names the element the one-by-one walk names") {
     CHECK(runs == outcome(r.text, in, r.dtype, r.dims, false));
     CHECK(runs.find(r.want) != std::string::npos);
   }
+  // Subscripts that step backwards, by two, or not evenly (a gather): no error, the same values.
+  in.at("t").set(37, 5);
+  in.at("t").set(50, 6);
+  for (const std::string text : {"y[m, n] = x[m, N - 1 - n] * 3", "y[m, n] = x[m, n] + x[2 - m, n]",
+                                 "y[m] = sum(n, x[m, t[n]] * x[m, N - 1 - n])"}) {
+    CAPTURE(text);
+    const std::vector<std::string> dims = text.starts_with("y[m] =")
+                                              ? std::vector<std::string>{"M"}
+                                              : std::vector<std::string>{"M", "N"};
+    const std::string runs = outcome(text, in, kq::DType::f64, dims, true);
+    CHECK(runs.find("error") == std::string::npos);
+    CHECK(runs == outcome(text, in, kq::DType::f64, dims, false));
+  }
   // An argmax stops at its first NaN: a term in error after it is never reached, run or not.
-  in.at("x").set(105, std::nan(""));
+  // Every row's NaN at n = 5, a gather out of range at n = 37.
+  in.at("t").set(37, 100);
+  for (int m = 0; m < 3; ++m) in.at("x").set(100 * m + 5, std::nan(""));
   const std::string arg = "y[m] = argmax(n, x[m, n] + x[m, t[n]] * 0)";
   const std::string runs = outcome(arg, in, kq::DType::i64, {"M"}, true);
+  CHECK(runs == "5.000000 5.000000 5.000000 ");
   CHECK(runs == outcome(arg, in, kq::DType::i64, {"M"}, false));
 }
 
