@@ -80,7 +80,7 @@ class Machine {
   // the same operations on the same operands, a node at a time for all of them (an op's
   // dispatch, the decoding of indices and the subscripts paid once a run, not once an element).
   // An error at any of them is thrown (which element's is not said: walk them one at a time
-  // for that). Reads `f` and leaves it as it was.
+  // for that). Leaves f's value of `var` as it was, thrown or not.
   const LaneTerms& element_lanes(Frame& f, int var, int count);
 
   // "statement 2 `y[m] = ...` at m = 3"
