@@ -118,6 +118,54 @@ std::string block_reduce(Reduction r) {
          "  return v;\n}\n\n";
 }
 
+// argmax and argmin across a block: each thread's first extreme (value and position; -1 where
+// the thread saw none), combined by warp shuffles, then the warps' through shared memory. The
+// rule picks one winner whatever the order of the combining: a NaN beats any number and the
+// first NaN beats the others; else the larger (argmax) or smaller value, then the first
+// position. So it is the first extreme of the whole row, the first NaN final, as in the
+// reference's walk.
+std::string block_arg(Reduction r) {
+  const std::string name = r == Reduction::argmax ? "argmax" : "argmin";
+  const char* better = r == Reduction::argmax ? " > " : " < ";
+  return "__device__ __forceinline__ bool kq_" + name +
+         "_takes(float a, kq_i64 ia, float b, kq_i64 ib) {\n"
+         "  if (ib < 0) return false;\n"
+         "  if (ia < 0) return true;\n"
+         "  const bool na = a != a, nb = b != b;\n"
+         "  if (na || nb) return nb && (!na || ib < ia);\n"
+         "  return b" +
+         better +
+         "a || (b == a && ib < ia);\n}\n\n"
+         "__device__ kq_i64 kq_block_" +
+         name +
+         "(float v, kq_i64 at, float* sh, kq_i64* shi) {\n"
+         "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n"
+         "  for (int round = 0; round < 2; ++round) {\n"
+         "#pragma unroll\n"
+         "    for (int o = 16; o > 0; o >>= 1) {\n"
+         "      const float ov = __shfl_xor_sync(0xffffffffu, v, o);\n"
+         "      const kq_i64 oat = __shfl_xor_sync(0xffffffffu, at, o);\n"
+         "      if (kq_" +
+         name +
+         "_takes(v, at, ov, oat)) {\n"
+         "        v = ov;\n"
+         "        at = oat;\n"
+         "      }\n"
+         "    }\n"
+         "    if (round == 1) break;\n"
+         "    __syncthreads();\n"
+         "    if (lane == 0) {\n"
+         "      sh[warp] = v;\n"
+         "      shi[warp] = at;\n"
+         "    }\n"
+         "    __syncthreads();\n"
+         "    const bool held = lane < (int)(blockDim.x >> 5);\n"
+         "    v = held ? sh[lane] : 0.0f;\n"
+         "    at = held ? shi[lane] : -1;\n"
+         "  }\n"
+         "  return at;\n}\n\n";
+}
+
 // An exclusive scan of v across the block in thread order, and the block's total: warp scans by
 // shuffles, then the warps' totals through shared memory, each thread taking the warps before
 // its own in order. The first __syncthreads keeps earlier readers of `sh` ahead of its writers.
@@ -266,7 +314,7 @@ class RowWriter {
     s += "\n" + layout_struct() + "\n";
     if (reductions.count(Reduction::sum) || scans.count(ix::ScanKind::cumsum)) s += kSumStep;
     if (!plan_.columns) {
-      for (Reduction r : reductions) s += block_reduce(r);
+      for (Reduction r : reductions) s += is_arg_reduction(r) ? block_arg(r) : block_reduce(r);
       for (ix::ScanKind k : scans) s += block_scan(k);
     }
     s += kernel(g.plan);
@@ -456,6 +504,12 @@ class RowWriter {
     }
   }
 
+  bool has_arg_reduction() const {
+    return std::any_of(p_.nodes.begin(), p_.nodes.end(), [](const ix::Node& n) {
+      return n.kind == NodeKind::reduce && is_arg_reduction(n.reduction);
+    });
+  }
+
   bool needs_shared() const {
     return std::any_of(p_.nodes.begin(), p_.nodes.end(), [](const ix::Node& n) {
       return n.kind == NodeKind::reduce || n.kind == NodeKind::scan;
@@ -518,8 +572,8 @@ class RowWriter {
   }
 
   // Reduction node `r` into the variable named after it: a loop over the row, then (in the row
-  // kernel) the threads' partials combined. argmax and argmin (column kernel only) keep the
-  // first extreme: only a strictly better term moves it, and the first NaN is final.
+  // kernel) the threads' partials combined. argmax and argmin keep the first extreme: only a
+  // strictly better term moves it, and the first NaN is final (across a block: block_arg).
   std::string reduction(int r) {
     const ix::Node& n = p_.nodes[static_cast<std::size_t>(r)];
     const std::string R = "r" + std::to_string(r), I = "      ";
@@ -530,8 +584,13 @@ class RowWriter {
         return "if (at < 0 || (best == best && (" + t + " != " + t + " || " + t + better +
                "best))) {\n  best = " + t + ";\n  at = j;\n}\n";
       };
+      const std::string combined =
+          plan_.columns
+              ? "at"
+              : "kq_block_" + std::string(n.reduction == Reduction::argmax ? "argmax" : "argmin") +
+                    "(best, at, kq_sh, kq_shi)";
       return "    kq_i64 " + R + ";\n    {\n" + I + "float best = 0.0f;\n" + I +
-             "kq_i64 at = -1;\n" + row_loop(step, I) + I + R + " = at;\n    }\n";
+             "kq_i64 at = -1;\n" + row_loop(step, I) + I + R + " = " + combined + ";\n    }\n";
     }
     // A sum's partial is compensated: a thread may add 2^15 terms (a row of 2^24).
     const Running acc{n.reduction, "acc", "comp"};
@@ -715,6 +774,7 @@ class RowWriter {
                           : std::to_string(kRowMaxBlock) + ", " + std::to_string(kRowMinBlocks)) +
                     ") " + kRowKernel + "(" + params() + ") {\n";
     if (needs_shared() && !cols) s += "  __shared__ float kq_sh[32];\n";
+    if (has_arg_reduction() && !cols) s += "  __shared__ kq_i64 kq_shi[32];\n";
     // A reduction over the rows: each thread keeps its block's running value (the same in
     // every thread), combined after the rows.
     std::vector<Running> over;

@@ -229,11 +229,6 @@ class Lowering {
              who(*not_inner) + " but " + (one ? "is" : "are") + " of " + who(*inner) +
              " (a product: neither a row nor a column kernel)";
     plan_.columns = not_inner != nullptr;
-    for (int t : arg_outputs_)
-      if (!plan_.columns)
-        return "the argmax or argmin into " + p_.decls.tensors[static_cast<std::size_t>(t)].name +
-               " runs along " + R +
-               ", the innermost extent: not lowered (the column kernel takes them)";
     return {};
   }
 
@@ -264,6 +259,10 @@ class Lowering {
     const std::string no = "no free dim: ";
     if (!over_rows_.empty()) return over_rows_[0].why;
     if (!scan_outputs_.empty()) return no + "a scan over every element is not lowered";
+    if (!arg_outputs_.empty())
+      return no +
+             "an argmax or argmin over every element is not lowered (the blocks' first "
+             "extremes are not combined)";
     if (plan_.columns) return no + "a reduction not along the innermost extents is not lowered";
     for (const TensorDecl& t : p_.decls.tensors)
       if (t.role == Role::output && has_r(t))

@@ -13,9 +13,9 @@
 // Where R is the innermost extent of every tensor that has it, one block computes a row (the
 // row kernel). Where it is the innermost extent of none (a sum over dim 1 of [B, N, K], an RMS
 // norm over C of [B, C, H, W]), one thread computes a row, its neighbours the next rows along
-// the innermost free dim, so their loads coalesce (the column kernel); argmax and argmin, into
-// an integer output, are lowered there. Mixed (a matrix product: K innermost in A[M, K], not in
-// B[K, N]) is declined.
+// the innermost free dim, so their loads coalesce (the column kernel). argmax and argmin, into
+// an integer output, are lowered in both (in the row kernel each thread's first extreme, then
+// the block's). Mixed (a matrix product: K innermost in A[M, K], not in B[K, N]) is declined.
 //
 // With no free dim (a loss: every dim reduced into scalars), the one row is spread over many
 // blocks ("split"): each block reduces its share, the last block to finish combines the
@@ -30,7 +30,7 @@
 //
 // lower_rows() says why a program is not in row form, naming the statement and the construct
 // (a scan inside an expression, a gather, index arithmetic, a reduction over a second dim or
-// over a free dim, an argmax in a row kernel, float64), so that supports() can decline
+// over a free dim, an argmax over every element, float64), so that supports() can decline
 // precisely.
 #pragma once
 #include <string>

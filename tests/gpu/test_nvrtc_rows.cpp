@@ -200,6 +200,9 @@ TEST_CASE("nvrtc_jit row kernels against the float64 reference") {
       {"specs/kernelbench/51_argmax.yaml", {{"B", 4}, {"N", 301}, {"K", 129}}, false},
       {"specs/kernelbench/52_argmin.yaml", {{"B", 1}, {"N", 6}, {"K", 2000}}, true},
       {"specs/kernelbench/36_rms_norm.yaml", {{"B", 2}, {"C", 67}, {"H", 9}, {"W", 31}}, false},
+      // argmax along the innermost extent: a block a row, the threads' first extremes combined.
+      {"tests/data/specs_v2/argmax.yaml", {{"M", 7}, {"N", 4099}}, false},
+      {"tests/data/specs_v2/argmax.yaml", {{"M", 3}, {"N", 50257}}, true},
       // No free dim: the row over the grid, the last block combining the partials.
       {"specs/kernelbench/94_mse_loss.yaml", {{"M", 3}, {"N", 70000}}, false},
       {"specs/kernelbench/96_huber_loss.yaml", {{"M", 5}, {"N", 7}}, false},

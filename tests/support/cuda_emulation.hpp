@@ -44,6 +44,16 @@ inline float __shfl_xor_sync(unsigned, float v, int lane_mask) {
   return r;
 }
 
+// The same for a 64-bit value (an argmax's position).
+inline long long __shfl_xor_sync(unsigned, long long v, int lane_mask) {
+  static long long wide[1024];
+  wide[threadIdx.x] = v;
+  __syncthreads();
+  const long long r = wide[threadIdx.x ^ static_cast<unsigned>(lane_mask)];
+  __syncthreads();
+  return r;
+}
+
 // The value of the lane `delta` below, or the caller's own where there is none.
 inline float __shfl_up_sync(unsigned, float v, unsigned delta) {
   kq_emu::lanes[threadIdx.x] = v;

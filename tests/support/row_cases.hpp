@@ -29,13 +29,17 @@ inline std::vector<std::int64_t> shape_of(const ix::TensorDecl& d, const ix::Dim
 // Inputs: uniform in [-4, 4]; the integers there (equal values in every row); +-e^t, t uniform
 // in [-1/2, 1/2] (products of thousands stay finite); or e^t (logs defined). A bool input is
 // 0 or 1; an i32 or i64 input, where `positions` > 0, a position in [0, positions).
-enum class Draw { uniform, ties, near_one, positive };
+// ties: small integers (argmax's first of equals); ties_nan: the same with about one NaN in 40
+// (the first NaN final).
+enum class Draw { uniform, ties, ties_nan, near_one, positive };
 
 inline double draw(Draw how, DType t, std::mt19937_64& rng, std::int64_t positions) {
   std::uniform_real_distribution<double> u(-4.0, 4.0);
   double x = u(rng);
   if (t == DType::boolean) x = x > 0 ? 1 : 0;
-  if (how == Draw::ties) x = std::round(x);
+  if (how == Draw::ties || how == Draw::ties_nan) x = std::round(x);
+  if (how == Draw::ties_nan && t != DType::boolean && !is_integer(t) && u(rng) > 3.8)
+    x = std::nan("");
   if (how == Draw::near_one) x = std::copysign(std::exp(x / 8), u(rng));
   if (how == Draw::positive) x = std::exp(x / 8);
   if (positions > 0 && (t == DType::i32 || t == DType::i64))

@@ -70,6 +70,19 @@ const Case kCases[] = {
     {"specs/kernelbench/52_argmin.yaml", {{"B", 1}, {"N", 6}, {"K", 300}}, false},
     {"specs/kernelbench/52_argmin.yaml", {{"B", 3}, {"N", 17}, {"K", 20}}, true, Draw::ties},
     {"specs/kernelbench/49_max_reduction.yaml", {{"B", 2}, {"N", 9}, {"K", 40}}, false, Draw::ties},
+    // argmax and argmin along the innermost extent (row kernel): each thread's first extreme,
+    // then the block's; ties and NaNs (the first NaN final), rows inside one step and across
+    // warps.
+    {"tests/data/specs_v2/argmax.yaml", {{"M", 3}, {"N", 4099}}, false, Draw::ties},
+    {"tests/data/specs_v2/argmax.yaml", {{"M", 8}, {"N", 37}}, true, Draw::ties_nan},
+    {"tests/data/specs_v2/argmax.yaml", {{"M", 2}, {"N", 3001}}, false, Draw::ties_nan},
+    {"kq_spec: 2\nop: row_argmin\ndims: {M: free, N: reduced}\n"
+     "inputs: {x: {dtype: bf16, shape: [M, N]}}\noutputs: {i: {dtype: i32, shape: [M]}}\n"
+     "semantics: |\n  i[m] = argmin(n, x[m, n])\ncompare: {i: bitwise}\n"
+     "timing: {points: [{M: 4, N: 8}]}\ndecision: {baseline: cpu_tbb}\n",
+     {{"M", 5}, {"N", 700}},
+     true,
+     Draw::ties_nan},
     {"specs/kernelbench/36_rms_norm.yaml", {{"B", 2}, {"C", 67}, {"H", 3}, {"W", 31}}, false},
     {"specs/kernelbench/16_matmul_transposed_a.yaml", {{"M", 4}, {"N", 70}, {"K", 45}}, false},
     // No free dim: the row over the grid, the last block combining (losses).
