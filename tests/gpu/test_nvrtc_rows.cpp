@@ -4,7 +4,8 @@
 // softmax and layer norm in bf16, log_softmax and relu in f32, at shapes that leave rows partly
 // covered by a block (N = 1, 4099, 50257), contiguous and with padded rows and a reversed weight (a
 // spec copy that admits strided views); the column kernel's sum, max, argmax, argmin over dim 1 of
-// [B, N, K] and RMS norm over C of [B, C, H, W]; cumsum forwards, backwards, exclusive and masked;
+// [B, N, K] and RMS norm over C of [B, C, H, W]; argmax over the last dim (the row kernel,
+// ties and NaNs); cumsum forwards, backwards, exclusive and masked;
 // instance and layer norm (groups of dims as one row); mse and huber losses (one row over the
 // grid); cross entropy and triplet margin (a reduction over the rows). Skips without a usable CUDA
 // device (tests/support/gpu_main.cpp).
@@ -102,6 +103,7 @@ struct Case {
   kq::ix::DimValues dims;
   bool strided;
   const char* positions = nullptr;  // the dim whose extent bounds i32 and i64 inputs' values
+  kq::test::rows::Draw draw = kq::test::rows::Draw::uniform;
 };
 
 using kq::test::rows::dims_text;
@@ -127,8 +129,7 @@ void run_case(kq::IKernelArm* arm, const Case& c) {
     if (d.role == kq::ix::Role::input) {
       std::vector<double> v(static_cast<std::size_t>(kq::ix::numel_of(shape)));
       const std::int64_t positions = c.positions ? dims.at(c.positions) : 0;
-      for (double& x : v)
-        x = kq::test::rows::draw(kq::test::rows::Draw::uniform, d.dtype, rng, positions);
+      for (double& x : v) x = kq::test::rows::draw(c.draw, d.dtype, rng, positions);
       kq::ix::Buffer b = kq::ix::Buffer::of(d.dtype, shape, v);
       make(in[ni], d.dtype, shape, c.strided && row, c.strided && shape.size() == 1);
       upload(in[ni], b);
@@ -203,6 +204,16 @@ TEST_CASE("nvrtc_jit row kernels against the float64 reference") {
       // argmax along the innermost extent: a block a row, the threads' first extremes combined.
       {"tests/data/specs_v2/argmax.yaml", {{"M", 7}, {"N", 4099}}, false},
       {"tests/data/specs_v2/argmax.yaml", {{"M", 3}, {"N", 50257}}, true},
+      {"tests/data/specs_v2/argmax.yaml",
+       {{"M", 9}, {"N", 3001}},
+       false,
+       nullptr,
+       kq::test::rows::Draw::ties},
+      {"tests/data/specs_v2/argmax.yaml",
+       {{"M", 40}, {"N", 37}},
+       false,
+       nullptr,
+       kq::test::rows::Draw::ties_nan},
       // No free dim: the row over the grid, the last block combining the partials.
       {"specs/kernelbench/94_mse_loss.yaml", {{"M", 3}, {"N", 70000}}, false},
       {"specs/kernelbench/96_huber_loss.yaml", {{"M", 5}, {"N", 7}}, false},
