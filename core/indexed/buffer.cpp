@@ -102,8 +102,7 @@ void Buffer::get_run(std::int64_t first, std::int64_t step, int count, double* o
 }
 
 void Buffer::set(std::int64_t i, double v) {
-  unsigned char* p =
-      (placed ? placed : bytes.data()) + static_cast<std::size_t>(i) * dtype_size(dtype);
+  unsigned char* p = written() + static_cast<std::size_t>(i) * dtype_size(dtype);
   switch (dtype) {
     case DType::i32: {
       const auto x = static_cast<std::int32_t>(v);
@@ -124,8 +123,7 @@ void Buffer::set(std::int64_t i, double v) {
 }
 
 void Buffer::set_run(std::int64_t first, int count, const double* v) {
-  unsigned char* p =
-      (placed ? placed : bytes.data()) + static_cast<std::size_t>(first) * dtype_size(dtype);
+  unsigned char* p = written() + static_cast<std::size_t>(first) * dtype_size(dtype);
   switch (dtype) {  // as get_run: the common value types with the switch out of the loop
     case DType::f32:
       for (int l = 0; l < count; ++l) {

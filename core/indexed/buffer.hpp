@@ -34,6 +34,8 @@ struct Buffer {
   static Buffer place(DType dtype, std::vector<std::int64_t> shape, void* data);
   // Where the elements are, and how many bytes they take.
   const unsigned char* data() const { return placed ? placed : borrowed ? borrowed : bytes.data(); }
+  // Where set() writes (a buffer not borrowed).
+  unsigned char* written() { return placed ? placed : bytes.data(); }
   std::size_t size_bytes() const;
 
   // Every element zero (on every core, for a large one).

@@ -294,7 +294,7 @@ Machine::Part Machine::reduce_range(const Node& n, Frame& f, std::int64_t begin,
     }
     const LaneTerms* run = nullptr;
     if (count > 1) try {
-        const KeepIndex keep(f, inner);
+        const Restore<std::int64_t> keep(index_of(f, inner));
         run = &lanes(n.args[0], f, inner, count, lanes_floor_);
       } catch (const EvalError&) {
         run = nullptr;

@@ -108,18 +108,25 @@ class Machine {
                                   const std::vector<SumBound>& sum_starts);
   Term combine(const Node& n, std::span<const Part> parts) const;
   Term scan_at(const Node& n, Frame& f);
-  // Puts f.idx[var] back as it was when it goes, however the walk in between ends: a run that
-  // throws leaves its index at the lane in error, and the caller walks again from its element.
-  struct KeepIndex {
-    KeepIndex(Frame& f, int var) : slot(f.idx[static_cast<std::size_t>(var)]), saved(slot) {}
-    ~KeepIndex() { slot = saved; }
-    std::int64_t& slot;
-    std::int64_t saved;
+  // Puts `slot` back as it was when it goes, however the walk in between ends: a run that
+  // throws leaves its index at the lane in error (and the caller walks again from its element),
+  // a lane's own walk raises lanes_floor_.
+  template <class T>
+  struct Restore {
+    explicit Restore(T& s) : slot(s), saved(s) {}
+    ~Restore() { slot = saved; }
+    T& slot;
+    T saved;
   };
+  // Index `var` of f.idx, for Restore.
+  static std::int64_t& index_of(Frame& f, int var) { return f.idx[static_cast<std::size_t>(var)]; }
   // machine_lanes.cpp: the subtree at `node` at `count` values of `var`, into pool_[depth] (its
   // operands' into the slots after it).
   const LaneTerms& lanes(int node, Frame& f, int var, int count, std::size_t depth);
   void read_lanes(int node, Frame& f, int var, int count, LaneTerms& out);
+  // Each lane through `one()` (a Term for the indices in f), var at that lane's value.
+  template <class One>
+  void lane_by_lane(Frame& f, int var, int count, LaneTerms& out, One&& one);
   // Whether the access at `node` has every subscript of the form a + b * var (a and b the same
   // for every lane), so that the lanes' offsets step evenly.
   bool affine_access(int node, int var);

@@ -49,9 +49,20 @@ int degree(const Program& p, int node, int var) {
 void set_reference_lanes(bool on) { lanes_on = on; }
 bool reference_lanes() { return lanes_on; }
 
+template <class One>
+void Machine::lane_by_lane(Frame& f, int var, int count, LaneTerms& out, One&& one) {
+  Restore<std::int64_t> keep(index_of(f, var));
+  for (int l = 0; l < count; ++l) {
+    keep.slot = keep.saved + l;
+    const Term t = one();
+    out.v[l] = t.v;
+    out.e[l] = t.e;
+  }
+}
+
 const Machine::LaneTerms& Machine::element_lanes(Frame& f, int var, int count) {
   const Statement& s = p_.statements[static_cast<std::size_t>(f.statement)];
-  const KeepIndex keep(f, var);
+  const Restore<std::int64_t> keep(index_of(f, var));
   return lanes(s.root, f, var, count, lanes_floor_);
 }
 
@@ -68,22 +79,10 @@ const Machine::LaneTerms& Machine::lanes(int node, Frame& f, int var, int count,
     return std::cref(out);
   };
   const auto one_by_one = [&] {
-    const auto slot = static_cast<std::size_t>(var);
-    const std::int64_t first = f.idx[slot];
     // A reduction's own runs (reduce_range) start above this slot.
-    struct Floor {
-      std::size_t& floor;
-      std::size_t saved;
-      ~Floor() { floor = saved; }
-    } raised{lanes_floor_, lanes_floor_};
+    const Restore<std::size_t> raised(lanes_floor_);
     lanes_floor_ = depth + 1;
-    for (int l = 0; l < count; ++l) {
-      f.idx[slot] = first + l;
-      const Term t = eval(node, f);
-      out.v[l] = t.v;
-      out.e[l] = t.e;
-    }
-    f.idx[slot] = first;
+    lane_by_lane(f, var, count, out, [&] { return eval(node, f); });
     return std::cref(out);
   };
   if (node == given_) return same(given_value_);
@@ -151,16 +150,8 @@ void Machine::read_lanes(int node, Frame& f, int var, int count, LaneTerms& out)
     offset += at0 * in_.strides[t][d];
     step += (at1 - at0) * in_.strides[t][d];
   }
-  if (!even) {  // each lane's read(), which names a subscript out of range
-    for (int l = 0; l < count; ++l) {
-      f.idx[slot] = first + l;
-      const Term r = read(n, f);
-      out.v[l] = r.v;
-      out.e[l] = r.e;
-    }
-    f.idx[slot] = first;
-    return;
-  }
+  if (!even)  // each lane's read(), which names a subscript out of range
+    return lane_by_lane(f, var, count, out, [&] { return read(n, f); });
   if (const Buffer* b = in_.inputs[t]) {  // inputs are exact
     b->get_run(offset, step, count, out.v.data());
     for (int l = 0; l < count; ++l) out.e[l] = 0.0;
