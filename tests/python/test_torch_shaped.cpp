@@ -3,7 +3,8 @@
 // plugin's own embedded module and interpreter: each spec is parsed by the host, handed to Python
 // as spec_object() makes it for arms, translated, run on random inputs and compared with a
 // float64 numpy reference written in tests/python/torch_shaped_check.py. Also: the layout of
-// spec.program, kq.Tensor's i32, i64 and bool views, and format-1 specs through the same arms.
+// spec.program, kq.Tensor's i32, i64 and bool views, format-1 specs through the same arms, and
+// torch_attention.py's arms (tests/python/torch_attention_check.py).
 // Skips the torch parts, saying why, where the plugin's Python has no torch or numpy.
 //
 // KQ_TEST_SHAPED_DUMP=FILE also writes the specs as JSON, for running the same checks with
@@ -148,4 +149,30 @@ TEST_CASE(
     const auto found = problems(m.attr("format1_problems")(kq::python::spec_object(s.op)));
     for (const auto& p : found) CHECK_MESSAGE(false, s.op.op << ": " << p);
   }
+}
+
+TEST_CASE("torch_sdpa: attention recognised by its statements, F.sdpa written into the output") {
+  kq::python::ensure_interpreter();
+  py::gil_scoped_acquire gil;
+  py::module_ m = checks();
+  const py::object why = m.attr("missing")();
+  if (!why.is_none()) {
+    MESSAGE("skipped: " << why.cast<std::string>());
+    return;
+  }
+  const fs::path file =
+      kq::test::source_dir() / "specs/kernelbench/97_scaled_dot_product_attention.yaml";
+  const kq::Spec attention = kq::load_spec(file);
+  std::string text = kq::test::read_file(file);
+  const std::string f32_out = "y: {dtype: f32, shape: [Bt, H, L, Ev]}";
+  const auto at = text.find(f32_out);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, f32_out.size(), "y: {dtype: bf16, shape: [Bt, H, L, Ev]}");
+  const kq::Spec mixed = kq::parse_spec(text, "attention_bf16_out.yaml");
+  const kq::Spec softmax = load_v2("softmax.yaml");
+  const auto found = problems(py::module_::import("torch_attention_check")
+                                  .attr("problems")(kq::python::spec_object(attention.op),
+                                                    kq::python::spec_object(softmax.op),
+                                                    kq::python::spec_object(mixed.op)));
+  for (const auto& p : found) CHECK_MESSAGE(false, p);
 }
