@@ -77,7 +77,9 @@ void print_shaped_summary(std::ostream& out, const Spec& spec) {
   out << "  dims:";
   for (std::size_t i = 0; i < d.dims.size(); ++i)
     out << (i ? ", " : " ") << d.dims[i].name << " "
-        << (d.dims[i].kind == ix::DimKind::free ? "free" : "reduced");
+        << (d.dims[i].is_derived()                ? "= " + d.dims[i].derived
+            : d.dims[i].kind == ix::DimKind::free ? std::string("free")
+                                                  : std::string("reduced"));
   out << "\n";
   if (!d.params.empty()) {
     out << "  params:";

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "indexed/derived_dims.hpp"
 #include "indexed/subscript_range.hpp"
 #include "plan/shape_points.hpp"
 #include "spec/suggest.hpp"
@@ -121,9 +122,23 @@ std::vector<std::int64_t> dim_values(const Spec& spec, const Written& written,
   }
   std::vector<std::int64_t> dims;
   for (std::size_t i = 0; i < names.size(); ++i) {
+    const ix::DimDecl* decl = spec.shaped ? &spec.shaped->program->decls.dims[i] : nullptr;
+    if (decl && decl->is_derived()) {  // computed below; a label's value must agree
+      dims.push_back(1);
+      continue;
+    }
     if (!values[i])
       fail(text, std::string(names[i]) + " is not given (every dim is: " + join_names(names) + ")");
     dims.push_back(*values[i]);
+  }
+  if (!spec.shaped) return dims;
+  const auto& decls = spec.shaped->program->decls;
+  if (auto bad = ix::complete_dims(decls, dims)) fail(text, "no input is valid there: " + *bad);
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (values[i] && *values[i] != dims[i]) {
+      fail(text, decls.dims[i].name + " is derived (" + decls.dims[i].derived + "), " +
+                     std::to_string(dims[i]) + " there, not " + std::to_string(*values[i]));
+    }
   }
   return dims;
 }
@@ -191,8 +206,10 @@ std::string example_point(const Spec& spec) {
   const ShapedContract& c = *spec.shaped;
   const auto& dims = c.program->decls.dims;
   std::string s;
-  for (std::size_t i = 0; i < dims.size(); ++i)
-    s += (i ? ", " : "") + dims[i].name + ": " + std::to_string(c.timing_points[0].dims[i]);
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i].is_derived()) continue;
+    s += (s.empty() ? "" : ", ") + dims[i].name + ": " + std::to_string(c.timing_points[0].dims[i]);
+  }
   return "{" + s + "}";
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "indexed/derived_dims.hpp"
 #include "indexed/subscript_range.hpp"
 #include "plan/case_shapes.hpp"
 #include "plan/shape_points.hpp"
@@ -59,14 +60,29 @@ class ShapedPlanner {
       if (first || fits(raised)) d = std::move(raised);
       first = false;
     }
+    derive(d);
     for (int tries = 0; tries < 8; ++tries) {
       const auto bad = ix::first_out_of_range(*c_.program, d);
       if (!bad || bad->lo < 0 || bad->hi >= kMaxPointElements) break;
       const ix::Extent& e = decls().tensors[static_cast<std::size_t>(bad->tensor)].shape[bad->dim];
       if (!e.is_dim()) break;
       d[static_cast<std::size_t>(e.dim)] = bad->hi + 1;
+      derive(d);
     }
     return d;
+  }
+
+  // The derived dims' values; where one falls below 1 (a window longer than the input), the
+  // base dims it is computed from grow (2 n + 1) until it does not.
+  void derive(std::vector<std::int64_t>& d) const {
+    const ix::Declarations& ds = decls();
+    for (int tries = 0; tries < 24 && ix::complete_dims(ds, d); ++tries) {
+      for (std::size_t i = 0; i < d.size(); ++i) {
+        if (!ds.dims[i].is_derived() || d[i] >= 1) continue;
+        for (int b : ix::formula_dims(ds, static_cast<int>(i)))
+          d[static_cast<std::size_t>(b)] = 2 * d[static_cast<std::size_t>(b)] + 1;
+      }
+    }
   }
 
   const ix::Declarations& decls() const { return c_.program->decls; }

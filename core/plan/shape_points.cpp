@@ -6,6 +6,7 @@
 #include <set>
 #include <tuple>
 
+#include "indexed/derived_dims.hpp"
 #include "indexed/subscript_range.hpp"
 #include "spec/sections.hpp"
 
@@ -171,12 +172,17 @@ std::int64_t largest_tensor_elements(const ShapedContract& c,
 std::vector<ShapePoint> plan_shape_points(const ShapedContract& c, const ShapePlanOptions& o) {
   const auto& dims = c.program->decls.dims;
   std::vector<std::vector<std::int64_t>> cand;
-  for (const auto& d : dims) cand.push_back(shape_candidates(d.kind, o.quick));
+  // A derived dim takes its formula's value at each point (a placeholder until then).
+  for (const auto& d : dims)
+    cand.push_back(d.is_derived() ? std::vector<std::int64_t>{1}
+                                  : shape_candidates(d.kind, o.quick));
 
   // Dim values -> the point; merged flags.
   std::map<std::vector<std::int64_t>, ShapePoint> points;
-  auto add = [&](const std::vector<std::int64_t>& p, bool huge, bool from_spec, bool timed) {
+  auto add = [&](std::vector<std::int64_t> p, bool huge, bool from_spec, bool timed) {
     if (p.size() != dims.size()) return;
+    // Base dims whose derived ones fall below 1 (a window longer than the input) admit no case.
+    if (ix::complete_dims(c.program->decls, p)) return;
     if (largest_tensor_elements(c, p) > kMaxPointElements) return;
     // Dims tied by index arithmetic (K >= G * C) admit no inputs at some of the pairs.
     if (ix::subscript_out_of_range(*c.program, p)) return;

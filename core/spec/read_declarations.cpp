@@ -1,8 +1,10 @@
 // dims, params, inputs, outputs, temporaries: the declarations the statements are parsed
 // against. Names are checked here, where their positions are known, so that kq::ix's own checks
 // of the declarations (reported without a position) never fire.
+#include <algorithm>
 #include <cmath>
 
+#include "indexed/derived_dims.hpp"
 #include "indexed/names.hpp"
 #include "kq/indexed.hpp"
 #include "spec/sections.hpp"
@@ -51,12 +53,35 @@ ix::Extent read_extent(const Field& f, const std::vector<ix::DimDecl>& dims) {
 
 std::vector<ix::DimDecl> read_dims(const Field& f, std::vector<Named>& declared) {
   std::vector<ix::DimDecl> dims;
+  std::vector<Field> formulas;  // each derived dim's, to check once every dim is known
   for (const Named& n : read_named_map(f, "dim")) {
     declare(n, "dim", declared);
     static constexpr ix::DimKind kKinds[] = {ix::DimKind::free, ix::DimKind::reduced};
-    dims.push_back({n.name, kKinds[read_choice(n.value, "dim kind", {"free", "reduced"})]});
+    if (n.value.node().IsMap()) {  // {derived: FORMULA}: computed from the base dims, free
+      const MapFields m(n.value, {"derived"});
+      const Field formula = m.require("derived");
+      dims.push_back({n.name, ix::DimKind::free, read_string(formula)});
+      if (dims.back().derived.find_first_not_of(" \t") == std::string::npos)
+        formula.fail("a derived dim's formula is empty");
+      formulas.push_back(formula);
+      continue;
+    }
+    dims.push_back({n.name, kKinds[read_choice(n.value, "dim kind (free, reduced or {derived: "
+                                                        "FORMULA})",
+                                               {"free", "reduced"})]});
+    formulas.push_back(n.value);
   }
   if (dims.empty()) f.fail("at least one dim is required, e.g. {M: free, N: reduced}");
+  const ix::Declarations d{dims, {}, {}};
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (!dims[i].is_derived()) continue;
+    if (auto bad = ix::check_dim_formula(d, static_cast<int>(i))) {
+      formulas[i].fail("column " + std::to_string(bad->column) + " of the formula: " +
+                       bad->message);
+    }
+  }
+  if (std::all_of(dims.begin(), dims.end(), [](const auto& x) { return x.is_derived(); }))
+    f.fail("every dim is derived; at least one is given at each point");
   return dims;
 }
 

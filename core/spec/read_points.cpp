@@ -1,8 +1,10 @@
 // Points (format 2): dim values to qualify or time at, as a list of maps or as a grid (every
-// combination of per-dim lists, the first dim outermost). A point must give every dim, and no
+// combination of per-dim lists, the first dim outermost). A point must give every dim but the
+// derived ones (computed from the others: ix::complete_dims), and no
 // tensor may hold more than kMaxElements elements at it, so byte counts stay far inside int64.
 #include <algorithm>
 
+#include "indexed/derived_dims.hpp"
 #include "indexed/subscript_range.hpp"
 #include "spec/sections.hpp"
 #include "spec/shaped_sections.hpp"
@@ -38,16 +40,36 @@ void check_extents(const Field& at, const Point& p, const ix::Program& prog) {
     at.fail("no input is valid at this point: " + *bad);
 }
 
+// A derived dim's value is its formula's: giving it is an error.
+void refuse_derived(const std::optional<Field>& v, const ix::DimDecl& dim) {
+  if (v) {
+    v->fail("dim '" + dim.name + "' is derived (" + dim.derived +
+            "): it is computed from the others, not given");
+  }
+}
+
+// The derived dims' values, then the tensors' extents.
+void complete(const Field& at, Point& p, const ix::Program& prog) {
+  if (auto bad = ix::complete_dims(prog.decls, p.dims))
+    at.fail("no input is valid at this point: " + *bad);
+  check_extents(at, p, prog);
+}
+
 Point read_point(const Field& f, const ix::Program& prog) {
   const ix::Declarations& d = prog.decls;
   const MapFields m(f, dim_names(d));
   Point p;
   for (const ix::DimDecl& dim : d.dims) {
     const auto v = m.get(dim.name);
+    if (dim.is_derived()) {
+      refuse_derived(v, dim);
+      p.dims.push_back(1);
+      continue;
+    }
     if (!v) f.fail("the point gives no value for dim '" + dim.name + "' (every dim is given)");
     p.dims.push_back(read_element_count(*v));
   }
-  check_extents(f, p, prog);
+  complete(f, p, prog);
   return p;
 }
 
@@ -77,6 +99,11 @@ std::vector<Point> read_grid(const Field& f, const ix::Program& prog) {
   std::size_t total = 1;
   for (const ix::DimDecl& dim : d.dims) {
     const auto v = m.get(dim.name);
+    if (dim.is_derived()) {
+      refuse_derived(v, dim);
+      axes.push_back({1});
+      continue;
+    }
     if (!v) f.fail("the grid gives no values for dim '" + dim.name + "' (every dim is given)");
     std::vector<std::int64_t> values;
     for (const Field& item : read_list(*v)) {
@@ -99,7 +126,7 @@ std::vector<Point> read_grid(const Field& f, const ix::Program& prog) {
   for (std::size_t k = 0; k < total; ++k) {
     Point p;
     for (std::size_t i = 0; i < axes.size(); ++i) p.dims.push_back(axes[i][at[i]]);
-    check_extents(f, p, prog);
+    complete(f, p, prog);
     points.push_back(std::move(p));
     for (std::size_t i = axes.size(); i-- > 0;) {
       if (++at[i] < axes[i].size()) break;

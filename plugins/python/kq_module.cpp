@@ -84,6 +84,7 @@ py::object program_object(const ix::Program& p) {
     py::dict o;
     o["name"] = d.name;
     o["kind"] = d.kind == ix::DimKind::free ? "free" : "reduced";
+    o["derived"] = d.is_derived() ? py::object(py::str(d.derived)) : py::object(py::none());
     dims.append(namespace_of(o));
   }
   for (const ix::ParamDecl& d : p.decls.params) {

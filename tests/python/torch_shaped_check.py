@@ -177,6 +177,15 @@ semantics: |
   flat[g, j] = x[g * CG + j] + total
 compare: {total: {bound: accumulation}, flat: {bound: accumulation}}
 """),
+    # A derived output length and a stepped window: narrow and slice views, not gathers.
+    "window_stride": ({"M": 3, "N": 9}, """
+dims: {M: free, N: free, NO: {derived: "(N - 3) / 2 + 1"}}
+inputs: {x: {dtype: f32, shape: [M, N]}}
+outputs: {y: {dtype: f32, shape: [M, NO]}}
+semantics: |
+  y[m, j] = x[m, 2 * j + 1] + x[m, 2 * j] + x[m, 2 * j + 2]
+compare: {y: {rtol: 1e-6}}
+"""),
 }
 
 SPECS = {op: _yaml(op, dims, body) for op, (dims, body) in _EXTRA.items()}
@@ -212,7 +221,7 @@ def declined_problems(spec):
 # Dims of the check for the shipped specs.
 _DIMS = {"softmax": {"M": 5, "N": 7}, "layer_norm": {"M": 4, "N": 9}, "argmax": {"M": 6, "N": 11},
          "cross_entropy": {"M": 5, "N": 8}, "cumsum_reverse": {"M": 3, "N": 6},
-         "group_sum": {"B": 3, "G": 2, "C": 4, "K": 8}}
+         "group_sum": {"B": 3, "G": 2, "C": 4, "K": 8}, "window_max3": {"M": 4, "N": 9}}
 _DIMS.update({op: dims for op, (dims, _) in _EXTRA.items()})
 
 # Integer inputs: [0, bound(dims)).
@@ -248,6 +257,10 @@ _EXPECT = {
     "matmul": ["c_out.copy_(torch.einsum('zki,kj->zij', a, b))",
                "torch.einsum('ki,kj->ij', a[0], a[1])", "g_out.copy_((a * v[:, None]).sum(dim=1))"],
     "masked": ["(x > 0.0).to(DT) * 2.0", "torch.clamp_min(x, 0.5)", "mask.long().sum(dim=1)"],
+    "window_max3": ["torch.maximum(torch.maximum(x.narrow(1, 0, NO), x.narrow(1, 1, NO)), "
+                    "x.narrow(1, 2, NO))"],
+    "window_stride": ["x.narrow(1, 1, 2 * (NO - 1) + 1)[:, ::2]", "x.narrow(1, 0, 2 * (NO - 1) "
+                      "+ 1)[:, ::2]"],
 }
 
 
@@ -358,6 +371,16 @@ def _ref_view_flat(a, d):
     x = a["x"]
     total = x.sum()
     return {"total": total, "flat": x[:d["G"] * d["CG"]].reshape(d["G"], d["CG"]) + total}
+
+
+def _ref_window_max3(a, d):
+    x = a["x"]
+    return {"y": _np.maximum(_np.maximum(x[:, :-2], x[:, 1:-1]), x[:, 2:])}
+
+
+def _ref_window_stride(a, d):
+    x, n = a["x"], d["NO"]
+    return {"y": x[:, 1:2 * n:2] + x[:, 0:2 * n - 1:2] + x[:, 2:2 * n + 1:2]}
 
 
 _REFERENCES = {name[5:]: f for name, f in dict(globals()).items() if name.startswith("_ref_")}
@@ -522,11 +545,14 @@ def check(spec, device="cpu", verbose=True, arms=None):
 
     _np = numpy
     problems = []
-    dims = _DIMS.get(spec.op)
+    dims = dict(_DIMS.get(spec.op) or {})
     reference = _REFERENCES.get(spec.op)
-    if dims is None or reference is None:  # a spec this file does not know yet: run it only
+    if not dims or reference is None:  # a spec this file does not know yet: run it only
         print("%s: no reference in torch_shaped_check.py: run, not compared" % spec.op)
         dims = {d.name: 3 for d in spec.program.dims}
+    for d in spec.program.dims:  # derived dims: their formulas, / rounding down
+        if d.derived:
+            dims[d.name] = eval(d.derived.replace("/", "//"), {"__builtins__": {}}, dict(dims))
     rng = numpy.random.default_rng(20261129)
     for arm in _arms(device, arms):
         dev = arm.device

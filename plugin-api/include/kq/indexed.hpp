@@ -18,9 +18,15 @@ namespace kq::ix {
 // messages.
 enum class DimKind : std::uint8_t { free, reduced };
 
+// A derived dim is not given at a point but computed from the others by `derived`, integer
+// arithmetic over base dims (+ - * and / rounding down): a pooling's output length
+// "(H + 2 - 4) / 1 + 1", as the framework computes it from its input's. Empty: a base dim.
 struct DimDecl {
   std::string name;
   DimKind kind = DimKind::free;
+  std::string derived;
+
+  bool is_derived() const { return !derived.empty(); }
 };
 
 struct ParamDecl {

@@ -13,6 +13,7 @@
 //             out0[i0, i1] = div(tmp1[i0, i1], tmp2[i0])
 //             shapes: in0[d0, d1] out0[d0, d1] tmp0[d0] tmp1[d0, d1] tmp2[d0]
 //
+// A derived dim's formula follows the shapes ("derived: d2 = ( d0 - 4 ) / 2 + 1").
 // Dtypes and the params' values are not part of it: an arm checks those on their own.
 #pragma once
 #include <cstdio>
@@ -65,7 +66,11 @@ class Printer {
     for (int t : temps) shapes += " " + shape(t);
     std::string body;
     for (const Statement& s : p_.statements) body += statement(s) + "\n";
-    return body + shapes + "\n";
+    std::string derived;
+    for (std::size_t d = 0; d < p_.decls.dims.size(); ++d)
+      if (p_.decls.dims[d].is_derived())
+        derived += " " + dim_(static_cast<int>(d)) + " = " + formula(p_.decls.dims[d].derived);
+    return body + shapes + "\n" + (derived.empty() ? "" : "derived:" + derived + "\n");
   }
 
  private:
@@ -73,6 +78,33 @@ class Printer {
     auto it = tensor_.find(t);
     if (it != tensor_.end()) return it->second;
     return tensor_[t] = "tmp" + std::to_string(temps_++);
+  }
+
+  // A derived dim's formula with the dims by place, one blank between tokens: "(H-4)/2+1" and
+  // "(H - 4) / 2 + 1" read alike.
+  std::string formula(const std::string& text) {
+    std::string out, token;
+    auto flush = [&] {
+      if (token.empty()) return;
+      const bool name = !(token[0] >= '0' && token[0] <= '9');
+      std::string t = token;
+      for (std::size_t d = 0; name && d < p_.decls.dims.size(); ++d)
+        if (p_.decls.dims[d].name == token) t = dim_(static_cast<int>(d));
+      out += (out.empty() ? "" : " ") + t;
+      token.clear();
+    };
+    for (char c : text) {
+      const bool word = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                        c == '_';
+      if (word) {
+        token += c;
+        continue;
+      }
+      flush();
+      if (c != ' ' && c != '\t') token = std::string(1, c), flush();
+    }
+    flush();
+    return out;
   }
 
   std::string extent(const Extent& e) {

@@ -20,8 +20,10 @@ gets them. Each node's value is a tensor whose dims are index variables (its axe
     are used (a permute, None for the axes one lacks: `mx[:, None]`); a repeated index is a
     diagonal; a constant subscript selects (`x[:, 0]`); a mixed-radix subscript over a dim whose
     extent it covers exactly (`x[n, g * CG + j]` over a dim of G * CG) is an unflatten, a view;
-    any other subscript (a gather `x[m, t[m]]`, a stride, a reversal) indexes with integer
-    tensors (advanced indexing: torch.arange for the plain indices);
+    one index times a constant step plus a constant offset (`x[m, j + 2]`, `x[m, 2 * j]`) is a
+    narrow and a stepped slice, a view too; any other subscript (a gather `x[m, t[m]]`, a
+    reversal, two indices in one dim) indexes with integer tensors (advanced indexing:
+    torch.arange for the plain indices);
   - reductions are sum, prod, amax, amin, argmax, argmin over the axes (argmax and argmin over
     several indices flatten them, the first listed outermost, as kq numbers them); a body
     constant along a reduced index is expanded along it (a view);
@@ -585,9 +587,9 @@ class _Translator:
         return None
 
     def view_item(self, sub, extent):
-        """How one subscript reads its dim as a view: ("axis", [v]), ("split", [variables,
-        outermost first], whether they cover the dim exactly), ("const", None), or None (advanced
-        indexing)."""
+        """How one subscript reads its dim as a view: ("axis", [v]), ("slice", [v], offset,
+        step), ("split", [variables, outermost first], whether they cover the dim exactly),
+        ("const", None), or None (advanced indexing)."""
         poly = self.subscript_poly(sub)
         if poly is None:
             return None
@@ -596,8 +598,17 @@ class _Translator:
             return None  # an index variable in two terms (g * C + g)
         if not terms:
             return ("const", None)
+        # One variable times a constant step, plus a constant offset (a window's x[m, j + 2], a
+        # stride's x[m, 2 * j], an index over a shorter range than its dim): a slice, a view.
+        if len(terms) == 1 and all(k == (None, ()) for k in poly if k[0] is None):
+            v, (step, dims) = next(iter(terms.items()))
+            offset = poly.get((None, ()), 0)
+            if not dims and step >= 1 and offset >= 0:
+                if (step, offset) == (1, 0) and self.indices[v].extent == extent:
+                    return ("axis", [v])
+                return ("slice", [v], offset, step)
         if (None, ()) in poly or any(k[0] is None for k in poly):
-            return None  # an offset: advanced indexing
+            return None  # an offset by a dim (a reversal): advanced indexing
         if len(terms) == 1 and list(terms.values())[0] == (1, ()):
             return ("axis", list(terms))
         # Mixed radix: the innermost variable's coefficient is 1, each next one's the product of
@@ -639,6 +650,15 @@ class _Translator:
                 sel.pop()
             atom = "%s[%s]" % (atom, ", ".join(sel))
         kept = [it for it in items if it[0] != "const"]
+        # Slices narrow their dim (rank kept): x.narrow(1, 2, NO), then every step-th element.
+        for k, it in enumerate(kept):
+            if it[0] == "slice":
+                _, (v,), offset, step = it
+                n = self.index_extent(v)
+                length = n if step == 1 else "%d * (%s - 1) + 1" % (step, n)
+                atom = "%s.narrow(%d, %d, %s)" % (atom, k, offset, length)
+                if step > 1:
+                    atom = "%s[%s::%d]" % (atom, ":, " * k, step)
         # Mixed-radix subscripts unflatten their dim: x.unflatten(1, (G, CG)); last dim first.
         for k in range(len(kept) - 1, -1, -1):
             if kept[k][0] == "split":
