@@ -54,6 +54,8 @@ Token Lexer::next() {
       return sized(Tok::rbracket, 1);
     case ',':
       return sized(Tok::comma, 1);
+    case ':':
+      return sized(Tok::colon, 1);
     case '+':
       return sized(Tok::plus, 1);
     case '-':

@@ -14,6 +14,7 @@ enum class Tok {
   lbracket,
   rbracket,
   comma,
+  colon,
   assign,
   plus,
   minus,

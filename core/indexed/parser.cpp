@@ -349,14 +349,16 @@ class StatementParser {
   }
 
   // At `max(` or `min(`: whether the first argument is an index name or a parenthesised list of
-  // them, followed by a comma.
+  // them, followed by a comma; or a name with a range (`k : 3`), which only a reduction has.
   bool reduction_follows() const {
     std::size_t k = 2;
     if (peek(k).kind == Tok::name)
-      return is_index_name(spelled(peek(k))) && peek(k + 1).kind == Tok::comma;
+      return is_index_name(spelled(peek(k))) &&
+             (peek(k + 1).kind == Tok::comma || peek(k + 1).kind == Tok::colon);
     if (peek(k).kind != Tok::lparen) return false;
     for (++k;; k += 2) {
       if (peek(k).kind != Tok::name || !is_index_name(spelled(peek(k)))) return false;
+      if (peek(k + 1).kind == Tok::colon) return true;
       if (peek(k + 1).kind == Tok::rparen) return peek(k + 2).kind == Tok::comma;
       if (peek(k + 1).kind != Tok::comma) return false;
     }
@@ -384,13 +386,22 @@ class StatementParser {
 
   // ---- reductions and scans
 
-  // Binds the indices after `name(`: one name or a parenthesised list.
+  // Binds the indices after `name(`: one name or a parenthesised list, each name with its range
+  // where written (`p : 4`, `p : KH`: a window's index, in no subscript alone).
   std::vector<int> parse_over(const std::string& what) {
-    std::vector<std::pair<std::string, std::size_t>> names;
+    struct Over {
+      std::string name;
+      std::size_t pos;
+      std::optional<Extent> range;
+    };
+    std::vector<Over> names;
     auto one = [&] {
       if (tok().kind != Tok::name) fail(what + " runs over index names, found " + found());
-      names.emplace_back(spelled(tok()), tok().pos);
+      names.push_back({spelled(tok()), tok().pos, std::nullopt});
       advance();
+      if (tok().kind != Tok::colon) return;
+      advance();
+      names.back().range = parse_range(names.back().name);
     };
     if (tok().kind == Tok::lparen) {
       advance();
@@ -400,8 +411,31 @@ class StatementParser {
       one();
     }
     std::vector<int> vars;
-    for (const auto& [name, pos] : names) vars.push_back(bind(name, pos, false, std::nullopt));
+    for (const Over& o : names) {
+      vars.push_back(bind(o.name, o.pos, false, o.range));
+      p_.indices.back().ranged = o.range.has_value();
+    }
     return vars;
+  }
+
+  // After `index :`: a dim's name or a positive integer.
+  Extent parse_range(const std::string& index) {
+    const std::string what = "the range of '" + index + "' (a dim or a positive integer)";
+    if (tok().kind == Tok::number) {
+      const double v = tok().value;
+      if (!(v >= 1 && v <= 1e15 && v == static_cast<double>(static_cast<std::int64_t>(v))))
+        fail(what + " is " + found());
+      advance();
+      return Extent(static_cast<std::int64_t>(v));
+    }
+    if (tok().kind != Tok::name) fail(what + " is missing, found " + found());
+    const std::string name = spelled(tok());
+    const int d = find_named(p_.decls.dims, name);
+    if (d < 0) fail(what + ": '" + name + "' is not a dim");
+    advance();
+    Extent e(name);
+    e.dim = d;
+    return e;
   }
 
   int parse_reduce(const Keyword& k, std::size_t pos) {

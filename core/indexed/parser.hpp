@@ -11,7 +11,8 @@
 //              | function '(' expr (',' expr)* ')'
 //              | reduction '(' over ',' expr ')'
 //              | scan '(' index ',' expr (',' 'exclusive')? (',' 'reverse')? ')'
-//   over      := index | '(' index (',' index)* ')'
+//   over      := range | '(' range (',' range)* ')'
+//   range     := index (':' (dim | integer))?       a window's index writes its range
 //   reduction := sum | prod | max | min | argmax | argmin
 //   scan      := cumsum | cumprod
 //   sub       := an additive expression of index variables, integer constants, dims, + - * and

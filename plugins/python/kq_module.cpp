@@ -108,6 +108,7 @@ py::object program_object(const ix::Program& p) {
     o["name"] = v.name;
     o["extent"] = extent_object(v.extent);
     o["statement"] = v.statement;
+    o["ranged"] = v.ranged;
     indices.append(namespace_of(o));
   }
   for (const ix::Node& n : p.nodes) {

@@ -186,6 +186,24 @@ semantics: |
   y[m, j] = x[m, 2 * j + 1] + x[m, 2 * j] + x[m, 2 * j + 2]
 compare: {y: {rtol: 1e-6}}
 """),
+    # Windows with their ranges written: disjoint (stride = window: an unflatten view) and
+    # overlapping (stride 1: a gather).
+    "window_mean": ({"M": 2, "N": 14}, """
+dims: {M: free, N: free, NO: {derived: "(N - 3) / 3 + 1"}}
+inputs: {x: {dtype: f32, shape: [M, N]}}
+outputs: {y: {dtype: f32, shape: [M, NO]}}
+semantics: |
+  y[m, j] = sum(p : 3, x[m, 3 * j + p]) / 3
+compare: {y: {bound: accumulation}}
+"""),
+    "window_slide": ({"M": 2, "N": 9}, """
+dims: {M: free, N: free, NO: {derived: "N - 4 + 1"}}
+inputs: {x: {dtype: f32, shape: [M, N]}}
+outputs: {y: {dtype: f32, shape: [M, NO]}}
+semantics: |
+  y[m, j] = max(p : 4, x[m, j + p])
+compare: {y: {ulp: 0}}
+"""),
 }
 
 SPECS = {op: _yaml(op, dims, body) for op, (dims, body) in _EXTRA.items()}
@@ -257,6 +275,7 @@ _EXPECT = {
     "matmul": ["c_out.copy_(torch.einsum('zki,kj->zij', a, b))",
                "torch.einsum('ki,kj->ij', a[0], a[1])", "g_out.copy_((a * v[:, None]).sum(dim=1))"],
     "masked": ["(x > 0.0).to(DT) * 2.0", "torch.clamp_min(x, 0.5)", "mask.long().sum(dim=1)"],
+    "window_mean": ["x.narrow(1, 0, NO * 3).unflatten(1, (NO, 3)).sum(dim=2)"],
     "window_max3": ["torch.maximum(torch.maximum(x.narrow(1, 0, NO), x.narrow(1, 1, NO)), "
                     "x.narrow(1, 2, NO))"],
     "window_stride": ["x.narrow(1, 1, 2 * (NO - 1) + 1)[:, ::2]", "x.narrow(1, 0, 2 * (NO - 1) "
@@ -381,6 +400,16 @@ def _ref_window_max3(a, d):
 def _ref_window_stride(a, d):
     x, n = a["x"], d["NO"]
     return {"y": x[:, 1:2 * n:2] + x[:, 0:2 * n - 1:2] + x[:, 2:2 * n + 1:2]}
+
+
+def _ref_window_mean(a, d):
+    x, n = a["x"], d["NO"]
+    return {"y": x[:, :3 * n].reshape(x.shape[0], n, 3).sum(2) / 3}
+
+
+def _ref_window_slide(a, d):
+    x, n = a["x"], d["NO"]
+    return {"y": _np.stack([x[:, p:p + n] for p in range(4)]).max(0)}
 
 
 _REFERENCES = {name[5:]: f for name, f in dict(globals()).items() if name.startswith("_ref_")}

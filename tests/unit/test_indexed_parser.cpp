@@ -5,6 +5,7 @@
 #include <string>
 
 #include "indexed/parser.hpp"
+#include "kq/indexed_text.hpp"
 
 namespace {
 
@@ -201,4 +202,31 @@ TEST_CASE("a subscript's constant must be an integer: NaN, infinities and 1e30 a
     check_error(std::string("r[m] = x[m, m - m + ") + c + "]", "1",
                 "a subscript's constants are integers");
   }
+}
+
+TEST_CASE("a reduction's index with its range written: a window, in no subscript alone") {
+  // A max over windows of 3 along n (as a pooling): r[m] reads x[m, 0..2].
+  Program p = parse_ok("r[m] = max(k : 3, x[m, k + 0])\ny[m, n] = sum((a : 2, b : N), x[m, b])");
+  const Node& mx = p.nodes[static_cast<std::size_t>(p.statements[0].root)];
+  REQUIRE(mx.kind == NodeKind::reduce);
+  const IndexVar& k = p.indices[static_cast<std::size_t>(mx.over[0])];
+  CHECK(k.ranged);
+  CHECK(k.extent == Extent(3));
+  const Node& sum = p.nodes[static_cast<std::size_t>(p.statements[1].root)];
+  CHECK(p.indices[static_cast<std::size_t>(sum.over[1])].extent.dim == 1);  // N
+  CHECK_FALSE(p.indices[static_cast<std::size_t>(p.statements[1].lhs[0])].ranged);
+  const std::string text = canonical_text(p);
+  INFO(text);
+  CHECK(text.find("out1[i0] = max(i1 : 3, in0[i0, add(i1, 0)])") != std::string::npos);
+  CHECK(text.find("sum((i3 : 2, i2 : d1), in0[i0, i2])") != std::string::npos);
+  // Without a range, nothing changes: the index learns it from its subscript.
+  const std::string plain = canonical_text(parse_ok("r[m] = max(n, x[m, n])\ny[m, n] = x[m, n]"));
+  CHECK(plain.find("out1[i0] = max(i1, in0[i0, i1])") != std::string::npos);
+
+  check_error("r[m] = max(k : 0, x[m, k + 0])", "1:16", "the range of 'k'");
+  check_error("r[m] = max(k : 2.5, x[m, k + 0])", "1:16", "is number '2.5'");
+  check_error("r[m] = max(k : Q, x[m, k + 0])", "1:16", "'Q' is not a dim");
+  check_error("r[m] = max(k :, x[m, k + 0])", "1:15", "is missing");
+  // A bare index over a dim of another extent is still an error: write index arithmetic.
+  check_error("r[m] = max(k : 3, x[m, k])", "1:24", "index 'k' ranges over 3");
 }

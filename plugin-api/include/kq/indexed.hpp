@@ -140,6 +140,9 @@ struct IndexVar {
   std::string name;
   Extent extent;  // resolved: a dim or a constant
   int statement = -1;
+  // A reduction's index with its range written (`max(p : 4, ...)`, a pooling window), not
+  // learnt from a subscript: the canonical form writes it.
+  bool ranged = false;
 };
 
 struct Statement {

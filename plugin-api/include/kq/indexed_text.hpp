@@ -13,7 +13,7 @@
 //             out0[i0, i1] = div(tmp1[i0, i1], tmp2[i0])
 //             shapes: in0[d0, d1] out0[d0, d1] tmp0[d0] tmp1[d0, d1] tmp2[d0]
 //
-// A derived dim's formula follows the shapes ("derived: d2 = ( d0 - 4 ) / 2 + 1").
+// Derived dims' formulas follow the shapes ("derived: d2 = ( d0 - 4 ) / 2 + 1, d3 = d1 - 1").
 // Dtypes and the params' values are not part of it: an arm checks those on their own.
 #pragma once
 #include <cstdio>
@@ -69,7 +69,8 @@ class Printer {
     std::string derived;
     for (std::size_t d = 0; d < p_.decls.dims.size(); ++d)
       if (p_.decls.dims[d].is_derived())
-        derived += " " + dim_(static_cast<int>(d)) + " = " + formula(p_.decls.dims[d].derived);
+        derived += (derived.empty() ? " " : ", ") + dim_(static_cast<int>(d)) + " = " +
+                   formula(p_.decls.dims[d].derived);
     return body + shapes + "\n" + (derived.empty() ? "" : "derived:" + derived + "\n");
   }
 
@@ -94,8 +95,8 @@ class Printer {
       token.clear();
     };
     for (char c : text) {
-      const bool word = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                        c == '_';
+      const bool word =
+          (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
       if (word) {
         token += c;
         continue;
@@ -136,10 +137,15 @@ class Printer {
     return s;
   }
 
+  // A reduction's indices; one whose range is written keeps it (`i1 : 4`, `i1 : d2`).
   std::string over(const std::vector<int>& vars) {
-    if (vars.size() == 1) return index_(vars[0]);
+    auto one = [&](int v) {
+      const IndexVar& x = p_.indices[static_cast<std::size_t>(v)];
+      return index_(v) + (x.ranged ? " : " + extent(x.extent) : "");
+    };
+    if (vars.size() == 1) return one(vars[0]);
     std::string s = "(";
-    for (std::size_t k = 0; k < vars.size(); ++k) s += (k ? ", " : "") + index_(vars[k]);
+    for (std::size_t k = 0; k < vars.size(); ++k) s += (k ? ", " : "") + one(vars[k]);
     return s + ")";
   }
 
