@@ -168,11 +168,18 @@ class Printer {
       case NodeKind::apply:
         return std::string(to_string(n.op)) + "(" + list(n.args) + ")";
       case NodeKind::reduce:
-        return std::string(to_string(n.reduction)) + "(" + over(n.over) + ", " + list(n.args) + ")";
-      case NodeKind::scan:
-        return std::string(n.scan == ScanKind::cumsum ? "cumsum" : "cumprod") + "(" + over(n.over) +
-               ", " + list(n.args) + (n.exclusive ? ", exclusive" : "") +
-               (n.reverse ? ", reverse" : "") + ")";
+      case NodeKind::scan: {
+        // The body first, then the indices: the order in which their first sightings number
+        // them, fixed here rather than left to the compiler's order of the operands of `+`
+        // (GCC's, which every canonical form written so far follows).
+        const std::string body = list(n.args);
+        const std::string indices = over(n.over);
+        if (n.kind == NodeKind::reduce)
+          return std::string(to_string(n.reduction)) + "(" + indices + ", " + body + ")";
+        return std::string(n.scan == ScanKind::cumsum ? "cumsum" : "cumprod") + "(" + indices +
+               ", " + body + (n.exclusive ? ", exclusive" : "") + (n.reverse ? ", reverse" : "") +
+               ")";
+      }
     }
     return "?";
   }
