@@ -197,6 +197,24 @@ std::vector<int> formula_dims(const Declarations& d, int dim) {
   return out;
 }
 
+bool complete_dims_growing(const Declarations& d, std::vector<std::int64_t>& dims) {
+  for (int tries = 0; tries < 24; ++tries) {
+    if (!complete_dims(d, dims)) return true;
+    bool grew = false;
+    for (std::size_t i = 0; i < d.dims.size(); ++i) {
+      if (!d.dims[i].is_derived() || dims[i] >= 1) continue;
+      for (int b : formula_dims(d, static_cast<int>(i))) {
+        auto& v = dims[static_cast<std::size_t>(b)];
+        if (v > (std::int64_t{1} << 40)) return false;
+        v = 2 * v + 1;
+        grew = true;
+      }
+    }
+    if (!grew) return false;  // a division by 0, or a formula that no growth mends
+  }
+  return !complete_dims(d, dims);
+}
+
 bool has_derived_dims(const Declarations& d) {
   for (const DimDecl& decl : d.dims)
     if (decl.is_derived()) return true;

@@ -26,6 +26,10 @@ std::optional<DimFormulaError> check_dim_formula(const Declarations& d, int dim)
 // + 1 is 0 at H=5; every dim is at least 1"); nullopt when all are fine.
 std::optional<std::string> complete_dims(const Declarations& d, std::vector<std::int64_t>& dims);
 
+// complete_dims, and where a derived dim falls below 1 (a window longer than the input), the base
+// dims its formula names grow (2 n + 1) until it does not, up to 24 times. Whether it succeeded.
+bool complete_dims_growing(const Declarations& d, std::vector<std::int64_t>& dims);
+
 bool has_derived_dims(const Declarations& d);
 
 // The base dims dim `dim`'s formula names (positions in d.dims), each once; empty for a base dim.

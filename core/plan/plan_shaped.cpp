@@ -74,16 +74,7 @@ class ShapedPlanner {
 
   // The derived dims' values; where one falls below 1 (a window longer than the input), the
   // base dims it is computed from grow (2 n + 1) until it does not.
-  void derive(std::vector<std::int64_t>& d) const {
-    const ix::Declarations& ds = decls();
-    for (int tries = 0; tries < 24 && ix::complete_dims(ds, d); ++tries) {
-      for (std::size_t i = 0; i < d.size(); ++i) {
-        if (!ds.dims[i].is_derived() || d[i] >= 1) continue;
-        for (int b : ix::formula_dims(ds, static_cast<int>(i)))
-          d[static_cast<std::size_t>(b)] = 2 * d[static_cast<std::size_t>(b)] + 1;
-      }
-    }
-  }
+  void derive(std::vector<std::int64_t>& d) const { ix::complete_dims_growing(decls(), d); }
 
   const ix::Declarations& decls() const { return c_.program->decls; }
 

@@ -179,10 +179,13 @@ std::vector<ShapePoint> plan_shape_points(const ShapedContract& c, const ShapePl
 
   // Dim values -> the point; merged flags.
   std::map<std::vector<std::int64_t>, ShapePoint> points;
+  std::optional<std::int64_t> grown_cap;  // set while the pairs' points are added
   auto add = [&](std::vector<std::int64_t> p, bool huge, bool from_spec, bool timed) {
     if (p.size() != dims.size()) return;
-    // Base dims whose derived ones fall below 1 (a window longer than the input) admit no case.
-    if (ix::complete_dims(c.program->decls, p)) return;
+    // Base dims whose derived ones fall below 1 (a window longer than the input) grow until
+    // they are 1 or more, so that the other dims' values of the pair are still covered.
+    if (!ix::complete_dims_growing(c.program->decls, p)) return;
+    if (grown_cap && largest_tensor_elements(c, p) > *grown_cap) return;  // grown past the cap
     if (largest_tensor_elements(c, p) > kMaxPointElements) return;
     // Dims tied by index arithmetic (K >= G * C) admit no inputs at some of the pairs.
     if (ix::subscript_out_of_range(*c.program, p)) return;
@@ -205,8 +208,10 @@ std::vector<ShapePoint> plan_shape_points(const ShapedContract& c, const ShapePl
     sp.timed = sp.timed || timed;
   };
 
-  for (const auto& p : pairwise(c, cand, std::min(o.max_elements, kHugePointElements)))
-    add(p, false, false, false);
+  // The pairs' points keep every tensor within the cap after their derived dims are mended.
+  grown_cap = std::min(o.max_elements, kHugePointElements);
+  for (const auto& p : pairwise(c, cand, *grown_cap)) add(p, false, false, false);
+  grown_cap.reset();
   if (!o.quick && o.include_huge) {
     if (auto p = huge_offsets_point(c)) add(*p, true, false, false);
     for (std::size_t i = 0; i < dims.size(); ++i) {
