@@ -27,6 +27,9 @@ class Formula {
     return v;
   }
 
+  // The dims value() read, in order, repeated where read again.
+  const std::vector<int>& named() const { return named_; }
+
  private:
   std::int64_t sum() {
     std::int64_t v = product();
@@ -129,11 +132,8 @@ class Formula {
 
   [[noreturn]] void fail(const std::string& message) { throw Failure{message, at_}; }
 
- public:
-  std::vector<int> named_;  // the dims read, in order, repeated where read again
-
- private:
   std::string_view text_;
+  std::vector<int> named_;  // the dims read, in order, repeated where read again
   const Declarations& d_;
   const std::vector<std::int64_t>* values_;
   std::size_t at_ = 0;
@@ -192,7 +192,7 @@ std::vector<int> formula_dims(const Declarations& d, int dim) {
     return {};  // check_dim_formula reports it
   }
   std::vector<int> out;
-  for (int i : f.named_)
+  for (int i : f.named())
     if (std::find(out.begin(), out.end(), i) == out.end()) out.push_back(i);
   return out;
 }
@@ -213,12 +213,6 @@ bool complete_dims_growing(const Declarations& d, std::vector<std::int64_t>& dim
     if (!grew) return false;  // a division by 0, or a formula that no growth mends
   }
   return !complete_dims(d, dims);
-}
-
-bool has_derived_dims(const Declarations& d) {
-  for (const DimDecl& decl : d.dims)
-    if (decl.is_derived()) return true;
-  return false;
 }
 
 }  // namespace kq::ix

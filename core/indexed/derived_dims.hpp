@@ -30,8 +30,6 @@ std::optional<std::string> complete_dims(const Declarations& d, std::vector<std:
 // dims its formula names grow (2 n + 1) until it does not, up to 24 times. Whether it succeeded.
 bool complete_dims_growing(const Declarations& d, std::vector<std::int64_t>& dims);
 
-bool has_derived_dims(const Declarations& d);
-
 // The base dims dim `dim`'s formula names (positions in d.dims), each once; empty for a base dim.
 std::vector<int> formula_dims(const Declarations& d, int dim);
 
