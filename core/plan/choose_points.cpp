@@ -92,6 +92,17 @@ std::vector<std::string_view> dim_names(const Spec& spec) {
   return names;
 }
 
+// The dims a point gives: all but the derived ones.
+std::vector<std::string_view> given_dims(const Spec& spec) {
+  std::vector<std::string_view> names = dim_names(spec);
+  if (!spec.shaped) return names;
+  const auto& dims = spec.shaped->program->decls.dims;
+  std::vector<std::string_view> given;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (!dims[i].is_derived()) given.push_back(names[i]);
+  return given;
+}
+
 std::string no_such_dim(const Spec& spec, const std::string& name) {
   const auto names = dim_names(spec);
   if (!spec.shaped)
@@ -128,7 +139,8 @@ std::vector<std::int64_t> dim_values(const Spec& spec, const Written& written,
       continue;
     }
     if (!values[i])
-      fail(text, std::string(names[i]) + " is not given (every dim is: " + join_names(names) + ")");
+      fail(text, std::string(names[i]) +
+                     " is not given (every dim is: " + join_names(given_dims(spec)) + ")");
     dims.push_back(*values[i]);
   }
   if (!spec.shaped) return dims;

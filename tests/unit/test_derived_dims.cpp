@@ -133,6 +133,13 @@ TEST_CASE("--points: derived dims computed; a label's value must agree with the 
     why = e.what();
   }
   CHECK(has(why, "NO = N - 3 + 1 is 0 at M=8,N=2"));
+  why.clear();
+  try {
+    kq::choose_points(spec, {"{M: 8}"});
+  } catch (const kq::PointsError& e) {
+    why = e.what();
+  }
+  CHECK(has(why, "N is not given (every dim is: M, N)"));
 }
 
 TEST_CASE("the planner: every case's derived dim is its formula's, at least 1") {
