@@ -66,6 +66,7 @@ class Formula {
   std::int64_t unary() {
     skip();
     if (at_ < text_.size() && text_[at_] == '-') {
+      if (++minus_ > kMaxDepth) fail("more than " + std::to_string(kMaxDepth) + " minus signs");
       ++at_;
       const std::int64_t v = unary();
       std::int64_t r = 0;
@@ -80,8 +81,11 @@ class Formula {
     if (at_ >= text_.size()) fail("an operand is missing at the end");
     const char c = text_[at_];
     if (c == '(') {
+      // A hostile spec's "((((..." must not exhaust the stack.
+      if (++depth_ > kMaxDepth) fail("parentheses nested deeper than " + std::to_string(kMaxDepth));
       ++at_;
       const std::int64_t v = sum();
+      --depth_;
       skip();
       if (at_ >= text_.size() || text_[at_] != ')') fail("')' is missing");
       ++at_;
@@ -132,6 +136,9 @@ class Formula {
 
   [[noreturn]] void fail(const std::string& message) { throw Failure{message, at_}; }
 
+  static constexpr int kMaxDepth = 64;
+  int depth_ = 0;
+  int minus_ = 0;  // unary minus recurses too
   std::string_view text_;
   std::vector<int> named_;  // the dims read, in order, repeated where read again
   const Declarations& d_;

@@ -87,6 +87,10 @@ TEST_CASE("a formula's errors: the column and what is wrong") {
   CHECK(has(formula_error("H $ 2"), "3: unexpected '$'"));
   CHECK(has(formula_error("O + 1"), "'O' is derived too"));
   CHECK(has(formula_error("H 2"), "3: unexpected '2'"));
+  CHECK(has(formula_error(std::string(100, '(') + "H" + std::string(100, ')')),
+            "65: parentheses nested deeper than 64"));
+  CHECK(has(formula_error(std::string(100, '-') + "H"), "more than 64 minus signs"));
+  CHECK(formula_error("(((H)))") == "");
   CHECK(ix::formula_dims(decls("W * (H - W)"), 2) == std::vector<int>{1, 0});
   CHECK(ix::formula_dims(decls(""), 0).empty());
 }
