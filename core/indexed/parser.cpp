@@ -418,12 +418,12 @@ class StatementParser {
     return vars;
   }
 
-  // After `index :`: a dim's name or a positive integer.
+  // After `index :`: a dim's name or a positive integer, up to 2^40 as a dim's value is.
   Extent parse_range(const std::string& index) {
-    const std::string what = "the range of '" + index + "' (a dim or a positive integer)";
+    const std::string what = "the range of '" + index + "' (a dim or an integer in [1, 2^40])";
     if (tok().kind == Tok::number) {
       const double v = tok().value;
-      if (!(v >= 1 && v <= 1e15 && v == static_cast<double>(static_cast<std::int64_t>(v))))
+      if (!(v >= 1 && v <= 0x1p40 && v == static_cast<double>(static_cast<std::int64_t>(v))))
         fail(what + " is " + found());
       advance();
       return Extent(static_cast<std::int64_t>(v));

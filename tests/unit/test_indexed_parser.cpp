@@ -224,6 +224,7 @@ TEST_CASE("a reduction's index with its range written: a window, in no subscript
   CHECK(plain.find("out1[i0] = max(i1, in0[i0, i1])") != std::string::npos);
 
   check_error("r[m] = max(k : 0, x[m, k + 0])", "1:16", "the range of 'k'");
+  check_error("r[m] = max(k : 2000000000000, x[m, k + 0])", "1:16", "an integer in [1, 2^40]");
   check_error("r[m] = max(k : 2.5, x[m, k + 0])", "1:16", "is number '2.5'");
   check_error("r[m] = max(k : Q, x[m, k + 0])", "1:16", "'Q' is not a dim");
   check_error("r[m] = max(k :, x[m, k + 0])", "1:15", "is missing");
