@@ -49,6 +49,14 @@ kq::Spec load_v2(const std::string& name) {
   return kq::load_spec(kq::test::source_dir() / "tests/data/specs_v2" / name);
 }
 
+// Whether the check module says it cannot run here (no torch, no numpy); says why.
+bool skipped(const py::module_& m) {
+  const py::object why = m.attr("missing")();
+  if (why.is_none()) return false;
+  MESSAGE("skipped: " << why.cast<std::string>());
+  return true;
+}
+
 // Python's answer: a list of problems, each a string; empty when all is well.
 std::vector<std::string> problems(const py::object& found) {
   return found.cast<std::vector<std::string>>();
@@ -94,11 +102,7 @@ TEST_CASE("the torch arms of format-2 specs agree with a float64 numpy reference
   kq::python::ensure_interpreter();
   py::gil_scoped_acquire gil;
   py::module_ m = checks();
-  const py::object why = m.attr("missing")();
-  if (!why.is_none()) {
-    MESSAGE("skipped: " << why.cast<std::string>());
-    return;
-  }
+  if (skipped(m)) return;
   std::vector<kq::Spec> specs;
   for (const auto& e : fs::directory_iterator(kq::test::source_dir() / "tests/data/specs_v2"))
     if (e.path().extension() == ".yaml") specs.push_back(kq::load_spec(e.path()));
@@ -127,11 +131,7 @@ TEST_CASE(
   kq::python::ensure_interpreter();
   py::gil_scoped_acquire gil;
   py::module_ m = checks();
-  const py::object why = m.attr("missing")();
-  if (!why.is_none()) {
-    MESSAGE("skipped: " << why.cast<std::string>());
-    return;
-  }
+  if (skipped(m)) return;
   const fs::path file = kq::test::source_dir() / "specs/residual_relu.yaml";
   std::string text = kq::test::read_file(file);
   std::vector<kq::Spec> specs{kq::load_spec(file)};
@@ -155,11 +155,7 @@ TEST_CASE("torch_sdpa: attention recognised by its statements, F.sdpa written in
   kq::python::ensure_interpreter();
   py::gil_scoped_acquire gil;
   py::module_ m = checks();
-  const py::object why = m.attr("missing")();
-  if (!why.is_none()) {
-    MESSAGE("skipped: " << why.cast<std::string>());
-    return;
-  }
+  if (skipped(m)) return;
   const fs::path file =
       kq::test::source_dir() / "specs/kernelbench/97_scaled_dot_product_attention.yaml";
   const kq::Spec attention = kq::load_spec(file);

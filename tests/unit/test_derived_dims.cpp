@@ -45,6 +45,16 @@ bool has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
+// The message choose_points throws for `text`, or "" when it accepts it.
+std::string refusal(const kq::Spec& spec, const std::string& text) {
+  try {
+    kq::choose_points(spec, {text});
+  } catch (const kq::PointsError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 std::string spec_error(const std::string& dims, const std::string& points) {
   const std::string text = "kq_spec: 2\nop: w\n" + dims +
                            "inputs: {x: {dtype: f32, shape: [M, N]}}\n"
@@ -123,27 +133,10 @@ TEST_CASE("--points: derived dims computed; a label's value must agree with the 
   REQUIRE(c.added.size() == 1);
   CHECK(c.added[0].dims == std::vector<std::int64_t>{8, 100, 98});
   CHECK(c.keys == std::vector<std::int64_t>{2, 1});
-  std::string why;
-  try {
-    kq::choose_points(spec, {"M=64,N=4096,NO=4000"});
-  } catch (const kq::PointsError& e) {
-    why = e.what();
-  }
-  CHECK(has(why, "NO is derived (N - 3 + 1), 4094 there, not 4000"));
-  why.clear();
-  try {
-    kq::choose_points(spec, {"{M: 8, N: 2}"});
-  } catch (const kq::PointsError& e) {
-    why = e.what();
-  }
-  CHECK(has(why, "NO = N - 3 + 1 is 0 at M=8,N=2"));
-  why.clear();
-  try {
-    kq::choose_points(spec, {"{M: 8}"});
-  } catch (const kq::PointsError& e) {
-    why = e.what();
-  }
-  CHECK(has(why, "N is not given (every dim is: M, N)"));
+  CHECK(
+      has(refusal(spec, "M=64,N=4096,NO=4000"), "NO is derived (N - 3 + 1), 4094 there, not 4000"));
+  CHECK(has(refusal(spec, "{M: 8, N: 2}"), "NO = N - 3 + 1 is 0 at M=8,N=2"));
+  CHECK(has(refusal(spec, "{M: 8}"), "N is not given (every dim is: M, N)"));
 }
 
 TEST_CASE("the planner: every case's derived dim is its formula's, at least 1") {
