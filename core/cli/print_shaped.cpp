@@ -89,7 +89,7 @@ void print_shaped_summary(std::ostream& out, const Spec& spec) {
   }
   for (const ix::TensorDecl& t : d.tensors)
     out << "  " << ix::to_string(t.role) << " " << t.name << ": " << to_string(t.dtype) << " "
-        << shape_text(t) << "\n";
+        << shape_text(t) << (t.pad ? ", padded with " + number(*t.pad) : "") << "\n";
   out << "  statements:\n";
   for (const ix::Statement& s : c.program->statements) out << "    " << s.text << "\n";
   // What an arm compares to recognise the computation (kq/indexed_text.hpp).

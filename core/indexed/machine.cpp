@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -148,14 +149,16 @@ std::int64_t Machine::subscript(int node, Frame& f) {
   throw EvalError(where(f) + ": a subscript is not an index expression");
 }
 
-// Inputs are exact (bound 0); a computed tensor's element brings its bound.
+// Inputs are exact (bound 0), their pad too; a computed tensor's element brings its bound.
 Term Machine::read(const Node& n, Frame& f) {
   const auto t = static_cast<std::size_t>(n.ref);
   const std::vector<std::int64_t>& shape = in_.shapes[t];
+  const std::optional<double>& pad = p_.decls.tensors[t].pad;
   std::int64_t linear = 0;
   for (std::size_t d = 0; d < n.args.size(); ++d) {
     const std::int64_t i = subscript(n.args[d], f);
     if (i < 0 || i >= shape[d]) {
+      if (pad) return {*pad};
       const Node& sub = p_.nodes[static_cast<std::size_t>(n.args[d])];
       const std::string through =
           sub.kind == NodeKind::access

@@ -66,7 +66,8 @@ class RangeCheck {
         if (extent(v) == 0) return std::nullopt;
     if (n.kind == NodeKind::access) {
       const TensorDecl& t = p_.decls.tensors[static_cast<std::size_t>(n.ref)];
-      for (std::size_t d = 0; d < n.args.size(); ++d) {
+      // A padded input is read anywhere: outside its extent it gives its pad.
+      for (std::size_t d = 0; !t.pad && d < n.args.size(); ++d) {
         const std::optional<Interval> r = range(n.args[d]);
         if (!r) continue;  // a gather
         const Extent& e = t.shape[d];

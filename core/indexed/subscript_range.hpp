@@ -26,6 +26,7 @@ std::optional<OutOfRange> first_out_of_range(const Program& p,
 // The first subscript that leaves its tensor at `dims` (values by dim, in declaration order):
 // "line 2 `y[b, g] = ...`: subscript 2 of 'x' reaches 7, outside [0, 7)"; nullopt if none does.
 // Gathers (a subscript that reads a tensor) are not bounded here: the reference checks each one.
+// A padded input's subscripts are not checked: outside its extent it reads its pad.
 // Accesses inside a statement or reduction over an empty range are never made, so not checked.
 std::optional<std::string> subscript_out_of_range(const Program& p,
                                                   const std::vector<std::int64_t>& dims);

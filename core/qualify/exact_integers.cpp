@@ -31,7 +31,13 @@ class Analysis {
   Magnitude input(int t) const {
     const DType d = p_.decls.tensors[static_cast<std::size_t>(t)].dtype;
     if (d == DType::boolean) return 1.0;
-    if (!is_integer(d)) return static_cast<double>(kIntegerClassMax);
+    if (!is_integer(d)) {  // a pad is read too: an infinity or a fraction makes it inexact
+      const std::optional<double>& pad = p_.decls.tensors[static_cast<std::size_t>(t)].pad;
+      if (!pad) return static_cast<double>(kIntegerClassMax);
+      const Magnitude m = integral(*pad);
+      if (!m) return std::nullopt;
+      return std::max(*m, static_cast<double>(kIntegerClassMax));
+    }
     const auto g = gather_range(p_, t, dims_);
     if (!g) return static_cast<double>(kSmallIntegerMax);
     return static_cast<double>(std::max({std::int64_t{0}, std::abs(g->lo), std::abs(g->hi)}));

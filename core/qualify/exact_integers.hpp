@@ -7,8 +7,9 @@
 // temporaries and outputs they read):
 //   - allowed: numbers and params that are integers, dims and indices as values, reads of inputs
 //     (float inputs hold [-kIntegerClassMax, kIntegerClassMax], integer ones [-8, 8] or a
-//     gather's extent, bools 0 or 1), neg, abs, relu, add, sub, mul, max, min, comparisons,
-//     select, clamp, sum / max / min / argmax / argmin reductions and cumsum;
+//     gather's extent, bools 0 or 1; a padded input its pad too, which must be an integer), neg,
+//     abs, relu, add, sub, mul, max, min, comparisons, select, clamp, sum / max / min / argmax /
+//     argmin reductions and cumsum;
 //   - anything else (div, exp, log, sqrt, tanh, sigmoid, erf, gelu, silu, prod, cumprod, a
 //     number like 0.5) makes the output, and what reads it, inexact;
 //   - magnitudes: |a + b| <= |a| + |b|, |a * b| <= |a| |b|, a sum or cumsum of K terms K times its

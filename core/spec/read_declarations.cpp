@@ -6,6 +6,7 @@
 
 #include "indexed/derived_dims.hpp"
 #include "indexed/names.hpp"
+#include "kq/half.hpp"
 #include "kq/indexed.hpp"
 #include "spec/sections.hpp"
 #include "spec/shaped_sections.hpp"
@@ -49,6 +50,22 @@ ix::Extent read_extent(const Field& f, const std::vector<ix::DimDecl>& dims) {
   return ix::Extent(name);
 }
 
+// What a read outside the input gives: a value of its float dtype exactly (the padded tensor an
+// arm builds holds it), infinities included (a max pooling's -inf).
+double read_pad(const Field& f, DType dtype) {
+  const double v = read_number(f);
+  if (std::isnan(v)) f.fail("a pad is a number or an infinity, not NaN");
+  if (is_integer(dtype)) {
+    f.fail("a pad is for value inputs (f16, bf16, f32, f64); this input is " +
+           std::string(to_string(dtype)));
+  }
+  if (round_to(dtype, v) != v) {
+    f.fail("pad " + shown(f) + " is not a " + std::string(to_string(dtype)) +
+           " value; give one the dtype holds exactly");
+  }
+  return v;
+}
+
 }  // namespace
 
 std::vector<ix::DimDecl> read_dims(const Field& f, std::vector<Named>& declared) {
@@ -66,8 +83,9 @@ std::vector<ix::DimDecl> read_dims(const Field& f, std::vector<Named>& declared)
       formulas.push_back(formula);
       continue;
     }
-    dims.push_back({n.name, kKinds[read_choice(n.value, "dim kind (free, reduced or {derived: "
-                                                        "FORMULA})",
+    dims.push_back({n.name, kKinds[read_choice(n.value,
+                                               "dim kind (free, reduced or {derived: "
+                                               "FORMULA})",
                                                {"free", "reduced"})]});
     formulas.push_back(n.value);
   }
@@ -76,8 +94,8 @@ std::vector<ix::DimDecl> read_dims(const Field& f, std::vector<Named>& declared)
   for (std::size_t i = 0; i < dims.size(); ++i) {
     if (!dims[i].is_derived()) continue;
     if (auto bad = ix::check_dim_formula(d, static_cast<int>(i))) {
-      formulas[i].fail("column " + std::to_string(bad->column) + " of the formula: " +
-                       bad->message);
+      formulas[i].fail("column " + std::to_string(bad->column) +
+                       " of the formula: " + bad->message);
     }
   }
   if (std::all_of(dims.begin(), dims.end(), [](const auto& x) { return x.is_derived(); }))
@@ -108,7 +126,9 @@ std::vector<ix::TensorDecl> read_tensors(const Field& f, ix::Role role,
     ix::TensorDecl t;
     t.name = n.name;
     t.role = role;
-    MapFields m(n.value, {"dtype", "shape"});
+    MapFields m(n.value, role == ix::Role::input
+                             ? std::vector<std::string_view>{"dtype", "shape", "pad"}
+                             : std::vector<std::string_view>{"dtype", "shape"});
     static constexpr DType kDtypes[] = {DType::f32, DType::f64, DType::f16,    DType::bf16,
                                         DType::i32, DType::i64, DType::boolean};
     static const std::vector<std::string_view> kNames = {"f32", "f64", "f16", "bf16",
@@ -127,6 +147,7 @@ std::vector<ix::TensorDecl> read_tensors(const Field& f, ix::Role role,
       m.require("shape").fail("a tensor has at most " + std::to_string(kMaxRank) +
                               " dimensions, got " + std::to_string(t.shape.size()));
     }
+    if (const auto pad = m.get("pad")) t.pad = read_pad(*pad, t.dtype);
     tensors.push_back(std::move(t));
   }
   if (tensors.empty() && role != ix::Role::temporary) {

@@ -11,11 +11,13 @@
 // Arithmetic is kq::cpu::ops in T: the float std:: functions for float compute, the double ones
 // for f64 compute and for statements assigning integer tensors (ShapedPlan: those compute in
 // double so positions are exact). Index arithmetic is in int64 and every subscript that is not
-// the lane itself is checked against its extent before anything is read.
+// the lane itself is checked against its extent before anything is read; a padded input's read
+// outside its extent gives its pad (an offset of -1 marks it).
 #pragma once
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -236,7 +238,9 @@ class Evaluator {
         return static_cast<T>(idx_[n.ref]);
       case ix::NodeKind::access: {
         const Source& s = b_.sources[static_cast<std::size_t>(n.ref)];
-        return shaped::load_one<T>(s.dtype, s.data, scalar_offset(n));
+        const std::int64_t at = scalar_offset(n);
+        if (at < 0) return static_cast<T>(*pad_of(n));
+        return shaped::load_one<T>(s.dtype, s.data, at);
       }
       case ix::NodeKind::apply: {
         T a[3] = {};
@@ -267,10 +271,17 @@ class Evaluator {
     std::int64_t off = 0;
     for (std::size_t d = 0; d < n.args.size(); ++d) {
       const std::int64_t i = scalar_index(n.args[d]);
-      if (i < 0 || i >= s.shape[d]) out_of_range(n, d, i);
+      if (i < 0 || i >= s.shape[d]) {
+        if (pad_of(n)) return -1;
+        out_of_range(n, d, i);
+      }
       off += i * s.stride[d];
     }
     return off;
+  }
+
+  const std::optional<double>& pad_of(const ix::Node& access) const {
+    return p_.decls.tensors[static_cast<std::size_t>(access.ref)].pad;
   }
 
   // A subscript's value, in integers (offsets beyond 2^24 stay exact).
@@ -314,7 +325,11 @@ class Evaluator {
       case ix::NodeKind::access: {
         const Source& s = b_.sources[static_cast<std::size_t>(n.ref)];
         const Offsets f = offsets(n, i, c);
-        if (f.off)
+        if (pad_of(n)) {  // lane by lane: some may be outside
+          for (std::int64_t j = 0; j < c.len; ++j)
+            out[j] = f.off[j] < 0 ? static_cast<T>(*pad_of(n))
+                                  : shaped::load_one<T>(s.dtype, s.data, f.off[j]);
+        } else if (f.off)
           shaped::load_gather<T>(s.dtype, s.data, f.off, c.len, out);
         else
           shaped::load_strided<T>(s.dtype, s.data, f.base, f.step, c.len, out);
@@ -382,6 +397,7 @@ class Evaluator {
 
   Offsets offsets(const ix::Node& n, int i, const Lanes& c) {
     const Source& s = b_.sources[static_cast<std::size_t>(n.ref)];
+    if (pad_of(n)) return padded_offsets(n, i, c);
     std::int64_t base = 0, step = 0;
     bool general = false;
     for (std::size_t d = 0; d < n.args.size(); ++d) {
@@ -415,6 +431,22 @@ class Evaluator {
           out_of_range(n, d, k);
         }
         off[j] += k * s.stride[d];
+      }
+    }
+    return {off, 0, 0};
+  }
+
+  // Every lane's offset, -1 where a subscript leaves the input (which then reads its pad).
+  Offsets padded_offsets(const ix::Node& n, int i, const Lanes& c) {
+    const Source& s = b_.sources[static_cast<std::size_t>(n.ref)];
+    std::int64_t* off = ibuf(i);
+    std::fill(off, off + c.len, std::int64_t{0});
+    for (std::size_t d = 0; d < n.args.size(); ++d) {
+      const IVal v = index_block(n.args[d], c);
+      for (std::int64_t j = 0; j < c.len; ++j) {
+        const std::int64_t k = v.at(j);
+        if (off[j] < 0) continue;
+        off[j] = k < 0 || k >= s.shape[d] ? -1 : off[j] + k * s.stride[d];
       }
     }
     return {off, 0, 0};

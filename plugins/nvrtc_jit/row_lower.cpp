@@ -487,6 +487,9 @@ class Lowering {
       return "reading " + t.name + col + ", a scan's output, is not lowered";
     for (std::size_t k = 0; k < n.args.size(); ++k) {
       const ix::Node& sub = p_.nodes[static_cast<std::size_t>(n.args[k])];
+      if (sub.kind != NodeKind::index && t.pad)  // outside it, the read would need the pad
+        return "subscript " + std::to_string(k + 1) + " of " + t.name + col +
+               ", a padded input, may leave it: not lowered";
       if (sub.kind == NodeKind::access) {
         if (std::string why = check_gather(t, k, sub, r_vars, col); !why.empty()) return why;
         continue;

@@ -101,6 +101,7 @@ py::object program_object(const ix::Program& p) {
     py::list shape;
     for (const ix::Extent& e : t.shape) shape.append(extent_object(e));
     o["shape"] = shape;
+    o["pad"] = t.pad ? py::object(py::float_(*t.pad)) : py::object(py::none());
     tensors.append(namespace_of(o));
   }
   for (const ix::IndexVar& v : p.indices) {

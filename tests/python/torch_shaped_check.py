@@ -187,7 +187,7 @@ semantics: |
 compare: {y: {rtol: 1e-6}}
 """),
     # Windows with their ranges written: disjoint (stride = window: an unflatten view) and
-    # overlapping (stride 1: a gather).
+    # overlapping (stride 1: an unfold view).
     "window_mean": ({"M": 2, "N": 14}, """
 dims: {M: free, N: free, NO: {derived: "(N - 3) / 3 + 1"}}
 inputs: {x: {dtype: f32, shape: [M, N]}}
@@ -203,6 +203,38 @@ outputs: {y: {dtype: f32, shape: [M, NO]}}
 semantics: |
   y[m, j] = max(p : 4, x[m, j + p])
 compare: {y: {ulp: 0}}
+"""),
+    # Padded inputs: KernelBench 41's window (-inf all round, an unfold with dilation 3), a
+    # strided 2-d average (zeros counted), and a causal sum whose subscript runs down along the
+    # window (a gather into the padded tensor).
+    "pad_max1d": ({"M": 2, "N": 20}, """
+dims: {M: free, N: free, NO: {derived: "(N + 2 * 4 - 3 * (8 - 1) - 1) / 1 + 1"}}
+inputs: {x: {dtype: f32, shape: [M, N], pad: -inf}}
+outputs: {y: {dtype: f32, shape: [M, NO]}}
+semantics: |
+  y[m, j] = max(k : 8, x[m, j + 3 * k - 4])
+compare: {y: {ulp: 0}}
+"""),
+    "pad_avg2d": ({"B": 2, "H": 7, "W": 10}, """
+dims:
+  B: free
+  H: free
+  W: free
+  OH: {derived: "(H + 2 - 3) / 2 + 1"}
+  OW: {derived: "(W + 2 - 3) / 2 + 1"}
+inputs: {x: {dtype: f32, shape: [B, H, W], pad: 0}}
+outputs: {y: {dtype: f32, shape: [B, OH, OW]}}
+semantics: |
+  y[b, i, j] = sum((p : 3, q : 3), x[b, 2 * i + p - 1, 2 * j + q - 1]) / 9
+compare: {y: {bound: accumulation}}
+"""),
+    "pad_causal": ({"M": 3, "N": 6}, """
+dims: {M: free, N: free}
+inputs: {x: {dtype: f32, shape: [M, N], pad: 0.5}}
+outputs: {y: {dtype: f32, shape: [M, N]}}
+semantics: |
+  y[m, j] = sum(k : 3, x[m, j - k]) + x[m, j + 2]
+compare: {y: {bound: accumulation}}
 """),
 }
 
@@ -220,6 +252,14 @@ semantics: |
   y[m] = x[m] + sum(k, t[k])
 compare: {y: {bound: accumulation}}
 """, "dim K sizes no input or output"),
+    "pad_reversed": ({"M": 3, "N": 4}, """
+dims: {M: free, N: free}
+inputs: {x: {dtype: f32, shape: [M, N], pad: 0}}
+outputs: {y: {dtype: f32, shape: [M, N]}}
+semantics: |
+  y[m, j] = x[m, N - 2 - j]
+compare: {y: {ulp: 0}}
+""", "runs down over a dim's length"),
 }
 DECLINED = {op: _yaml(op, dims, body) for op, (dims, body, _) in _DECLINED.items()}
 
@@ -278,6 +318,14 @@ _EXPECT = {
     "window_mean": ["x.narrow(1, 0, NO * 3).unflatten(1, (NO, 3)).sum(dim=2)"],
     "window_max3": ["torch.maximum(torch.maximum(x.narrow(1, 0, NO), x.narrow(1, 1, NO)), "
                     "x.narrow(1, 2, NO))"],
+    "window_slide": ["x.narrow(1, 0, NO - 1 + 4).unfold(1, 4, 1).amax(dim=2)"],
+    "pad_max1d": ["x = F.pad(x, (4, max(0, 1 * (NO - 1) + 3 * (8 - 1) + -4 + 1 - N)), "
+                  "value=-math.inf)",
+                  "y_out.copy_(x.narrow(1, 0, NO - 1 + 22).unfold(1, 22, 1)[..., ::3]"
+                  ".amax(dim=2))"],
+    "pad_avg2d": [".unfold(1, 3, 2).narrow(2, 0, 2 * (OW - 1) + 3).unfold(2, 3, 2)"
+                  ".sum(dim=(3, 4)) / 9"],
+    "pad_causal": ["value=0.5", "+ 2]"],
     "window_stride": ["x.narrow(1, 1, 2 * (NO - 1) + 1)[:, ::2]", "x.narrow(1, 0, 2 * (NO - 1) "
                       "+ 1)[:, ::2]"],
 }
@@ -410,6 +458,22 @@ def _ref_window_mean(a, d):
 def _ref_window_slide(a, d):
     x, n = a["x"], d["NO"]
     return {"y": _np.stack([x[:, p:p + n] for p in range(4)]).max(0)}
+
+
+def _ref_pad_max1d(a, d):
+    x, n = _np.pad(a["x"], ((0, 0), (4, 22)), constant_values=-_np.inf), d["NO"]
+    return {"y": _np.stack([x[:, 3 * k:3 * k + n] for k in range(8)]).max(0)}
+
+
+def _ref_pad_avg2d(a, d):
+    x, oh, ow = _np.pad(a["x"], ((0, 0), (1, 2), (1, 2))), d["OH"], d["OW"]
+    y = sum(x[:, p:p + 2 * oh:2, q:q + 2 * ow:2] for p in range(3) for q in range(3))
+    return {"y": y / 9}
+
+
+def _ref_pad_causal(a, d):
+    x, n = _np.pad(a["x"], ((0, 0), (2, 2)), constant_values=0.5), d["N"]
+    return {"y": x[:, 2:2 + n] + x[:, 1:1 + n] + x[:, 0:n] + x[:, 4:4 + n]}
 
 
 _REFERENCES = {name[5:]: f for name, f in dict(globals()).items() if name.startswith("_ref_")}

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "indexed/evaluate.hpp"
+#include "indexed/names.hpp"
 #include "indexed/parser.hpp"
 #include "kq/half.hpp"
 #include "kq/plugin_api.hpp"
@@ -347,6 +348,47 @@ TEST_CASE("softmax, layer norm, argmax, cross-entropy agree with the float64 ref
   SUBCASE("layer_norm") { check_spec_at("layer_norm.yaml", kMN); }
   SUBCASE("argmax") { check_spec_at("argmax.yaml", kMN); }
   SUBCASE("cross_entropy") { check_spec_at("cross_entropy.yaml", kMN, dim_range("N")); }
+}
+
+// The poolings that pad (KernelBench 41, 43, 44, 46): where a window leaves x, at both ends of
+// every row and across cpu_tbb's blocks of lanes, the read gives the pad (-inf or 0). The average
+// poolings are held to the spec's own rule, |got - want| <= 2 u E + ulp(want), E the reference's
+// accumulation bound.
+TEST_CASE("padded reads: poolings that pad agree with the float64 reference") {
+  const std::string kb = "../../../specs/kernelbench/";
+  check_spec_at(kb + "41_max_pool_1d.yaml", {{{"B", 1}, {"C", 1}, {"L", 14}, {"LO", 1}},
+                                             {{"B", 2}, {"C", 3}, {"L", 600}, {"LO", 587}}});
+  check_spec_at(
+      kb + "43_max_pool_3d.yaml",
+      {{{"B", 1}, {"C", 2}, {"D", 6}, {"H", 7}, {"W", 13}, {"OD", 1}, {"OH", 2}, {"OW", 5}}});
+  auto arm = make_arm();
+  const std::vector<std::pair<std::string, ix::DimValues>> averages = {
+      {"44_avg_pool_1d.yaml", {{"B", 2}, {"C", 3}, {"L", 700}, {"LO", 701}}},
+      {"46_avg_pool_3d.yaml",
+       {{"B", 2}, {"C", 1}, {"D", 1}, {"H", 4}, {"W", 300}, {"OD", 1}, {"OH", 2}, {"OW", 150}}}};
+  for (const auto& [file, dims] : averages) {
+    const kq::Spec spec = kq::load_spec(kV2 / (kb + file));
+    const ix::Program& p = *spec.shaped->program;
+    Problem pr = make_problem(spec, dims, 3);
+    const kq::Status s = run_arm(*arm, spec, pr);
+    INFO(file, ": ", s.message());
+    REQUIRE(s.is_ok());
+    const int y = ix::find_named(p.decls.tensors, "y");
+    const ix::Evaluation want = ix::evaluate_with_bounds(p, dims, pr.inputs, std::vector<int>{y});
+    const ix::Buffer& got = pr.outputs.at("y");
+    const ix::Buffer& ref = want.outputs.at("y");
+    const ix::Buffer& bound = want.bounds.at("y");
+    std::int64_t nonzero = 0;
+    for (std::int64_t i = 0; i < got.numel(); ++i) {
+      const double r = ref.get(i);
+      const auto f = static_cast<float>(r);
+      const double ulp = std::nextafter(f, std::numeric_limits<float>::infinity()) - f;
+      INFO(file, " element ", i, ": got ", got.get(i), ", want ", r, ", E ", bound.get(i));
+      CHECK(std::fabs(got.get(i) - r) <= 2.0 * 0x1p-24 * bound.get(i) + ulp);
+      nonzero += r != 0.0 ? 1 : 0;
+    }
+    CHECK(nonzero == got.numel());  // every window holds elements of x
+  }
 }
 
 TEST_CASE("scans: exclusive reverse cumsum and cumprod") {

@@ -221,8 +221,18 @@ TEST_CASE("nvrtc rows: the shipped format-2 specs lower or decline with a reason
       {"specs/kernelbench/38_l1_norm.yaml", ""},
       {"specs/kernelbench/39_l2_norm.yaml", ""},
       {"specs/kernelbench/40_layer_norm.yaml", ""},
+      {"specs/kernelbench/41_max_pool_1d.yaml",
+       "a max over 'k', of constant extent 8, is not lowered"},
+      {"specs/kernelbench/42_max_pool_2d.yaml",
+       "a max over 'p', of constant extent 4, is not lowered"},
+      {"specs/kernelbench/43_max_pool_3d.yaml",
+       "a max over 'p', of constant extent 3, is not lowered"},
+      {"specs/kernelbench/44_avg_pool_1d.yaml",
+       "a sum over 'k', of constant extent 8, is not lowered"},
       {"specs/kernelbench/45_avg_pool_2d.yaml",
        "a sum over 'p', of constant extent 11, is not lowered"},
+      {"specs/kernelbench/46_avg_pool_3d.yaml",
+       "a sum over 'p', of constant extent 3, is not lowered"},
       {"specs/kernelbench/47_sum_reduction.yaml", ""},
       {"specs/kernelbench/48_mean_reduction.yaml", ""},
       {"specs/kernelbench/49_max_reduction.yaml", ""},
@@ -281,6 +291,14 @@ TEST_CASE("nvrtc rows: decline reasons name the statement and the construct") {
   CHECK(why_not(shaped(mn + row_out, "y[m, n] = x[m, n] - sum(k, x[m, k] - max(j, x[m, j]))")) ==
         "line 1 `y[m, n] = x[m, n] - sum(k, x[m, k] - max(j, x[m, j]))`: a reduction inside a "
         "reduction (column 38) is not lowered");
+  // A padded input read where it may be left: the kernel has no pad to give. Read at its own
+  // indices, it is a plain input.
+  const std::string padded =
+      "dims: {M: free, N: reduced}\ninputs: {x: {dtype: f32, shape: [M, N], pad: 0}}\n";
+  CHECK(why_not(shaped(padded + row_out, "y[m, n] = x[m, n - 1] + x[m, n]"))
+            .find("subscript 2 of x (column 11), a padded input, may leave it: not lowered") !=
+        std::string::npos);
+  CHECK(why_not(shaped(padded + row_out, "y[m, n] = x[m, n] / sum(k, x[m, k])")).empty());
   // An index's value as a number.
   CHECK(why_not(shaped(mn + row_out, "y[m, n] = x[m, n] * n"))
             .find("the value of index 'n' used as a number") != std::string::npos);

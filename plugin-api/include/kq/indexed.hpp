@@ -5,6 +5,7 @@
 // code generators lower it. docs/indexed-statements.md is the language.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,6 +61,9 @@ struct TensorDecl {
   Role role = Role::input;
   DType dtype = DType::f32;
   std::vector<Extent> shape;  // empty for a scalar
+  // An input read outside its extent gives this value (a padded pooling's -inf, a convolution's
+  // 0) where the spec declares one (`pad:`); without it such a read is an evaluation error.
+  std::optional<double> pad;
 };
 
 struct Declarations {

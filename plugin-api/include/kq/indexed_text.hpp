@@ -13,7 +13,8 @@
 //             out0[i0, i1] = div(tmp1[i0, i1], tmp2[i0])
 //             shapes: in0[d0, d1] out0[d0, d1] tmp0[d0] tmp1[d0, d1] tmp2[d0]
 //
-// Derived dims' formulas follow the shapes ("derived: d2 = ( d0 - 4 ) / 2 + 1, d3 = d1 - 1").
+// An input's pad value follows its shape ("in0[d0, d1, d2] pad -inf"). Derived dims' formulas
+// follow the shapes ("derived: d2 = ( d0 - 4 ) / 2 + 1, d3 = d1 - 1").
 // Dtypes and the params' values are not part of it: an arm checks those on their own.
 #pragma once
 #include <cstdio>
@@ -116,7 +117,14 @@ class Printer {
     std::string s = tensor(t) + "[";
     const auto& sh = p_.decls.tensors[static_cast<std::size_t>(t)].shape;
     for (std::size_t k = 0; k < sh.size(); ++k) s += (k ? ", " : "") + extent(sh[k]);
-    return s + "]";
+    const auto& pad = p_.decls.tensors[static_cast<std::size_t>(t)].pad;
+    return s + "]" + (pad ? " pad " + number(*pad) : "");
+  }
+
+  static std::string number(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    return buf;
   }
 
   // Index variables are numbered afresh in each statement: each binds its own.
@@ -152,11 +160,8 @@ class Printer {
   std::string node(int i) {
     const Node& n = p_.nodes[static_cast<std::size_t>(i)];
     switch (n.kind) {
-      case NodeKind::number: {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%.17g", n.value);
-        return buf;
-      }
+      case NodeKind::number:
+        return number(n.value);
       case NodeKind::param:
         return param_(n.ref);
       case NodeKind::dim:

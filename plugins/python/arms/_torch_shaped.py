@@ -21,9 +21,13 @@ gets them. Each node's value is a tensor whose dims are index variables (its axe
     diagonal; a constant subscript selects (`x[:, 0]`); a mixed-radix subscript over a dim whose
     extent it covers exactly (`x[n, g * CG + j]` over a dim of G * CG) is an unflatten, a view;
     one index times a constant step plus a constant offset (`x[m, j + 2]`, `x[m, 2 * j]`) is a
-    narrow and a stepped slice, a view too; any other subscript (a gather `x[m, t[m]]`, a
-    reversal, two indices in one dim) indexes with integer tensors (advanced indexing:
-    torch.arange for the plain indices);
+    narrow and a stepped slice, a view too; two indices with constant steps (a pooling's
+    overlapping windows, `x[b, c, 2 * i + 3 * p]`) a narrow and an unfold, the window's index
+    last; any other subscript (a gather `x[m, t[m]]`, a reversal, two indices times dims in one
+    dim) indexes with integer tensors (advanced indexing: torch.arange for the plain indices);
+  - a padded input (`pad:`) is first padded all round with F.pad, as far as its reads reach
+    (in front a constant, behind worked out from the dims), and its subscripts move by the
+    front;
   - reductions are sum, prod, amax, amin, argmax, argmin over the axes (argmax and argmin over
     several indices flatten them, the first listed outermost, as kq numbers them); a body
     constant along a reduced index is expanded along it (a view);
@@ -50,7 +54,8 @@ kernels compare with `a != a || a > b` (NaN wins) since torch 1.7; torch 1.13 on
 for both argmax and argmin of [3, nan, 1, 5].
 
 Declined (kq.Unsupported, with the reason): a dim that sizes only temporaries (its value is in
-no tensor the arm is given); comparisons and select on constants alone; gelu, silu and sigmoid
+no tensor the arm is given); comparisons and select on constants alone; a padded input read
+through a gather or below 0 by an amount that depends on the dims; gelu, silu and sigmoid
 of a named constant; nodes or ops this module does not know. Recognising library calls (a
 softmax that is torch.softmax) is not done here: nothing reads the spec's op name, nor `op`
 beyond each node's own operation.
@@ -309,6 +314,7 @@ class _Translator:
                     self.dim_source[e] = (k, pos)
         self.device = "%s.device" % self.param_names[self.params[0]]
         self.lhs = ()
+        self.plan_pads()
 
     # ---- names of dims, params, extents
 
@@ -586,13 +592,17 @@ class _Translator:
             return _poly_add(parts[0], parts[1], 1 if n.op == "add" else -1)
         return None
 
-    def view_item(self, sub, extent):
-        """How one subscript reads its dim as a view: ("axis", [v]), ("slice", [v], offset,
-        step), ("split", [variables, outermost first], whether they cover the dim exactly),
-        ("const", None), or None (advanced indexing)."""
+    def view_item(self, sub, extent, shift=0):
+        """How one subscript (plus `shift`, a padded input's front) reads its dim as a view:
+        ("axis", [v]), ("slice", [v], offset, step), ("window", [v, w], offset, step of v, step
+        of w), ("split", [variables, outermost first], whether they cover the dim exactly),
+        ("const", None), or None (advanced indexing). `extent` None: the dim's length is not
+        the tensor's (a padded input's), so no index covers it as it is."""
         poly = self.subscript_poly(sub)
         if poly is None:
             return None
+        if shift:
+            poly = _poly_add(poly, {(None, ()): shift})
         terms = {v: (c, d) for (v, d), c in poly.items() if v is not None}
         if len(terms) != len([k for k in poly if k[0] is not None]):
             return None  # an index variable in two terms (g * C + g)
@@ -604,9 +614,23 @@ class _Translator:
             v, (step, dims) = next(iter(terms.items()))
             offset = poly.get((None, ()), 0)
             if not dims and step >= 1 and offset >= 0:
-                if (step, offset) == (1, 0) and self.indices[v].extent == extent:
+                if (step, offset) == (1, 0) and extent is not None and \
+                        self.indices[v].extent == extent:
                     return ("axis", [v])
                 return ("slice", [v], offset, step)
+        # Two variables, each times a constant step, plus a constant offset (a pooling's or a
+        # convolution's x[b, c, 2 * i + 3 * p - 1] once padded): overlapping windows, a view
+        # through unfold.
+        if len(terms) == 2 and all(not d and c >= 1 for c, d in terms.values()) and \
+                all(k == (None, ()) for k in poly if k[0] is None):
+            offset = poly.get((None, ()), 0)
+            # The window's place: the statement's own index, else the larger step. Disjoint
+            # windows from 0 (a step the other's extent) are a split, below.
+            (v, (a, _)), (w, (b, _)) = sorted(
+                terms.items(), key=lambda x: (x[0] not in self.lhs, -x[1][0]))
+            disjoint = offset == 0 and b == 1 and self.indices[w].extent == a
+            if offset >= 0 and not disjoint:
+                return ("window", [v, w], offset, a, b)
         if (None, ()) in poly or any(k[0] is None for k in poly):
             return None  # an offset by a dim (a reversal): advanced indexing
         if len(terms) == 1 and list(terms.values())[0] == (1, ()):
@@ -632,17 +656,22 @@ class _Translator:
         if s.kind == "const":
             return _Val(s.code, (), "const", s.prec, number=s.number, integral=s.integral)
         subs = [n.args[p] for p in s.positions]
-        items = [self.view_item(sub, t.shape[p]) for sub, p in zip(subs, s.positions)]
+        front, behind = self.pads.get(n.ref, (None, None))
+        if front is None:
+            items = [self.view_item(sub, t.shape[p]) for sub, p in zip(subs, s.positions)]
+        else:  # a padded dim is not the tensor's length
+            items = [self.view_item(sub, None if behind[p] else t.shape[p], front[p])
+                     for sub, p in zip(subs, s.positions)]
         if any(it is None for it in items):
-            return self.gather(s, subs)
+            return self.gather(s, subs, front)
         code, prec = s.code, s.prec
         atom = code if prec >= _ATOM else "(%s)" % code
         # Constant subscripts select: x[:, 0].
         if any(it[0] == "const" for it in items):
             sel = []
-            for it, sub in zip(items, subs):
+            for it, sub, p in zip(items, subs, s.positions):
                 if it[0] == "const":
-                    c = self.value(sub)
+                    c = self.shifted(self.value(sub), front[p] if front else 0)
                     sel.append(self.as_long(c)[0])
                 else:
                     sel.append(":")
@@ -651,6 +680,8 @@ class _Translator:
             atom = "%s[%s]" % (atom, ", ".join(sel))
         kept = [it for it in items if it[0] != "const"]
         # Slices narrow their dim (rank kept): x.narrow(1, 2, NO), then every step-th element.
+        # Windows narrow it to what they read, then unfold it: dim k runs over the windows, a
+        # new last dim within one (every step-th element of it).
         for k, it in enumerate(kept):
             if it[0] == "slice":
                 _, (v,), offset, step = it
@@ -659,6 +690,14 @@ class _Translator:
                 atom = "%s.narrow(%d, %d, %s)" % (atom, k, offset, length)
                 if step > 1:
                     atom = "%s[%s::%d]" % (atom, ":, " * k, step)
+            elif it[0] == "window":
+                _, (v, w), offset, a, b = it
+                size = self.reach(b, w, 1)
+                length = self.reach(a, v, size)
+                atom = "%s.narrow(%d, %d, %s).unfold(%d, %s, %d)" % (atom, k, offset, length, k,
+                                                                     size, a)
+                if b > 1:
+                    atom = "%s[..., ::%d]" % (atom, b)
         # Mixed-radix subscripts unflatten their dim: x.unflatten(1, (G, CG)); last dim first.
         for k in range(len(kept) - 1, -1, -1):
             if kept[k][0] == "split":
@@ -666,7 +705,8 @@ class _Translator:
                 if not kept[k][2]:
                     atom = "%s.narrow(%d, 0, %s)" % (atom, k, " * ".join(sizes))
                 atom = "%s.unflatten(%d, (%s))" % (atom, k, ", ".join(sizes))
-        axes = [v for it in kept for v in it[1]]
+        axes = [v for it in kept for v in (it[1][:1] if it[0] == "window" else it[1])]
+        axes += [it[1][1] for it in kept if it[0] == "window"]
         # A repeated index is a diagonal, which torch puts last.
         while len(set(axes)) != len(axes):
             v = next(a for a in axes if axes.count(a) > 1)
@@ -676,9 +716,21 @@ class _Translator:
             axes = [a for k, a in enumerate(axes) if k not in (d1, d2)] + [v]
         return _Val(atom, axes, s.kind)
 
-    def gather(self, s, subs):
-        """Advanced indexing: one int64 index per dim, broadcast over the union of their axes."""
+    def reach(self, step, v, then):
+        """The text of step * (extent of v - 1) + then (then an int or text): a number where both
+        are numbers."""
+        n = self.index_extent(v)
+        if n.isdigit() and isinstance(then, int):
+            return str(step * (int(n) - 1) + then)
+        scaled = "%s - 1" % n if step == 1 else "%d * (%s - 1)" % (step, n)
+        return "%s + %s" % (scaled, then)
+
+    def gather(self, s, subs, front=None):
+        """Advanced indexing: one int64 index per dim, broadcast over the union of their axes
+        (each moved by `front`, a padded input's, where given)."""
         idx = [self.value(sub) for sub in subs]
+        if front is not None:
+            idx = [self.shifted(v, front[p]) for v, p in zip(idx, s.positions)]
         union = []
         for v in idx:
             union += [a for a in v.axes if a not in union]
@@ -689,6 +741,67 @@ class _Translator:
             texts.append(self.aligned(code, prec, v.axes, axes)[0])
         code = s.code if s.prec >= _ATOM else "(%s)" % s.code
         return _Val("%s[%s]" % (code, ", ".join(texts)), axes, s.kind)
+
+    def shifted(self, v, by):
+        """An index value moved by the constant `by`."""
+        if not by:
+            return v
+        code, prec = self.as_long(v)
+        atom = code if prec > _ADD else "(%s)" % code
+        return _Val("%s + %d" % (atom, by), v.axes, "const" if v.kind == "const" else "long",
+                    _ADD)
+
+    # ---- padded inputs
+
+    def plan_pads(self):
+        """Each padded input's F.pad, per dim: in front a constant, the most any read goes below
+        0; behind the text of the most any read goes past the end. Its reads move by the front.
+        A read whose lowest subscript depends on the dims, or that is not affine (a gather), is
+        declined."""
+        self.pads = {}
+        for k in self.inputs:
+            t = self.tensors[k]
+            if getattr(t, "pad", None) is None:
+                continue
+            front, behind = [0] * len(t.shape), [[] for _ in t.shape]
+            for n in self.nodes:
+                if n.kind != "access" or n.ref != k:
+                    continue
+                for d, sub in enumerate(n.args):
+                    sn = self.nodes[sub]
+                    if sn.kind == "index" and self.indices[sn.ref].extent == t.shape[d]:
+                        continue  # the dim itself: never outside
+                    poly = self.subscript_poly(sub)
+                    if poly is None:
+                        raise kq.Unsupported(
+                            "a read of padded input %s whose subscript %d is not index "
+                            "arithmetic of constant steps is not translated" % (t.name, d + 1))
+                    low, high = self.span(poly, t.name)
+                    front[d] = max(front[d], -low)
+                    behind[d].append("%s + 1 - %s" % (high, self.extent(t.shape[d])))
+            self.pads[k] = (front, ["max(0, %s)" % ", ".join(b) if b else None for b in behind])
+
+    def span(self, poly, name):
+        """A subscript's lowest value (an int) and its highest (Python text over the dims)."""
+        low, high = 0, []
+        for (v, dims), c in poly.items():
+            factor = " * ".join([str(c)] + [self.dim(d) for d in dims])
+            if v is None:
+                if dims and c < 0:
+                    raise kq.Unsupported("a read of padded input %s offset by minus a dim is not "
+                                         "translated" % name)
+                low += 0 if dims else c
+                high.append(factor)
+                continue
+            extent = self.indices[v].extent
+            if c > 0:
+                high.append("%s * (%s - 1)" % (factor, self.extent(extent)))
+            elif dims or isinstance(extent, str):
+                raise kq.Unsupported("a read of padded input %s whose subscript runs down over a "
+                                     "dim's length is not translated" % name)
+            else:
+                low += c * (int(extent) - 1)
+        return low, " + ".join(high) or "0"
 
     # ---- reductions and scans
 
@@ -856,6 +969,16 @@ class _Translator:
         elif widened:
             head.append("%s = %s" % (", ".join(widened), ", ".join("%s.to(DT)" % w
                                                                     for w in widened)))
+        # A padded input as one tensor holding its pad all round (F.pad's list from the last dim).
+        for k, (front, behind) in sorted(self.pads.items()):
+            first = next((d for d, b in enumerate(behind) if b), len(behind))
+            widths = [x for d in reversed(range(first, len(front)))
+                      for x in (str(front[d]), behind[d] or "0")]
+            if not widths:
+                continue
+            name = self.param_names[k]
+            head.append("%s = F.pad(%s, (%s), value=%s)" % (name, name, ", ".join(widths),
+                                                            _literal(self.tensors[k].pad)))
         args = ", ".join(self.param_names[k] for k in self.params)
         text = "def %s(%s):\n" % (self.name, args)
         text += "".join("    %s\n" % line for line in head + self.lines)
