@@ -4,7 +4,8 @@
 // as spec_object() makes it for arms, translated, run on random inputs and compared with a
 // float64 numpy reference written in tests/python/torch_shaped_check.py. Also: the layout of
 // spec.program, kq.Tensor's i32, i64 and bool views, format-1 specs through the same arms, and
-// torch_attention.py's arms (tests/python/torch_attention_check.py).
+// torch_attention.py's and torch_conv.py's arms (tests/python/torch_attention_check.py,
+// torch_conv_check.py).
 // Skips the torch parts, saying why, where the plugin's Python has no torch or numpy.
 //
 // KQ_TEST_SHAPED_DUMP=FILE also writes the specs as JSON, for running the same checks with
@@ -170,5 +171,47 @@ TEST_CASE("torch_sdpa: attention recognised by its statements, F.sdpa written in
                                   .attr("problems")(kq::python::spec_object(attention.op),
                                                     kq::python::spec_object(softmax.op),
                                                     kq::python::spec_object(mixed.op)));
+  for (const auto& p : found) CHECK_MESSAGE(false, p);
+}
+
+namespace {
+
+// A spec's text with `from` replaced by `to` (which must be there), parsed.
+kq::Spec edited(const char* file, const std::string& from, const std::string& to) {
+  std::string text = kq::test::read_file(kq::test::source_dir() / "specs/kernelbench" / file);
+  const auto at = text.find(from);
+  REQUIRE_MESSAGE(at != std::string::npos, file, " lacks ", from);
+  text.replace(at, from.size(), to);
+  return kq::parse_spec(text, std::string("edited ") + file);
+}
+
+}  // namespace
+
+TEST_CASE("torch_conv: convolutions recognised by their statements, F.conv into the output") {
+  kq::python::ensure_interpreter();
+  py::gil_scoped_acquire gil;
+  py::module_ m = checks();
+  if (skipped(m)) return;
+  py::list convs;
+  for (const char* f : {"50_conv_standard_2d_alexnet.yaml", "54_conv_standard_3d.yaml",
+                        "55_conv_standard_2d_asymmetric_input.yaml", "67_conv_standard_1d.yaml",
+                        "76_conv_standard_1d_dilated_strided.yaml",
+                        "80_conv_standard_2d_dilated_padded.yaml", "82_conv_depthwise_2d.yaml"})
+    convs.append(kq::python::spec_object(
+        kq::load_spec(kq::test::source_dir() / "specs/kernelbench" / f).op));
+  const kq::Spec softmax = load_v2("softmax.yaml");
+  // A true convolution (the kernel flipped), a pad F.conv does not make, mixed dtypes.
+  const kq::Spec flipped = edited("55_conv_standard_2d_asymmetric_input.yaml",
+                                  "x[b, c, i + p, j + q]", "x[b, c, i - p + 2, j - q + 2]");
+  const kq::Spec pad_one =
+      edited("80_conv_standard_2d_dilated_padded.yaml", "H, W], pad: 0}", "H, W], pad: 1}");
+  const kq::Spec mixed = edited("67_conv_standard_1d.yaml", "y: {dtype: f32", "y: {dtype: bf16");
+  py::list others;
+  others.append(py::make_tuple(kq::python::spec_object(softmax.op), "computes a convolution"));
+  others.append(py::make_tuple(kq::python::spec_object(flipped.op), "S and D at least 1"));
+  others.append(py::make_tuple(kq::python::spec_object(pad_one.op), "F.conv pads with 0 only"));
+  others.append(py::make_tuple(kq::python::spec_object(mixed.op), "of one float dtype"));
+  const auto found =
+      problems(py::module_::import("torch_conv_check").attr("problems")(convs, others));
   for (const auto& p : found) CHECK_MESSAGE(false, p);
 }

@@ -350,10 +350,34 @@ TEST_CASE("softmax, layer norm, argmax, cross-entropy agree with the float64 ref
   SUBCASE("cross_entropy") { check_spec_at("cross_entropy.yaml", kMN, dim_range("N")); }
 }
 
+// y of a KernelBench spec at `dims` (derived ones included) held to the spec's own rule for
+// {bound: accumulation}: |got - want| <= 2 u E + ulp(want), E the reference's bound.
+void check_bounded(kq::IKernelArm& arm, const std::string& file, const ix::DimValues& dims) {
+  const kq::Spec spec = kq::load_spec(kV2 / ("../../../specs/kernelbench/" + file));
+  const ix::Program& p = *spec.shaped->program;
+  Problem pr = make_problem(spec, dims, 3);
+  const kq::Status s = run_arm(arm, spec, pr);
+  INFO(file, ": ", s.message());
+  REQUIRE(s.is_ok());
+  const int y = ix::find_named(p.decls.tensors, "y");
+  const ix::Evaluation want = ix::evaluate_with_bounds(p, dims, pr.inputs, std::vector<int>{y});
+  const ix::Buffer& got = pr.outputs.at("y");
+  const ix::Buffer& ref = want.outputs.at("y");
+  const ix::Buffer& bound = want.bounds.at("y");
+  std::int64_t nonzero = 0;
+  for (std::int64_t i = 0; i < got.numel(); ++i) {
+    const double r = ref.get(i);
+    const auto f = static_cast<float>(r);
+    const double ulp = std::nextafter(f, std::numeric_limits<float>::infinity()) - f;
+    INFO(file, " element ", i, ": got ", got.get(i), ", want ", r, ", E ", bound.get(i));
+    CHECK(std::fabs(got.get(i) - r) <= 2.0 * 0x1p-24 * bound.get(i) + ulp);
+    nonzero += r != 0.0 ? 1 : 0;
+  }
+  CHECK(nonzero == got.numel());  // every window holds elements of x
+}
+
 // The poolings that pad (KernelBench 41, 43, 44, 46): where a window leaves x, at both ends of
-// every row and across cpu_tbb's blocks of lanes, the read gives the pad (-inf or 0). The average
-// poolings are held to the spec's own rule, |got - want| <= 2 u E + ulp(want), E the reference's
-// accumulation bound.
+// every row and across cpu_tbb's blocks of lanes, the read gives the pad (-inf or 0).
 TEST_CASE("padded reads: poolings that pad agree with the float64 reference") {
   const std::string kb = "../../../specs/kernelbench/";
   check_spec_at(kb + "41_max_pool_1d.yaml", {{{"B", 1}, {"C", 1}, {"L", 14}, {"LO", 1}},
@@ -362,33 +386,34 @@ TEST_CASE("padded reads: poolings that pad agree with the float64 reference") {
       kb + "43_max_pool_3d.yaml",
       {{{"B", 1}, {"C", 2}, {"D", 6}, {"H", 7}, {"W", 13}, {"OD", 1}, {"OH", 2}, {"OW", 5}}});
   auto arm = make_arm();
-  const std::vector<std::pair<std::string, ix::DimValues>> averages = {
-      {"44_avg_pool_1d.yaml", {{"B", 2}, {"C", 3}, {"L", 700}, {"LO", 701}}},
-      {"46_avg_pool_3d.yaml",
-       {{"B", 2}, {"C", 1}, {"D", 1}, {"H", 4}, {"W", 300}, {"OD", 1}, {"OH", 2}, {"OW", 150}}}};
-  for (const auto& [file, dims] : averages) {
-    const kq::Spec spec = kq::load_spec(kV2 / (kb + file));
-    const ix::Program& p = *spec.shaped->program;
-    Problem pr = make_problem(spec, dims, 3);
-    const kq::Status s = run_arm(*arm, spec, pr);
-    INFO(file, ": ", s.message());
-    REQUIRE(s.is_ok());
-    const int y = ix::find_named(p.decls.tensors, "y");
-    const ix::Evaluation want = ix::evaluate_with_bounds(p, dims, pr.inputs, std::vector<int>{y});
-    const ix::Buffer& got = pr.outputs.at("y");
-    const ix::Buffer& ref = want.outputs.at("y");
-    const ix::Buffer& bound = want.bounds.at("y");
-    std::int64_t nonzero = 0;
-    for (std::int64_t i = 0; i < got.numel(); ++i) {
-      const double r = ref.get(i);
-      const auto f = static_cast<float>(r);
-      const double ulp = std::nextafter(f, std::numeric_limits<float>::infinity()) - f;
-      INFO(file, " element ", i, ": got ", got.get(i), ", want ", r, ", E ", bound.get(i));
-      CHECK(std::fabs(got.get(i) - r) <= 2.0 * 0x1p-24 * bound.get(i) + ulp);
-      nonzero += r != 0.0 ? 1 : 0;
-    }
-    CHECK(nonzero == got.numel());  // every window holds elements of x
-  }
+  check_bounded(*arm, "44_avg_pool_1d.yaml", {{"B", 2}, {"C", 3}, {"L", 700}, {"LO", 701}});
+  check_bounded(
+      *arm, "46_avg_pool_3d.yaml",
+      {{"B", 2}, {"C", 1}, {"D", 1}, {"H", 4}, {"W", 300}, {"OD", 1}, {"OH", 2}, {"OW", 150}});
+}
+
+// The convolutions: padded and strided with a bias (50), dilated and strided (76), 3-d (54),
+// padded and dilated (80), depthwise (82).
+TEST_CASE("convolutions agree with the float64 reference") {
+  auto arm = make_arm();
+  check_bounded(*arm, "50_conv_standard_2d_alexnet.yaml",
+                {{"B", 2}, {"C", 3}, {"O", 5}, {"H", 41}, {"W", 30}, {"OH", 9}, {"OW", 6}});
+  check_bounded(*arm, "76_conv_standard_1d_dilated_strided.yaml",
+                {{"B", 2}, {"C", 3}, {"O", 5}, {"L", 1000}, {"LO", 331}});
+  check_bounded(*arm, "54_conv_standard_3d.yaml",
+                {{"B", 1},
+                 {"C", 2},
+                 {"O", 3},
+                 {"D", 4},
+                 {"H", 5},
+                 {"W", 40},
+                 {"OD", 2},
+                 {"OH", 3},
+                 {"OW", 38}});
+  check_bounded(*arm, "80_conv_standard_2d_dilated_padded.yaml",
+                {{"B", 1}, {"C", 2}, {"O", 3}, {"H", 13}, {"W", 300}, {"OH", 9}, {"OW", 284}});
+  check_bounded(*arm, "82_conv_depthwise_2d.yaml",
+                {{"B", 2}, {"C", 3}, {"H", 9}, {"W", 300}, {"OH", 7}, {"OW", 298}});
 }
 
 TEST_CASE("scans: exclusive reverse cumsum and cumprod") {

@@ -1,0 +1,221 @@
+"""PyTorch's own convolution, the vendor path of a format-2 convolution spec:
+
+  torch_conv       F.conv1d, conv2d or conv3d on CUDA (cuDNN, as a user's nn.Conv2d gets it);
+  torch_conv_cpu   the same on the CPU.
+
+It is what KernelBench's convolution problems call; torch_eager and torch_compile run the spec's
+statements instead (a sum over windows: an unfold view and an einsum), so this arm is the one
+that says whether a candidate beats the library. It recognises a convolution by the structure of
+the statements, never by the op's name: one statement
+
+    y[b, o, s1, ..., sN] = sum((c, k1, ..., kN), x[b, c, S1 * s1 + D1 * k1 - P1, ...] * w[o, c, k1, ..., kN])
+
+(either operand first, N = 1, 2 or 3), or its depthwise form (groups = channels: y[b, c, ...] =
+sum((k1, ...), x[b, c, ...] * w[c, 0, k1, ...]) with w of [C, 1, K1, ...]), optionally plus a
+bias b[o]. The strides S, dilations D and paddings P are read from the subscripts (constants,
+S and D at least 1); where a window starts before x (P > 0), x must be declared `pad: 0`, as
+F.conv pads. The spec's output length need not be PyTorch's: where the spec's is shorter, the
+leading part of F.conv's result is written; where its windows reach further past the end of x
+than P, x is padded with zeros behind first (x declared `pad: 0`: a read there gives 0). x, w,
+the bias and y must share one float dtype.
+
+F.conv has no out=: its result is copied into kq's output, one more pass over y.
+"""
+import kq
+
+_FLOATS = ("f32", "f16", "bf16")
+
+
+def _poly(p, i):
+    """Node i as {index variable or None: int coefficient}, or None where it is not a sum of
+    integer multiples of index variables and an integer."""
+    n = p.nodes[i]
+    if n.kind == "index":
+        return {n.ref: 1}
+    if n.kind == "number":
+        return {None: int(n.value)} if n.value == int(n.value) else None
+    if n.kind != "apply" or n.op not in ("add", "sub", "mul", "neg"):
+        return None
+    parts = [_poly(p, a) for a in n.args]
+    if any(q is None for q in parts):
+        return None
+    if n.op == "neg":
+        return {k: -c for k, c in parts[0].items()}
+    if n.op == "mul":
+        a, b = parts
+        if set(a) == {None}:
+            a, b = b, a
+        if set(b) != {None}:
+            return None  # a product of two indices
+        return {k: c * b[None] for k, c in a.items()}
+    out = dict(parts[0])
+    for k, c in parts[1].items():
+        out[k] = out.get(k, 0) + (c if n.op == "add" else -c)
+    return out
+
+
+def _index(p, i):
+    """The index variable node i is, or None."""
+    n = p.nodes[i]
+    return n.ref if n.kind == "index" else None
+
+
+class Conv:
+    """What a recognised convolution is: the tensors by position in spec.program.tensors, the
+    spatial rank, strides, dilations, paddings and groups (0: depthwise, one group a channel)."""
+
+    def __init__(self, x, w, bias, y, stride, dilation, padding, depthwise):
+        self.x, self.w, self.bias, self.y = x, w, bias, y
+        self.stride, self.dilation, self.padding = stride, dilation, padding
+        self.depthwise = depthwise
+
+
+def recognise(spec):
+    """The Conv a spec's statements compute, or the reason they are not one."""
+    p = getattr(spec, "program", None)
+    no = "computes a convolution only (one statement y[b, o, ...] = sum((c, k...), x * w))"
+    if p is None or len(p.statements) != 1:
+        return no
+    st = p.statements[0]
+    root = p.nodes[st.root]
+    bias = None
+    if root.kind == "apply" and root.op == "add":
+        kinds = [p.nodes[a].kind for a in root.args]
+        if sorted(kinds) != ["access", "reduce"]:
+            return no
+        bias = p.nodes[root.args[kinds.index("access")]]
+        root = p.nodes[root.args[kinds.index("reduce")]]
+    if root.kind != "reduce" or root.reduction != "sum":
+        return no
+    body = p.nodes[root.args[0]]
+    if body.kind != "apply" or body.op != "mul" or \
+            any(p.nodes[a].kind != "access" for a in body.args):
+        return no
+    lhs = list(st.lhs)
+    n = len(lhs) - 2
+    if n not in (1, 2, 3):
+        return no + "; 1, 2 or 3 spatial dims"
+    a, b = (p.nodes[i] for i in body.args)
+    # x is the operand read through windows: its spatial subscripts are not bare indices.
+    if all(_index(p, i) is not None for i in a.args):
+        a, b = b, a
+    x, w = a, b
+    if len(x.args) != n + 2 or len(w.args) != n + 2:
+        return no
+    depthwise = _index(p, w.args[1]) is None
+    over = set(root.over)
+    if _index(p, x.args[0]) != lhs[0]:
+        return no
+    if depthwise:
+        wt = p.tensors[w.ref]
+        c = lhs[1]
+        if _index(p, x.args[1]) != c or _index(p, w.args[0]) != c or \
+                p.nodes[w.args[1]].kind != "number" or p.nodes[w.args[1]].value != 0 or \
+                wt.shape[1] != 1:
+            return no + " (depthwise: w[c, 0, k...] of [C, 1, K...])"
+    else:
+        c = _index(p, x.args[1])
+        if c is None or c not in over or _index(p, w.args[1]) != c or \
+                _index(p, w.args[0]) != lhs[1]:
+            return no
+    taps = [_index(p, w.args[2 + d]) for d in range(n)]
+    if any(k is None or k not in over for k in taps) or \
+            over != set(taps) | (set() if depthwise else {c}):
+        return no
+    stride, dilation, padding = [], [], []
+    for d in range(n):
+        poly = _poly(p, x.args[2 + d])
+        s, k = lhs[2 + d], taps[d]
+        if poly is None or set(poly) - {s, k, None} or poly.get(s, 0) < 1 or \
+                poly.get(k, 0) < 1 or poly.get(None, 0) > 0:
+            return no + " (x's spatial subscripts S * s + D * k - P, S and D at least 1)"
+        stride.append(poly[s])
+        dilation.append(poly[k])
+        padding.append(-poly.get(None, 0))
+    pad = p.tensors[x.ref].pad
+    if pad is not None and pad != 0:
+        return "x padded with %g: F.conv pads with 0 only" % pad
+    if any(padding) and pad is None:
+        return no  # the spec's own points refuse such reads: never reached
+    if bias is not None:
+        if len(bias.args) != 1 or _index(p, bias.args[0]) != lhs[1] or \
+                p.tensors[bias.ref].role != "input":
+            return no + " (a bias b[o])"
+    roles = [p.tensors[t.ref].role for t in (x, w)]
+    if roles != ["input", "input"] or p.tensors[st.tensor].role != "output":
+        return no
+    return Conv(x.ref, w.ref, None if bias is None else bias.ref, st.tensor, tuple(stride),
+                tuple(dilation), tuple(padding), depthwise)
+
+
+class _TorchConv(kq.Arm):
+    family = "torch"
+    tensors = "torch"
+    version = "1"
+
+    def supports(self, spec):
+        conv = recognise(spec)
+        if isinstance(conv, str):
+            return conv
+        p = spec.program
+        used = [conv.x, conv.w, conv.y] + ([conv.bias] if conv.bias is not None else [])
+        if len(used) != len([t for t in p.tensors if t.role != "temporary"]):
+            return "computes a convolution of x, w (and a bias) into y only"
+        dtypes = {p.tensors[t].dtype for t in used}
+        if len(dtypes) != 1 or not dtypes <= set(_FLOATS):
+            return ("x, w, the bias and y of one float dtype (f32, f16 or bf16) only, as F.conv "
+                    "takes them; the spec's are %s" % ", ".join(sorted(dtypes)))
+        return kq.torch_missing(self.device)
+
+    def prepare(self, problem):
+        import torch
+        import torch.nn.functional as F
+
+        conv = self._conv = recognise(problem.spec)
+        p = problem.spec.program
+        order = [k for k, t in enumerate(p.tensors) if t.role == "input"]
+        self._at = {t: order.index(t) for t in (conv.x, conv.w, conv.bias) if t is not None}
+        x = problem.inputs[self._at[conv.x]]
+        w = problem.inputs[self._at[conv.w]]
+        y = problem.outputs[0]
+        n = len(conv.stride)
+        self._fn = (F.conv1d, F.conv2d, F.conv3d)[n - 1]
+        # How far the spec's last window reaches past x's end, beyond PyTorch's own padding:
+        # zeros padded behind first (F.pad's list runs from the last dim).
+        behind = []
+        for d in range(n):
+            last = conv.stride[d] * (y.shape[2 + d] - 1) + conv.dilation[d] * (w.shape[2 + d] - 1)
+            behind.append(max(0, last - conv.padding[d] - (x.shape[2 + d] - 1) - conv.padding[d]))
+        self._behind = [v for d in reversed(range(n)) for v in (0, behind[d])] if any(behind) \
+            else None
+        self._groups = x.shape[1] if conv.depthwise else 1
+        self._slice = tuple(slice(0, s) for s in y.shape)
+        # The first call picks cuDNN's algorithm: on scratch tensors of the problem's shapes,
+        # never the caller's buffers.
+        scratch = kq.scratch_like(list(problem.inputs) + [y])
+        for t in scratch[:-1]:
+            t.fill_(0.5)
+        self.run(scratch[:-1], scratch[-1:])
+        if self.device == "cuda":
+            torch.cuda.synchronize(y.device)
+
+    def run(self, inputs, outputs):
+        import torch.nn.functional as F
+
+        conv = self._conv
+        x = inputs[self._at[conv.x]]
+        if self._behind:
+            x = F.pad(x, self._behind)
+        bias = inputs[self._at[conv.bias]] if conv.bias is not None else None
+        z = self._fn(x, inputs[self._at[conv.w]], bias, conv.stride, conv.padding,
+                     conv.dilation, self._groups)
+        y = outputs[0]
+        outputs[0].copy_(z if z.shape == y.shape else z[self._slice])
+
+
+class TorchConv(_TorchConv):
+    name, device = "torch_conv", "cuda"
+
+
+class TorchConvCpu(_TorchConv):
+    name, device = "torch_conv_cpu", "cpu"

@@ -1,0 +1,126 @@
+"""Checks of torch_conv.py's arms (torch_conv, torch_conv_cpu), called by test_torch_shaped.cpp
+with specs as the python plugin hands them to arms: the arm recognises a convolution by its
+statements (strides, dilations, paddings and groups read from the subscripts) and nothing else,
+and writes F.conv's result into kq's output; the statements translated for torch_eager
+(_torch_shaped.py: F.pad, unfold views, einsum) compute the same. Both must agree with a float64
+numpy reference written here, tap by tap, on small random shapes of each spec.
+"""
+import itertools
+import types
+
+import _torch_shaped
+import torch_conv
+
+
+def _reference(conv, x, w, bias, out_shape):
+    """The convolution in float64: for each tap, the strided slice of x (zeros padded in front
+    and behind) times the tap's weights."""
+    import numpy as np
+
+    n = len(conv.stride)
+    taps = w.shape[2:]
+    reach = [conv.stride[d] * (out_shape[2 + d] - 1) + conv.dilation[d] * (taps[d] - 1)
+             for d in range(n)]
+    widths = [(0, 0), (0, 0)] + [(conv.padding[d], max(0, reach[d] + 1 - conv.padding[d] -
+                                                       x.shape[2 + d])) for d in range(n)]
+    xp = np.pad(x, widths)
+    y = np.zeros(out_shape)
+    for k in itertools.product(*(range(t) for t in taps)):
+        sl = (slice(None), slice(None)) + tuple(
+            slice(conv.dilation[d] * k[d], conv.dilation[d] * k[d] +
+                  conv.stride[d] * (out_shape[2 + d] - 1) + 1, conv.stride[d]) for d in range(n))
+        xs = xp[sl]
+        if conv.depthwise:
+            y += xs * w[(slice(None), 0) + k].reshape((1, -1) + (1,) * n)
+        else:
+            y += np.einsum("bc...,oc->bo...", xs, w[(slice(None), slice(None)) + k])
+    if bias is not None:
+        y += bias.reshape((1, -1) + (1,) * n)
+    return y
+
+
+def _shape(t, dims):
+    return [dims[e] if isinstance(e, str) else e for e in t.shape]
+
+
+def _dims(spec, base):
+    """base's dims with the derived ones computed from their formulas (Python's // rounds down
+    as kq's / does on the non-negative values here)."""
+    dims = dict(base)
+    for d in spec.program.dims:
+        if d.derived is not None:
+            dims[d.name] = eval(d.derived.replace("/", "//"), {}, dict(dims))
+    return dims
+
+
+def _check(spec, base, seed):
+    """What is wrong with torch_conv_cpu and the translated statements on spec at dims base."""
+    import numpy as np
+    import torch
+
+    found = []
+    p = spec.program
+    conv = torch_conv.recognise(spec)
+    if isinstance(conv, str):
+        return ["%s: not recognised: %s" % (spec.op, conv)]
+    arm = torch_conv.TorchConvCpu()
+    why = arm.supports(spec)
+    if why is not None:
+        return ["%s: declined: %s" % (spec.op, why)]
+    dims = _dims(spec, base)
+    g = torch.Generator().manual_seed(seed)
+    inputs = [torch.randn(*_shape(t, dims), generator=g) for t in p.tensors if t.role == "input"]
+    out = [t for t in p.tensors if t.role == "output"][0]
+    arrays = {t.name: x.double().numpy() for t, x in
+              zip([t for t in p.tensors if t.role == "input"], inputs)}
+    names = [t.name for t in p.tensors]
+    want = _reference(conv, arrays[names[conv.x]], arrays[names[conv.w]],
+                      arrays[names[conv.bias]] if conv.bias is not None else None,
+                      _shape(out, dims))
+    scale = max(1.0, float(np.max(np.abs(want))))
+    y = torch.full(_shape(out, dims), float("nan"))
+    arm.prepare(types.SimpleNamespace(spec=spec, inputs=inputs, outputs=[y]))
+    arm.run(inputs, [y])
+    err = float(np.max(np.abs(y.double().numpy() - want)))
+    if not err <= 1e-5 * scale:
+        found.append("%s at %s: torch_conv_cpu differs from the reference by %g" %
+                     (spec.op, base, err))
+    eager = _torch_shaped.define(_torch_shaped.source(spec, "eager"), "eager", spec)
+    y.fill_(float("nan"))
+    eager(*inputs, y)
+    err = float(np.max(np.abs(y.double().numpy() - want)))
+    if not err <= 1e-5 * scale:
+        found.append("%s at %s: the translated statements differ from the reference by %g" %
+                     (spec.op, base, err))
+    return found
+
+
+# Small shapes of each shipped convolution: ragged lengths, a point where the last window
+# reaches the end exactly and one where it stops short.
+_POINTS = {
+    "conv2d_k11_s4_p2_bias": [{"B": 2, "C": 3, "O": 5, "H": 41, "W": 30}],
+    "conv3d_k3": [{"B": 2, "C": 3, "O": 4, "D": 5, "H": 6, "W": 7}],
+    "conv2d_k3": [{"B": 2, "C": 3, "O": 5, "H": 9, "W": 17}],
+    "conv1d_k3": [{"B": 2, "C": 3, "O": 5, "L": 40}],
+    "conv1d_k3_s3_d4": [{"B": 2, "C": 3, "O": 5, "L": 40}, {"B": 1, "C": 2, "O": 3, "L": 42}],
+    "conv2d_k5x9_p2x4_d2x3": [{"B": 2, "C": 3, "O": 5, "H": 13, "W": 40}],
+    "depthwise_conv2d_k3": [{"B": 2, "C": 3, "H": 9, "W": 17}],
+}
+
+
+def problems(convs, others):
+    """convs: the shipped convolution specs; others: specs the arm must decline, as (spec, what
+    its reason says)."""
+    found = []
+    for spec in convs:
+        if spec.op not in _POINTS:
+            found.append("%s: no points for it in torch_conv_check._POINTS" % spec.op)
+            continue
+        for seed, base in enumerate(_POINTS[spec.op]):
+            found += _check(spec, base, seed)
+    arm = torch_conv.TorchConvCpu()
+    for spec, want in others:
+        why = arm.supports(spec)
+        if not why or want not in why:
+            found.append("%s: %r, not a refusal saying %r" % (spec.op, why, want))
+    return found
