@@ -193,12 +193,15 @@ TEST_CASE("torch_conv: convolutions recognised by their statements, F.conv into 
   py::module_ m = checks();
   if (skipped(m)) return;
   py::list convs;
-  for (const char* f : {"50_conv_standard_2d_alexnet.yaml", "54_conv_standard_3d.yaml",
-                        "55_conv_standard_2d_asymmetric_input.yaml", "67_conv_standard_1d.yaml",
-                        "76_conv_standard_1d_dilated_strided.yaml",
-                        "80_conv_standard_2d_dilated_padded.yaml", "82_conv_depthwise_2d.yaml"})
-    convs.append(kq::python::spec_object(
-        kq::load_spec(kq::test::source_dir() / "specs/kernelbench" / f).op));
+  // Every shipped convolution of one statement.
+  for (const auto& e : fs::directory_iterator(kq::test::source_dir() / "specs/kernelbench")) {
+    const std::string name = e.path().filename().string();
+    if (name.find("conv") == std::string::npos || name.find("pointwise") != std::string::npos ||
+        name.find("separable") != std::string::npos)
+      continue;
+    convs.append(kq::python::spec_object(kq::load_spec(e.path()).op));
+  }
+  CHECK(convs.size() == 16);
   const kq::Spec softmax = load_v2("softmax.yaml");
   // A true convolution (the kernel flipped), a pad F.conv does not make, mixed dtypes.
   const kq::Spec flipped = edited("55_conv_standard_2d_asymmetric_input.yaml",
@@ -214,4 +217,10 @@ TEST_CASE("torch_conv: convolutions recognised by their statements, F.conv into 
   const auto found =
       problems(py::module_::import("torch_conv_check").attr("problems")(convs, others));
   for (const auto& p : found) CHECK_MESSAGE(false, p);
+  const kq::Spec separable = kq::load_spec(kq::test::source_dir() /
+                                           "specs/kernelbench/86_conv_depthwise_separable_2d.yaml");
+  for (const auto& p :
+       problems(py::module_::import("torch_conv_check")
+                    .attr("separable_problems")(kq::python::spec_object(separable.op))))
+    CHECK_MESSAGE(false, p);
 }

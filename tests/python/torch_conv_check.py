@@ -3,7 +3,8 @@ with specs as the python plugin hands them to arms: the arm recognises a convolu
 statements (strides, dilations, paddings and groups read from the subscripts) and nothing else,
 and writes F.conv's result into kq's output; the statements translated for torch_eager
 (_torch_shaped.py: F.pad, unfold views, einsum) compute the same. Both must agree with a float64
-numpy reference written here, tap by tap, on small random shapes of each spec.
+numpy reference written here, tap by tap, on small random shapes of each spec; and the two
+statements of a depthwise-separable convolution (KernelBench 86), which the arm declines.
 """
 import itertools
 import types
@@ -105,7 +106,42 @@ _POINTS = {
     "conv1d_k3_s3_d4": [{"B": 2, "C": 3, "O": 5, "L": 40}, {"B": 1, "C": 2, "O": 3, "L": 42}],
     "conv2d_k5x9_p2x4_d2x3": [{"B": 2, "C": 3, "O": 5, "H": 13, "W": 40}],
     "depthwise_conv2d_k3": [{"B": 2, "C": 3, "H": 9, "W": 17}],
+    "conv2d_k5x7": [{"B": 2, "C": 3, "O": 4, "H": 9, "W": 17}],
+    "conv2d_k5x9": [{"B": 2, "C": 3, "O": 4, "H": 9, "W": 17}],
+    "conv2d_k3x3": [{"B": 2, "C": 3, "O": 4, "H": 9, "W": 17}],
+    "conv3d_k3x3x1": [{"B": 2, "C": 3, "O": 4, "D": 5, "H": 6, "W": 3}],
+    "conv3d_k3x5x7": [{"B": 2, "C": 3, "O": 4, "D": 5, "H": 6, "W": 9}],
+    "conv3d_k3x5x7_asymmetric_input": [{"B": 1, "C": 2, "O": 3, "D": 3, "H": 7, "W": 10}],
+    "depthwise_conv2d_k3x1": [{"B": 2, "C": 3, "H": 9, "W": 5}],
+    "depthwise_conv2d_k3x3_asymmetric_input": [{"B": 2, "C": 4, "H": 5, "W": 17}],
+    "depthwise_conv2d_k3x7": [{"B": 2, "C": 3, "H": 9, "W": 17}],
 }
+
+
+def separable_problems(spec):
+    """What is wrong with the translated statements of KernelBench 86 (a depthwise convolution,
+    padded, then a pointwise one: two statements, which torch_conv declines)."""
+    import numpy as np
+    import torch
+
+    why = torch_conv.TorchConvCpu().supports(spec)
+    if not why or "computes a convolution only" not in why:
+        return ["%s: %r, not a refusal of two statements" % (spec.op, why)]
+    dims = _dims(spec, {"B": 2, "C": 3, "O": 5, "H": 9, "W": 17})
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(2, 3, 9, 17, generator=g)
+    dw = torch.randn(3, 1, 3, 3, generator=g)
+    pw = torch.randn(5, 3, 1, 1, generator=g)
+    depthwise = torch_conv.Conv(0, 1, None, 2, (1, 1), (1, 1), (1, 1), True)
+    pointwise = torch_conv.Conv(0, 1, None, 2, (1, 1), (1, 1), (0, 0), False)
+    t = _reference(depthwise, x.double().numpy(), dw.double().numpy(), None, [2, 3, 9, 17])
+    want = _reference(pointwise, t, pw.double().numpy(), None, [2, 5, 9, 17])
+    y = torch.full([2, 5, dims["OH"], dims["OW"]], float("nan"))
+    _torch_shaped.define(_torch_shaped.source(spec, "eager"), "eager", spec)(x, dw, pw, y)
+    err = float(np.max(np.abs(y.double().numpy() - want)))
+    if not err <= 1e-5 * max(1.0, float(np.max(np.abs(want)))):
+        return ["%s: the translated statements differ from the reference by %g" % (spec.op, err)]
+    return []
 
 
 def problems(convs, others):
