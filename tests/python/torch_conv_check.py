@@ -1,7 +1,7 @@
 """Checks of torch_conv.py's arms (torch_conv, torch_conv_cpu), called by test_torch_shaped.cpp
 with specs as the python plugin hands them to arms: the arm recognises a convolution by its
 statements (strides, dilations, paddings and groups read from the subscripts) and nothing else,
-and writes F.conv's result into kq's output; the statements translated for torch_eager
+and writes F.conv's (or F.conv_transpose's) result into kq's output; the statements translated for torch_eager
 (_torch_shaped.py: F.pad, unfold views, einsum) compute the same. Both must agree with a float64
 numpy reference written here, tap by tap, on small random shapes of each spec; and the two
 statements of a depthwise-separable convolution (KernelBench 86), which the arm declines.
@@ -20,6 +20,8 @@ def _reference(conv, x, w, bias, out_shape):
 
     n = len(conv.stride)
     taps = w.shape[2:]
+    if conv.transposed:
+        return _reference_transposed(conv, x, w, bias, out_shape)
     reach = [conv.stride[d] * (out_shape[2 + d] - 1) + conv.dilation[d] * (taps[d] - 1)
              for d in range(n)]
     widths = [(0, 0), (0, 0)] + [(conv.padding[d], max(0, reach[d] + 1 - conv.padding[d] -
@@ -35,6 +37,29 @@ def _reference(conv, x, w, bias, out_shape):
             y += xs * w[(slice(None), 0) + k].reshape((1, -1) + (1,) * n)
         else:
             y += np.einsum("bc...,oc->bo...", xs, w[(slice(None), slice(None)) + k])
+    if bias is not None:
+        y += bias.reshape((1, -1) + (1,) * n)
+    return y
+
+
+def _reference_transposed(conv, x, w, bias, out_shape):
+    """A transposed convolution of stride 1 in float64: output t takes x[t + P - D k] times
+    w[c, o, k] for each tap k, zeros outside x."""
+    import numpy as np
+
+    n = len(conv.stride)
+    taps = w.shape[2:]
+    front = [conv.dilation[d] * (taps[d] - 1) for d in range(n)]
+    widths = [(0, 0), (0, 0)] + [(front[d], out_shape[2 + d] + conv.padding[d])
+                                 for d in range(n)]
+    xp = np.pad(x, widths)
+    y = np.zeros(out_shape)
+    for k in itertools.product(*(range(t) for t in taps)):
+        sl = (slice(None), slice(None)) + tuple(
+            slice(front[d] + conv.padding[d] - conv.dilation[d] * k[d],
+                  front[d] + conv.padding[d] - conv.dilation[d] * k[d] + out_shape[2 + d])
+            for d in range(n))
+        y += np.einsum("bc...,co->bo...", xp[sl], w[(slice(None), slice(None)) + k])
     if bias is not None:
         y += bias.reshape((1, -1) + (1,) * n)
     return y
@@ -115,6 +140,17 @@ _POINTS = {
     "depthwise_conv2d_k3x1": [{"B": 2, "C": 3, "H": 9, "W": 5}],
     "depthwise_conv2d_k3x3_asymmetric_input": [{"B": 2, "C": 4, "H": 5, "W": 17}],
     "depthwise_conv2d_k3x7": [{"B": 2, "C": 3, "H": 9, "W": 17}],
+    "conv_transpose2d_k3x3": [{"B": 2, "C": 3, "O": 4, "H": 5, "W": 7}],
+    "conv_transpose3d_k3x5x7": [{"B": 1, "C": 3, "O": 2, "D": 2, "H": 3, "W": 4}],
+    "conv_transpose3d_k3x3x3": [{"B": 2, "C": 3, "O": 4, "D": 2, "H": 3, "W": 4}],
+    "conv_transpose1d_k3": [{"B": 2, "C": 3, "O": 5, "L": 11}, {"B": 1, "C": 2, "O": 3, "L": 1}],
+    "conv_transpose2d_k3x7": [{"B": 2, "C": 3, "O": 4, "H": 5, "W": 7}],
+    "conv_transpose3d_k3x5x5": [{"B": 1, "C": 3, "O": 2, "D": 2, "H": 3, "W": 4}],
+    "conv_transpose2d_k3x5": [{"B": 2, "C": 3, "O": 4, "H": 5, "W": 7}],
+    "conv_transpose3d_k3x3x3_48to24": [{"B": 1, "C": 3, "O": 2, "D": 2, "H": 3, "W": 4}],
+    "conv_transpose2d_k3x3_asymmetric_input": [{"B": 2, "C": 3, "O": 4, "H": 5, "W": 9}],
+    "conv_transpose1d_k5_d3": [{"B": 2, "C": 3, "O": 5, "L": 11}],
+    "conv_transpose2d_k3x7_p1x3": [{"B": 2, "C": 3, "O": 4, "H": 5, "W": 7}],
 }
 
 

@@ -394,7 +394,7 @@ TEST_CASE("padded reads: poolings that pad agree with the float64 reference") {
 
 // The convolutions: padded and strided with a bias (50), dilated and strided (76), 3-d (54),
 // padded and dilated (80), depthwise (82, 83 with a 3 x 1 kernel), depthwise-separable and padded
-// (86: two statements).
+// (86: two statements), transposed (64, 78 padded: taps running down x).
 TEST_CASE("convolutions agree with the float64 reference") {
   auto arm = make_arm();
   check_bounded(*arm, "50_conv_standard_2d_alexnet.yaml",
@@ -417,6 +417,10 @@ TEST_CASE("convolutions agree with the float64 reference") {
                 {{"B", 2}, {"C", 3}, {"H", 9}, {"W", 300}, {"OH", 7}, {"OW", 298}});
   check_bounded(*arm, "83_conv_depthwise_2d_asymmetric_kernel.yaml",
                 {{"B", 2}, {"C", 3}, {"H", 9}, {"W", 300}, {"OH", 7}, {"OW", 300}});
+  check_bounded(*arm, "64_conv_transposed_1d.yaml",
+                {{"B", 2}, {"C", 3}, {"O", 4}, {"L", 300}, {"LO", 302}});
+  check_bounded(*arm, "78_conv_transposed_2d_padded.yaml",
+                {{"B", 1}, {"C", 2}, {"O", 3}, {"H", 5}, {"W", 300}, {"OH", 5}, {"OW", 300}});
   check_bounded(*arm, "86_conv_depthwise_separable_2d.yaml",
                 {{"B", 1}, {"C", 3}, {"O", 4}, {"H", 9}, {"W", 300}, {"OH", 9}, {"OW", 300}});
 }

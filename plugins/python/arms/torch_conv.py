@@ -11,8 +11,9 @@ the statements, never by the op's name: one statement
     y[b, o, s1, ..., sN] = sum((c, k1, ..., kN), x[b, c, S1 * s1 + D1 * k1 - P1, ...] * w[o, c, k1, ..., kN])
 
 (either operand first, N = 1, 2 or 3), or its depthwise form (groups = channels: y[b, c, ...] =
-sum((k1, ...), x[b, c, ...] * w[c, 0, k1, ...]) with w of [C, 1, K1, ...]), optionally plus a
-bias b[o]. The strides S, dilations D and paddings P are read from the subscripts (constants,
+sum((k1, ...), x[b, c, ...] * w[c, 0, k1, ...]) with w of [C, 1, K1, ...]), or a transposed
+convolution of stride 1 (F.conv_transpose: y[b, o, t...] = sum((c, k...), x[b, c, t + P - D * k,
+...] * w[c, o, k...]), its taps running down x), optionally plus a bias b[o]. The strides S, dilations D and paddings P are read from the subscripts (constants,
 S and D at least 1); where a window starts before x (P > 0), x must be declared `pad: 0`, as
 F.conv pads. The spec's output length need not be PyTorch's: where the spec's is shorter, the
 leading part of F.conv's result is written; where its windows reach further past the end of x
@@ -62,12 +63,13 @@ def _index(p, i):
 
 class Conv:
     """What a recognised convolution is: the tensors by position in spec.program.tensors, the
-    spatial rank, strides, dilations, paddings and groups (0: depthwise, one group a channel)."""
+    strides, dilations and paddings (PyTorch's: a transposed convolution's P is what its output
+    loses at each end), whether it is depthwise (one group a channel) or transposed."""
 
-    def __init__(self, x, w, bias, y, stride, dilation, padding, depthwise):
+    def __init__(self, x, w, bias, y, stride, dilation, padding, depthwise, transposed=False):
         self.x, self.w, self.bias, self.y = x, w, bias, y
         self.stride, self.dilation, self.padding = stride, dilation, padding
-        self.depthwise = depthwise
+        self.depthwise, self.transposed = depthwise, transposed
 
 
 def recognise(spec):
@@ -115,9 +117,11 @@ def recognise(spec):
             return no + " (depthwise: w[c, 0, k...] of [C, 1, K...])"
     else:
         c = _index(p, x.args[1])
-        if c is None or c not in over or _index(p, w.args[1]) != c or \
-                _index(p, w.args[0]) != lhs[1]:
+        # w[o, c, k...] for a convolution, w[c, o, k...] for a transposed one.
+        places = [_index(p, w.args[0]), _index(p, w.args[1])]
+        if c is None or c not in over or sorted(places) != sorted([c, lhs[1]]):
             return no
+    transposed = not depthwise and _index(p, w.args[0]) == c
     taps = [_index(p, w.args[2 + d]) for d in range(n)]
     if any(k is None or k not in over for k in taps) or \
             over != set(taps) | (set() if depthwise else {c}):
@@ -126,12 +130,18 @@ def recognise(spec):
     for d in range(n):
         poly = _poly(p, x.args[2 + d])
         s, k = lhs[2 + d], taps[d]
-        if poly is None or set(poly) - {s, k, None} or poly.get(s, 0) < 1 or \
-                poly.get(k, 0) < 1 or poly.get(None, 0) > 0:
-            return no + " (x's spatial subscripts S * s + D * k - P, S and D at least 1)"
+        if poly is None or set(poly) - {s, k, None}:
+            return no
+        # A transposed convolution of stride 1 reads x[t + P - D * k]: its taps run down x.
+        sign = -1 if transposed else 1
+        if poly.get(s, 0) < 1 or sign * poly.get(k, 0) < 1 or sign * poly.get(None, 0) > 0 or \
+                (transposed and poly[s] != 1):
+            return no + (" (transposed: x's spatial subscripts t + P - D * k, D at least 1)"
+                         if transposed else
+                         " (x's spatial subscripts S * s + D * k - P, S and D at least 1)")
         stride.append(poly[s])
-        dilation.append(poly[k])
-        padding.append(-poly.get(None, 0))
+        dilation.append(sign * poly[k])
+        padding.append(-sign * poly.get(None, 0))
     pad = p.tensors[x.ref].pad
     if pad is not None and pad != 0:
         return "x padded with %g: F.conv pads with 0 only" % pad
@@ -145,7 +155,7 @@ def recognise(spec):
     if roles != ["input", "input"] or p.tensors[st.tensor].role != "output":
         return no
     return Conv(x.ref, w.ref, None if bias is None else bias.ref, st.tensor, tuple(stride),
-                tuple(dilation), tuple(padding), depthwise)
+                tuple(dilation), tuple(padding), depthwise, transposed)
 
 
 class _TorchConv(kq.Arm):
@@ -179,12 +189,25 @@ class _TorchConv(kq.Arm):
         w = problem.inputs[self._at[conv.w]]
         y = problem.outputs[0]
         n = len(conv.stride)
-        self._fn = (F.conv1d, F.conv2d, F.conv3d)[n - 1]
-        # How far the spec's last window reaches past x's end, beyond PyTorch's own padding:
-        # zeros padded behind first (F.pad's list runs from the last dim).
+        if conv.transposed:
+            self._fn = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[n - 1]
+        else:
+            self._fn = (F.conv1d, F.conv2d, F.conv3d)[n - 1]
+        # How far the spec's output reaches past PyTorch's: zeros padded behind x first (F.pad's
+        # list runs from the last dim). A convolution's last window past x's end and its
+        # padding; a transposed one's (stride 1) output one longer for each zero behind x.
         behind = []
         for d in range(n):
-            last = conv.stride[d] * (y.shape[2 + d] - 1) + conv.dilation[d] * (w.shape[2 + d] - 1)
+            span = conv.dilation[d] * (w.shape[2 + d] - 1)
+            if conv.transposed:
+                if conv.padding[d] > span:
+                    raise ValueError("a transposed convolution whose output starts %d past its "
+                                     "first tap's reach (%d): F.conv_transpose cannot"
+                                     % (conv.padding[d], span))
+                ours = x.shape[2 + d] - 1 - 2 * conv.padding[d] + span + 1
+                behind.append(max(0, y.shape[2 + d] - ours))
+                continue
+            last = conv.stride[d] * (y.shape[2 + d] - 1) + span
             behind.append(max(0, last - conv.padding[d] - (x.shape[2 + d] - 1) - conv.padding[d]))
         self._behind = [v for d in reversed(range(n)) for v in (0, behind[d])] if any(behind) \
             else None
@@ -207,8 +230,8 @@ class _TorchConv(kq.Arm):
         if self._behind:
             x = F.pad(x, self._behind)
         bias = inputs[self._at[conv.bias]] if conv.bias is not None else None
-        z = self._fn(x, inputs[self._at[conv.w]], bias, conv.stride, conv.padding,
-                     conv.dilation, self._groups)
+        z = self._fn(x, inputs[self._at[conv.w]], bias, stride=conv.stride,
+                     padding=conv.padding, dilation=conv.dilation, groups=self._groups)
         y = outputs[0]
         outputs[0].copy_(z if z.shape == y.shape else z[self._slice])
 
