@@ -156,10 +156,24 @@ Term Machine::read(const Node& n, Frame& f) {
   const std::optional<double>& pad = p_.decls.tensors[t].pad;
   std::int64_t linear = 0;
   for (std::size_t d = 0; d < n.args.size(); ++d) {
-    const std::int64_t i = subscript(n.args[d], f);
+    const Node& sub = p_.nodes[static_cast<std::size_t>(n.args[d])];
+    std::int64_t i = 0;
+    if (sub.kind == NodeKind::apply && sub.op == Op::div) {  // (e) / S: a position where exact
+      const std::int64_t e = subscript(sub.args[0], f);
+      const auto by =
+          static_cast<std::int64_t>(p_.nodes[static_cast<std::size_t>(sub.args[1])].value);
+      if (e % by != 0) {
+        if (pad) return {*pad};
+        throw EvalError(where(f) + ": subscript " + std::to_string(d + 1) + " of '" +
+                        p_.decls.tensors[t].name + "' is " + std::to_string(e) + " / " +
+                        std::to_string(by) + ", not a position (the division is not exact)");
+      }
+      i = e / by;
+    } else {
+      i = subscript(n.args[d], f);
+    }
     if (i < 0 || i >= shape[d]) {
       if (pad) return {*pad};
-      const Node& sub = p_.nodes[static_cast<std::size_t>(n.args[d])];
       const std::string through =
           sub.kind == NodeKind::access
               ? " (a gather through '" + p_.decls.tensors[static_cast<std::size_t>(sub.ref)].name +

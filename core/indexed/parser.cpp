@@ -530,10 +530,22 @@ class StatementParser {
     return emit(std::move(n));
   }
 
-  // A subscript is an index expression; a bare index variable must range over the dimension.
+  // A subscript is an index expression, or one divided by a positive integer constant as a
+  // whole (`(t + 1 - 2 * k) / 2`: a position only where the division is exact); a bare index
+  // variable must range over the dimension.
   void check_subscript(const TensorDecl& t, std::size_t d, int sub, std::size_t pos) {
-    check_index_expr(sub, pos);
     const Node& s = p_.nodes[static_cast<std::size_t>(sub)];
+    if (s.kind == NodeKind::apply && s.op == Op::div) {
+      const Node& by = p_.nodes[static_cast<std::size_t>(s.args[1])];
+      if (by.kind != NodeKind::number || !(by.value >= 1 && by.value <= 1073741824.0) ||
+          std::trunc(by.value) != by.value)
+        fail_at(by.column > 0 ? byte_of_column(by.column) : pos,
+                "a subscript divides by a positive integer constant (at most 2^30), found " +
+                    (by.kind == NodeKind::number ? std::to_string(by.value) : "an expression"));
+      check_index_expr(s.args[0], pos);
+      return;
+    }
+    check_index_expr(sub, pos);
     if (s.kind != NodeKind::index) return;
     const auto var = static_cast<std::size_t>(s.ref);
     IndexVar& v = p_.indices[var];
@@ -578,7 +590,8 @@ class StatementParser {
         break;
     }
     fail_at(at, "a subscript is an index expression (index variables, integer constants, dims," +
-                    std::string(" + - * and gathers through integer tensors)"));
+                    std::string(" + - * and gathers through integer tensors), or one divided by ") +
+                    "a positive integer constant as a whole: (e) / S");
   }
 
   std::size_t byte_of_column(int col) const {

@@ -32,6 +32,12 @@ std::int64_t negate(std::int64_t a) {
                                                        : -a;
 }
 
+// The quotients of the multiples of `by` (> 0) in [a.lo, a.hi]; empty (lo > hi) where none is.
+Interval divided(Interval a, std::int64_t by) {
+  const auto floor_div = [by](std::int64_t v) { return v / by - (v % by < 0 ? 1 : 0); };
+  return {-floor_div(negate(a.lo)), floor_div(a.hi)};
+}
+
 Interval operator*(Interval a, Interval b) {
   const std::int64_t c[] = {mul(a.lo, b.lo), mul(a.lo, b.hi), mul(a.hi, b.lo), mul(a.hi, b.hi)};
   return {*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
@@ -72,7 +78,7 @@ class RangeCheck {
         if (!r) continue;  // a gather
         const Extent& e = t.shape[d];
         const std::int64_t size = e.is_dim() ? dims_[static_cast<std::size_t>(e.dim)] : e.constant;
-        if (r->lo >= 0 && r->hi < size) continue;
+        if ((r->lo >= 0 && r->hi < size) || r->lo > r->hi) continue;  // in range, or no position
         const std::int64_t at = r->lo < 0 ? r->lo : r->hi;
         return OutOfRange{n.ref, d, r->lo, r->hi,
                           "line " + std::to_string(s.line) + " `" + s.text + "`: subscript " +
@@ -109,6 +115,8 @@ class RangeCheck {
         if (n.op == Op::add) return Interval{add(a->lo, b->lo), add(a->hi, b->hi)};
         if (n.op == Op::sub) return Interval{add(a->lo, negate(b->hi)), add(a->hi, negate(b->lo))};
         if (n.op == Op::mul) return *a * *b;
+        // (e) / S as a whole subscript: the positions are the multiples of S in e's range.
+        if (n.op == Op::div && b->lo == b->hi && b->lo > 0) return divided(*a, b->lo);
         return std::nullopt;
       }
       default:

@@ -201,8 +201,19 @@ class Evaluator {
     }
     throw ShapedError(text + what);
   }
+  // A whole subscript (e) / S (ShapedPlan allows division there only): the position where the
+  // division is exact, else kNoPosition, which is outside every tensor.
+  static constexpr std::int64_t kNoPosition = std::numeric_limits<std::int64_t>::min();
+  static std::int64_t quotient(std::int64_t e, std::int64_t by) {
+    return e % by == 0 ? e / by : kNoPosition;
+  }
+
   [[noreturn]] void out_of_range(const ix::Node& n, std::size_t d, std::int64_t i) const {
     const ix::Node& sub = node(n.args[d]);
+    if (i == kNoPosition)
+      fail(": subscript " + std::to_string(d + 1) + " of '" +
+           p_.decls.tensors[static_cast<std::size_t>(n.ref)].name +
+           "' is not a position (its division is not exact)");
     const std::string through = sub.kind == ix::NodeKind::access
                                     ? " (a gather through '" +
                                           p_.decls.tensors[static_cast<std::size_t>(sub.ref)].name +
@@ -305,6 +316,7 @@ class Evaluator {
         const std::int64_t a = scalar_index(n.args[0]);
         if (n.op == Op::neg) return -a;
         const std::int64_t b = scalar_index(n.args[1]);
+        if (n.op == Op::div) return quotient(a, b);
         return n.op == Op::add ? a + b : n.op == Op::sub ? a - b : a * b;
       }
       default:
@@ -483,7 +495,10 @@ class Evaluator {
         const IVal b = index_block(n.args[1], c);
         for (std::int64_t j = 0; j < c.len; ++j) {
           const std::int64_t x = a.at(j), y = b.at(j);
-          out[j] = n.op == Op::add ? x + y : n.op == Op::sub ? x - y : x * y;
+          out[j] = n.op == Op::add   ? x + y
+                   : n.op == Op::sub ? x - y
+                   : n.op == Op::div ? quotient(x, y)
+                                     : x * y;
         }
         return {out, 0};
       }

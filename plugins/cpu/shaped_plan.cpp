@@ -61,8 +61,17 @@ std::string check_node(const ix::Program& p, int i, int target, const std::vecto
         return "'" + t.name + "' read with " + std::to_string(n.args.size()) + " subscripts";
       // Elements of one statement are computed in parallel: reading its own target would race.
       if (n.ref == target) return "the statement reads '" + t.name + "', which it assigns";
-      for (int a : n.args)
+      for (int a : n.args) {
+        const Node& sub = p.nodes[static_cast<std::size_t>(a)];
+        if (sub.kind == NodeKind::apply && sub.op == Op::div) {  // (e) / S, S a constant
+          const Node& by = p.nodes[static_cast<std::size_t>(sub.args[1])];
+          if (by.kind != NodeKind::number || by.value < 1)
+            return "a subscript divided by " + std::string("a non-constant");
+          if (auto m = check_subscript(p, sub.args[0]); !m.empty()) return m;
+          continue;
+        }
         if (auto m = check_subscript(p, a); !m.empty()) return m;
+      }
       return {};
     }
     case NodeKind::apply:

@@ -43,11 +43,19 @@ def _reference(conv, x, w, bias, out_shape):
 
 
 def _reference_transposed(conv, x, w, bias, out_shape):
-    """A transposed convolution of stride 1 in float64: output t takes x[t + P - D k] times
-    w[c, o, k] for each tap k, zeros outside x."""
+    """A transposed convolution in float64: output t takes x[(t + P - D k) / S] times w[c, o, k]
+    for each tap k where the division is exact, zeros outside x: x spread out by S (S - 1 zeros
+    after each element), read at t + P - D k."""
     import numpy as np
 
     n = len(conv.stride)
+    for d in range(n):
+        if conv.stride[d] > 1:
+            shape = list(x.shape)
+            shape[2 + d] = (shape[2 + d] - 1) * conv.stride[d] + 1
+            spread = np.zeros(shape)
+            spread[(slice(None),) * (2 + d) + (slice(None, None, conv.stride[d]),)] = x
+            x = spread
     taps = w.shape[2:]
     front = [conv.dilation[d] * (taps[d] - 1) for d in range(n)]
     widths = [(0, 0), (0, 0)] + [(front[d], out_shape[2 + d] + conv.padding[d])
@@ -151,6 +159,11 @@ _POINTS = {
     "conv_transpose2d_k3x3_asymmetric_input": [{"B": 2, "C": 3, "O": 4, "H": 5, "W": 9}],
     "conv_transpose1d_k5_d3": [{"B": 2, "C": 3, "O": 5, "L": 11}],
     "conv_transpose2d_k3x7_p1x3": [{"B": 2, "C": 3, "O": 4, "H": 5, "W": 7}],
+    "conv_transpose3d_k3x3x3_s2x2x2_p1x1x1_d2x2x2": [{"B": 1, "C": 3, "O": 2, "D": 2, "H": 3,
+                                                      "W": 4}],
+    "conv_transpose1d_k3_s2_p1_d2": [{"B": 2, "C": 3, "O": 5, "L": 11}, {"B": 1, "C": 2, "O": 3,
+                                                                        "L": 1}],
+    "conv_transpose2d_k3x3_s5x5_p1x1_d2x2": [{"B": 2, "C": 3, "O": 4, "H": 3, "W": 4}],
 }
 
 

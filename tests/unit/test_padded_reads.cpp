@@ -1,7 +1,9 @@
 // Padded inputs (`pad:`): a read outside the input gives its pad, as a padded pooling or
 // convolution reads. The reference against loops written here (both walks, and at samples), the
 // range check that no longer refuses such reads, the spec's errors, the canonical form, and the
-// integer value class (a pad that is not an integer makes the output inexact).
+// integer value class (a pad that is not an integer makes the output inexact). And a subscript
+// (e) / S, a position only where the division is exact (a transposed convolution's stride): the
+// pad elsewhere, or an error without one.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -201,4 +203,96 @@ TEST_CASE("the canonical form says the pad; the value class of integers does not
   CHECK(kq::exact_integer_output(pool_program(pool, "max", 0.0), 1, dims, DType::f32));
   CHECK(kq::exact_integer_output(pool_program(pool, "sum", 2.0), 1, dims, DType::f32));
   CHECK_FALSE(kq::exact_integer_output(pool_program(pool, "sum", 0.5), 1, dims, DType::f32));
+}
+
+namespace {
+
+// A transposed convolution of one channel, x[L] to y[LO], kernel K, stride S, padding P,
+// dilation D, by hand: y[t] = sum over k of x[(t + P - D k) / S] w[k] where exact and inside x.
+std::vector<double> transposed_by_hand(const std::vector<double>& x, const std::vector<double>& w,
+                                       std::int64_t s, std::int64_t p, std::int64_t d,
+                                       std::int64_t lo) {
+  std::vector<double> y;
+  const auto l = static_cast<std::int64_t>(x.size());
+  for (std::int64_t t = 0; t < lo; ++t) {
+    double acc = 0.0;
+    for (std::int64_t k = 0; k < static_cast<std::int64_t>(w.size()); ++k) {
+      const std::int64_t e = t + p - d * k;
+      if (e % s != 0 || e / s < 0 || e / s >= l) continue;
+      acc += x[static_cast<std::size_t>(e / s)] * w[static_cast<std::size_t>(k)];
+    }
+    y.push_back(static_cast<float>(acc));
+  }
+  return y;
+}
+
+ix::ParseResult transposed_program(const std::string& subscript, std::optional<double> pad) {
+  ix::Declarations d;
+  d.dims = {{"L", ix::DimKind::free, ""}, {"LO", ix::DimKind::free, ""}};
+  d.tensors = {{"x", ix::Role::input, DType::f32, {"L"}, pad},
+               {"w", ix::Role::input, DType::f32, {3}, std::nullopt},
+               {"y", ix::Role::output, DType::f32, {"LO"}, std::nullopt}};
+  return ix::parse_program("y[t] = sum(k, x[" + subscript + "] * w[k])", d);
+}
+
+std::string parse_error(const std::string& subscript) {
+  const ix::ParseResult r = transposed_program(subscript, 0.0);
+  return r.error ? r.error->text() : "";
+}
+
+}  // namespace
+
+TEST_CASE("a subscript (e) / S reads a position where the division is exact, the pad elsewhere") {
+  // KernelBench 79's stride 2, padding 1, dilation 2, and a stride of 5 (81's).
+  for (const std::int64_t s : {std::int64_t{2}, std::int64_t{5}}) {
+    const std::int64_t l = 150, lo = (l - 1) * s - 2 + 4 + 1;
+    const std::string sub = "(t + 1 - 2 * k) / " + std::to_string(s);
+    const ix::ParseResult r = transposed_program(sub, 0.0);
+    REQUIRE(r.program.has_value());
+    const std::vector<double> x = random_values(static_cast<std::size_t>(l), 5);
+    const std::vector<double> w = random_values(3, 6);
+    const ix::DimValues dims = {{"L", l}, {"LO", lo}};
+    const ix::Tensors in = {{"x", ix::Buffer::of(DType::f32, {l}, x)},
+                            {"w", ix::Buffer::of(DType::f32, {3}, w)}};
+    const std::vector<double> want = transposed_by_hand(x, w, s, 1, 2, lo);
+    const std::vector<double> got = values(ix::evaluate(*r.program, dims, in).at("y"));
+    REQUIRE(got.size() == want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      INFO("stride ", s, " element ", i);
+      CHECK(std::fabs(got[i] - want[i]) <= 1e-6 * std::max(1.0, std::fabs(want[i])));
+    }
+    ix::set_reference_lanes(false);
+    CHECK(values(ix::evaluate(*r.program, dims, in).at("y")) == got);
+    ix::set_reference_lanes(true);
+    CHECK(ix::canonical_text(*r.program).find("in0[div(sub(add(i0, 1), mul(2, i1)), ") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("(e) / S: without a pad an inexact division is an error; only a whole subscript") {
+  const ix::ParseResult r = transposed_program("(t + 1 - 2 * k) / 2", std::nullopt);
+  REQUIRE(r.program.has_value());
+  const std::vector<double> x = {1.0, 2.0, 3.0, 4.0}, w = {1.0, 1.0, 1.0};
+  const ix::Tensors in = {{"x", ix::Buffer::of(DType::f32, {4}, x)},
+                          {"w", ix::Buffer::of(DType::f32, {3}, w)}};
+  CHECK_THROWS_WITH_AS(ix::evaluate(*r.program, {{"L", 4}, {"LO", 4}}, in),
+                       doctest::Contains("subscript 1 of 'x' is 1 / 2, not a position (the "
+                                         "division is not exact)"),
+                       ix::EvalError);
+  CHECK(has(parse_error("t / 0"), "a subscript divides by a positive integer constant"));
+  CHECK(has(parse_error("t / L"), "a subscript divides by a positive integer constant"));
+  CHECK(has(parse_error("t / 2 + 1"), "or one divided by a positive integer constant as a whole"));
+  CHECK(has(parse_error("(t / 2) / 2"), "as a whole"));
+  // The range check counts the positions the division reaches: (t - k) / 2 over t < 7, k < 3
+  // reads the multiples of 2 in [-2, 6], positions -1 to 3, so x needs 4 elements and a pad.
+  const ix::ParseResult q = transposed_program("(t - k) / 2", std::nullopt);
+  REQUIRE(q.program.has_value());
+  const auto bad = ix::subscript_out_of_range(*q.program, {4, 7});
+  REQUIRE(bad);
+  CHECK(has(*bad, "reaches -1, outside [0, 4)"));
+  const ix::ParseResult padded = transposed_program("(t - k) / 2", 0.0);
+  CHECK_FALSE(ix::subscript_out_of_range(*padded.program, {4, 7}));
+  const ix::ParseResult ahead = transposed_program("(t + 2) / 2", std::nullopt);
+  CHECK_FALSE(ix::subscript_out_of_range(*ahead.program, {4, 5}));  // 1 to 3
+  CHECK(ix::subscript_out_of_range(*ahead.program, {4, 7}));        // 1 to 4
 }

@@ -27,7 +27,8 @@ gets them. Each node's value is a tensor whose dims are index variables (its axe
     dim) indexes with integer tensors (advanced indexing: torch.arange for the plain indices);
   - a padded input (`pad:`) is first padded all round with F.pad, as far as its reads reach
     (in front a constant, behind worked out from the dims), and its subscripts move by the
-    front;
+    front; a dim read through (e) / S (a transposed convolution's stride) is first spread out
+    (spread(): S - 1 pads after each element but the last) and read at e;
   - reductions are sum, prod, amax, amin, argmax, argmin over the axes (argmax and argmin over
     several indices flatten them, the first listed outermost, as kq numbers them); a body
     constant along a reduced index is expanded along it (a view);
@@ -95,12 +96,26 @@ _INTEGER_OPS = {"neg", "abs", "add", "sub", "mul", "max", "min", "select", "clam
 _INTEGER_KINDS = {"long", "int", "bool", "index"}
 _REDUCE = {"sum": "sum", "max": "amax", "min": "amin", "argmax": "argmax", "argmin": "argmin"}
 _IDENTITY = {"cumsum": "0", "cumprod": "1"}
-_RESERVED = {"torch", "F", "math", "DT", "shift", "max", "min", "abs", "float", "int", "range"}
+_RESERVED = {"torch", "F", "math", "DT", "shift", "spread", "max", "min", "abs", "float", "int",
+             "range"}
 
 _SHIFT = '''def shift(t, dim, fill):
     """t moved one place along dim, `fill` in front: an exclusive scan's input."""
     first = torch.full_like(t.narrow(dim, 0, 1), fill)
     return torch.cat([first, t.narrow(dim, 0, t.shape[dim] - 1)], dim)
+
+
+'''
+
+
+_SPREAD = '''def spread(t, dim, by, fill):
+    """t with by - 1 elements of `fill` after each element but the last along dim: a read
+    (e) / by of t is this tensor's element e."""
+    shape = list(t.shape)
+    shape[dim] = max(0, (shape[dim] - 1) * by + 1)
+    out = t.new_full(shape, fill)
+    out[(slice(None),) * dim + (slice(None, None, by),)] = t
+    return out
 
 
 '''
@@ -276,7 +291,7 @@ class _Translator:
         self.params = inputs + outputs
         self.inputs, self.outputs = inputs, outputs
         self.dims_used, self.consts_used = set(), set()
-        self.uses_shift = False
+        self.uses_shift = self.uses_spread = False
         self.stored = {}
         self.lines = []
         for k in inputs:
@@ -306,6 +321,7 @@ class _Translator:
                 elif form.batch == 0 and form.m_dims == 1 and form.n_dims == 1 and _mm_out_dtype():
                     self.narrow, self.mm_f32 = {a, b}, True
         self.dim_index = {d.name: i for i, d in enumerate(p.dims)}
+        self.spread = {}  # padded input -> per dim, S of its reads (e) / S
         # Where a dim's value is read: the first input, else output, it sizes.
         self.dim_source = {}
         for k in self.params:
@@ -657,6 +673,11 @@ class _Translator:
             return _Val(s.code, (), "const", s.prec, number=s.number, integral=s.integral)
         subs = [n.args[p] for p in s.positions]
         front, behind = self.pads.get(n.ref, (None, None))
+        if any(self.read_position(sub) != sub for sub in subs):
+            if front is None:
+                raise kq.Unsupported("a subscript (e) / S of %s, which declares no pad, is not "
+                                     "translated" % t.name)
+            subs = [self.read_position(sub) for sub in subs]
         if front is None:
             items = [self.view_item(sub, t.shape[p]) for sub, p in zip(subs, s.positions)]
         else:  # a padded dim is not the tensor's length
@@ -764,6 +785,9 @@ class _Translator:
             if getattr(t, "pad", None) is None:
                 continue
             front, behind = [0] * len(t.shape), [[] for _ in t.shape]
+            # A dim read through (e) / S (a transposed convolution's stride) is read as x
+            # spread out by S, S - 1 pads after each element but the last, at e.
+            spread = self.spreads(k)
             for n in self.nodes:
                 if n.kind != "access" or n.ref != k:
                     continue
@@ -771,6 +795,7 @@ class _Translator:
                     sn = self.nodes[sub]
                     if sn.kind == "index" and self.indices[sn.ref].extent == t.shape[d]:
                         continue  # the dim itself: never outside
+                    sub = self.read_position(sub)
                     poly = self.subscript_poly(sub)
                     if poly is None:
                         raise kq.Unsupported(
@@ -778,8 +803,34 @@ class _Translator:
                             "arithmetic of constant steps is not translated" % (t.name, d + 1))
                     low, high = self.span(poly, t.name)
                     front[d] = max(front[d], -low)
-                    behind[d].append("%s + 1 - %s" % (high, self.extent(t.shape[d])))
+                    size = self.extent(t.shape[d])
+                    if spread[d] > 1:
+                        size = "(%s - 1) * %d + 1" % (size, spread[d])
+                    behind[d].append("%s + 1 - %s" % (high, size))
             self.pads[k] = (front, ["max(0, %s)" % ", ".join(b) if b else None for b in behind])
+            self.spread[k] = spread
+
+    def read_position(self, sub):
+        """The subscript a read moves along: e for (e) / S, else the subscript itself."""
+        n = self.nodes[sub]
+        return n.args[0] if n.kind == "apply" and n.op == "div" else sub
+
+    def spreads(self, k):
+        """Per dim of padded input k, the S of its reads (e) / S (1 where it has none); declined
+        where reads of one dim divide by different S, or only some divide."""
+        t = self.tensors[k]
+        seen = [set() for _ in t.shape]
+        for n in self.nodes:
+            if n.kind != "access" or n.ref != k:
+                continue
+            for d, sub in enumerate(n.args):
+                sn = self.nodes[sub]
+                seen[d].add(int(self.nodes[sn.args[1]].value)
+                            if sn.kind == "apply" and sn.op == "div" else 1)
+        if any(len(x) > 1 for x in seen):
+            raise kq.Unsupported("reads of padded input %s that divide one dim by different "
+                                 "amounts are not translated" % t.name)
+        return [next(iter(x)) if x else 1 for x in seen]
 
     def span(self, poly, name):
         """A subscript's lowest value (an int) and its highest (Python text over the dims)."""
@@ -969,8 +1020,15 @@ class _Translator:
         elif widened:
             head.append("%s = %s" % (", ".join(widened), ", ".join("%s.to(DT)" % w
                                                                     for w in widened)))
-        # A padded input as one tensor holding its pad all round (F.pad's list from the last dim).
+        # A padded input as one tensor holding its pad all round (F.pad's list from the last dim),
+        # first spread out along the dims read through (e) / S.
         for k, (front, behind) in sorted(self.pads.items()):
+            for d, by in enumerate(self.spread.get(k, ())):
+                if by > 1:
+                    self.uses_spread = True
+                    name = self.param_names[k]
+                    head.append("%s = spread(%s, %d, %d, %s)" % (
+                        name, name, d, by, _literal(self.tensors[k].pad)))
             first = next((d for d, b in enumerate(behind) if b), len(behind))
             widths = [x for d in reversed(range(first, len(front)))
                       for x in (str(front[d]), behind[d] or "0")]
@@ -982,7 +1040,7 @@ class _Translator:
         args = ", ".join(self.param_names[k] for k in self.params)
         text = "def %s(%s):\n" % (self.name, args)
         text += "".join("    %s\n" % line for line in head + self.lines)
-        return (_SHIFT if self.uses_shift else "") + text
+        return (_SHIFT if self.uses_shift else "") + (_SPREAD if self.uses_spread else "") + text
 
 
 def source(spec, name="shaped", device="cpu"):

@@ -12,13 +12,15 @@ the statements, never by the op's name: one statement
 
 (either operand first, N = 1, 2 or 3), or its depthwise form (groups = channels: y[b, c, ...] =
 sum((k1, ...), x[b, c, ...] * w[c, 0, k1, ...]) with w of [C, 1, K1, ...]), or a transposed
-convolution of stride 1 (F.conv_transpose: y[b, o, t...] = sum((c, k...), x[b, c, t + P - D * k,
-...] * w[c, o, k...]), its taps running down x), optionally plus a bias b[o]. The strides S, dilations D and paddings P are read from the subscripts (constants,
-S and D at least 1); where a window starts before x (P > 0), x must be declared `pad: 0`, as
-F.conv pads. The spec's output length need not be PyTorch's: where the spec's is shorter, the
-leading part of F.conv's result is written; where its windows reach further past the end of x
-than P, x is padded with zeros behind first (x declared `pad: 0`: a read there gives 0). x, w,
-the bias and y must share one float dtype.
+convolution (F.conv_transpose: y[b, o, t...] = sum((c, k...), x[b, c, (t + P - D * k) / S, ...]
+* w[c, o, k...]), its taps running down x, the division a position only where exact; at stride
+1 written x[b, c, t + P - D * k, ...]), optionally plus a bias b[o]. The strides S, dilations D
+and paddings P are read from the subscripts (constants, S and D at least 1); where a window
+starts before x (P > 0), x must be declared `pad: 0`, as F.conv pads. The spec's output length
+need not be PyTorch's: where the spec's is shorter, the leading part of F.conv's result is
+written; where its windows reach further past the end of x than P, x is padded with zeros
+behind first (x declared `pad: 0`: a read there gives 0). x, w, the bias and y must share one
+float dtype.
 
 F.conv has no out=: its result is copied into kq's output, one more pass over y.
 """
@@ -128,18 +130,22 @@ def recognise(spec):
         return no
     stride, dilation, padding = [], [], []
     for d in range(n):
-        poly = _poly(p, x.args[2 + d])
+        sub, by = x.args[2 + d], 1
+        sn = p.nodes[sub]
+        if transposed and sn.kind == "apply" and sn.op == "div":  # (t + P - D * k) / S
+            sub, by = sn.args[0], int(p.nodes[sn.args[1]].value)
+        poly = _poly(p, sub)
         s, k = lhs[2 + d], taps[d]
         if poly is None or set(poly) - {s, k, None}:
             return no
-        # A transposed convolution of stride 1 reads x[t + P - D * k]: its taps run down x.
+        # A transposed convolution reads x[(t + P - D * k) / S]: its taps run down x.
         sign = -1 if transposed else 1
         if poly.get(s, 0) < 1 or sign * poly.get(k, 0) < 1 or sign * poly.get(None, 0) > 0 or \
                 (transposed and poly[s] != 1):
-            return no + (" (transposed: x's spatial subscripts t + P - D * k, D at least 1)"
+            return no + (" (transposed: x's spatial subscripts (t + P - D * k) / S, D at least 1)"
                          if transposed else
                          " (x's spatial subscripts S * s + D * k - P, S and D at least 1)")
-        stride.append(poly[s])
+        stride.append(by if transposed else poly[s])
         dilation.append(sign * poly[k])
         padding.append(-sign * poly.get(None, 0))
     pad = p.tensors[x.ref].pad
@@ -195,7 +201,7 @@ class _TorchConv(kq.Arm):
             self._fn = (F.conv1d, F.conv2d, F.conv3d)[n - 1]
         # How far the spec's output reaches past PyTorch's: zeros padded behind x first (F.pad's
         # list runs from the last dim). A convolution's last window past x's end and its
-        # padding; a transposed one's (stride 1) output one longer for each zero behind x.
+        # padding; a transposed one's output S longer for each zero behind x.
         behind = []
         for d in range(n):
             span = conv.dilation[d] * (w.shape[2 + d] - 1)
@@ -204,8 +210,9 @@ class _TorchConv(kq.Arm):
                     raise ValueError("a transposed convolution whose output starts %d past its "
                                      "first tap's reach (%d): F.conv_transpose cannot"
                                      % (conv.padding[d], span))
-                ours = x.shape[2 + d] - 1 - 2 * conv.padding[d] + span + 1
-                behind.append(max(0, y.shape[2 + d] - ours))
+                ours = (x.shape[2 + d] - 1) * conv.stride[d] - 2 * conv.padding[d] + span + 1
+                by = conv.stride[d]  # each zero behind x makes the output S longer
+                behind.append(max(0, (y.shape[2 + d] - ours + by - 1) // by))
                 continue
             last = conv.stride[d] * (y.shape[2 + d] - 1) + span
             behind.append(max(0, last - conv.padding[d] - (x.shape[2 + d] - 1) - conv.padding[d]))
