@@ -201,7 +201,7 @@ TEST_CASE("torch_conv: convolutions recognised by their statements, F.conv into 
       continue;
     convs.append(kq::python::spec_object(kq::load_spec(e.path()).op));
   }
-  CHECK(convs.size() == 30);
+  CHECK(convs.size() == 33);
   const kq::Spec softmax = load_v2("softmax.yaml");
   // A true convolution (the kernel flipped), a pad F.conv does not make, mixed dtypes.
   const kq::Spec flipped = edited("55_conv_standard_2d_asymmetric_input.yaml",

@@ -401,7 +401,7 @@ TEST_CASE("padded reads: poolings that pad agree with the float64 reference") {
 // The convolutions: padded and strided with a bias (50), dilated and strided (76), 3-d (54),
 // padded and dilated (80), depthwise (82, 83 with a 3 x 1 kernel), depthwise-separable and padded
 // (86: two statements), transposed (64, 78 padded: taps running down x; 79, 81 strided: a
-// division exact at one tap in S).
+// division exact at one tap in S; 75 grouped).
 TEST_CASE("convolutions agree with the float64 reference") {
   auto arm = make_arm();
   check_bounded(*arm, "50_conv_standard_2d_alexnet.yaml",
@@ -432,6 +432,10 @@ TEST_CASE("convolutions agree with the float64 reference") {
                 {{"B", 2}, {"C", 3}, {"O", 4}, {"L", 150}, {"LO", 301}}, true);
   check_bounded(*arm, "81_conv_transposed_2d_strided_padded_dilated.yaml",
                 {{"B", 1}, {"C", 2}, {"O", 3}, {"H", 3}, {"W", 60}, {"OH", 13}, {"OW", 298}}, true);
+  check_bounded(
+      *arm, "75_conv_transposed_2d_grouped_dilated.yaml",
+      {{"B", 1}, {"G", 2}, {"CG", 2}, {"OG", 3}, {"H", 3}, {"W", 40}, {"OH", 7}, {"OW", 118}},
+      true);
   check_bounded(*arm, "86_conv_depthwise_separable_2d.yaml",
                 {{"B", 1}, {"C", 3}, {"O", 4}, {"H", 9}, {"W", 300}, {"OH", 9}, {"OW", 300}});
 }

@@ -14,7 +14,9 @@ the statements, never by the op's name: one statement
 sum((k1, ...), x[b, c, ...] * w[c, 0, k1, ...]) with w of [C, 1, K1, ...]), or a transposed
 convolution (F.conv_transpose: y[b, o, t...] = sum((c, k...), x[b, c, (t + P - D * k) / S, ...]
 * w[c, o, k...]), its taps running down x, the division a position only where exact; at stride
-1 written x[b, c, t + P - D * k, ...]), optionally plus a bias b[o]. The strides S, dilations D
+1 written x[b, c, t + P - D * k, ...]; grouped, its channels written (groups, channels in a
+group): y[b, g, o, t...] = sum((c, k...), x[b, g, c, ...] * w[g, c, o, k...])), optionally plus
+a bias b[o]. The strides S, dilations D
 and paddings P are read from the subscripts (constants, S and D at least 1); where a window
 starts before x (P > 0), x must be declared `pad: 0`, as F.conv pads. The spec's output length
 need not be PyTorch's: where the spec's is shorter, the leading part of F.conv's result is
@@ -66,12 +68,14 @@ def _index(p, i):
 class Conv:
     """What a recognised convolution is: the tensors by position in spec.program.tensors, the
     strides, dilations and paddings (PyTorch's: a transposed convolution's P is what its output
-    loses at each end), whether it is depthwise (one group a channel) or transposed."""
+    loses at each end), whether it is depthwise (one group a channel), transposed, or grouped
+    (its channels written (groups, channels in a group))."""
 
-    def __init__(self, x, w, bias, y, stride, dilation, padding, depthwise, transposed=False):
+    def __init__(self, x, w, bias, y, stride, dilation, padding, depthwise, transposed=False,
+                 grouped=False):
         self.x, self.w, self.bias, self.y = x, w, bias, y
         self.stride, self.dilation, self.padding = stride, dilation, padding
-        self.depthwise, self.transposed = depthwise, transposed
+        self.depthwise, self.transposed, self.grouped = depthwise, transposed, grouped
 
 
 def recognise(spec):
@@ -96,41 +100,51 @@ def recognise(spec):
             any(p.nodes[a].kind != "access" for a in body.args):
         return no
     lhs = list(st.lhs)
-    n = len(lhs) - 2
-    if n not in (1, 2, 3):
-        return no + "; 1, 2 or 3 spatial dims"
     a, b = (p.nodes[i] for i in body.args)
     # x is the operand read through windows: its spatial subscripts are not bare indices.
     if all(_index(p, i) is not None for i in a.args):
         a, b = b, a
     x, w = a, b
-    if len(x.args) != n + 2 or len(w.args) != n + 2:
+    xa, wa = list(x.args), list(w.args)
+    # Grouped, the channels written (groups, channels in a group): y[b, g, o, t...] =
+    # sum((c, k...), x[b, g, c, ...] * w[g, c, o, k...]). Without g it is the form below.
+    grouped = len(lhs) >= 4 and len(xa) == len(lhs) == len(wa) and \
+        _index(p, xa[1]) == lhs[1] == _index(p, wa[0]) and _index(p, wa[2]) == lhs[2] and \
+        _index(p, wa[1]) in set(root.over)
+    if grouped:
+        lhs, xa, wa = [lhs[0]] + lhs[2:], [xa[0]] + xa[2:], wa[1:]
+    n = len(lhs) - 2
+    if n not in (1, 2, 3):
+        return no + "; 1, 2 or 3 spatial dims"
+    if len(xa) != n + 2 or len(wa) != n + 2:
         return no
-    depthwise = _index(p, w.args[1]) is None
+    depthwise = _index(p, wa[1]) is None
     over = set(root.over)
-    if _index(p, x.args[0]) != lhs[0]:
+    if _index(p, xa[0]) != lhs[0]:
         return no
     if depthwise:
         wt = p.tensors[w.ref]
         c = lhs[1]
-        if _index(p, x.args[1]) != c or _index(p, w.args[0]) != c or \
-                p.nodes[w.args[1]].kind != "number" or p.nodes[w.args[1]].value != 0 or \
+        if _index(p, xa[1]) != c or _index(p, wa[0]) != c or \
+                p.nodes[wa[1]].kind != "number" or p.nodes[wa[1]].value != 0 or \
                 wt.shape[1] != 1:
             return no + " (depthwise: w[c, 0, k...] of [C, 1, K...])"
     else:
-        c = _index(p, x.args[1])
+        c = _index(p, xa[1])
         # w[o, c, k...] for a convolution, w[c, o, k...] for a transposed one.
-        places = [_index(p, w.args[0]), _index(p, w.args[1])]
+        places = [_index(p, wa[0]), _index(p, wa[1])]
         if c is None or c not in over or sorted(places) != sorted([c, lhs[1]]):
             return no
-    transposed = not depthwise and _index(p, w.args[0]) == c
-    taps = [_index(p, w.args[2 + d]) for d in range(n)]
+    transposed = not depthwise and _index(p, wa[0]) == c
+    if grouped and not transposed:
+        return no + " (grouped: transposed only, w[g, c, o, k...])"
+    taps = [_index(p, wa[2 + d]) for d in range(n)]
     if any(k is None or k not in over for k in taps) or \
             over != set(taps) | (set() if depthwise else {c}):
         return no
     stride, dilation, padding = [], [], []
     for d in range(n):
-        sub, by = x.args[2 + d], 1
+        sub, by = xa[2 + d], 1
         sn = p.nodes[sub]
         if transposed and sn.kind == "apply" and sn.op == "div":  # (t + P - D * k) / S
             sub, by = sn.args[0], int(p.nodes[sn.args[1]].value)
@@ -161,7 +175,7 @@ def recognise(spec):
     if roles != ["input", "input"] or p.tensors[st.tensor].role != "output":
         return no
     return Conv(x.ref, w.ref, None if bias is None else bias.ref, st.tensor, tuple(stride),
-                tuple(dilation), tuple(padding), depthwise, transposed)
+                tuple(dilation), tuple(padding), depthwise, transposed, grouped)
 
 
 class _TorchConv(kq.Arm):
@@ -191,9 +205,7 @@ class _TorchConv(kq.Arm):
         p = problem.spec.program
         order = [k for k, t in enumerate(p.tensors) if t.role == "input"]
         self._at = {t: order.index(t) for t in (conv.x, conv.w, conv.bias) if t is not None}
-        x = problem.inputs[self._at[conv.x]]
-        w = problem.inputs[self._at[conv.w]]
-        y = problem.outputs[0]
+        x, w, y = self._flat(problem.inputs, problem.outputs)
         n = len(conv.stride)
         if conv.transposed:
             self._fn = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[n - 1]
@@ -219,28 +231,38 @@ class _TorchConv(kq.Arm):
         self._behind = [v for d in reversed(range(n)) for v in (0, behind[d])] if any(behind) \
             else None
         self._groups = x.shape[1] if conv.depthwise else 1
+        if conv.grouped:
+            self._groups = problem.inputs[self._at[conv.x]].shape[1]
         self._slice = tuple(slice(0, s) for s in y.shape)
         # The first call picks cuDNN's algorithm: on scratch tensors of the problem's shapes,
         # never the caller's buffers.
-        scratch = kq.scratch_like(list(problem.inputs) + [y])
+        scratch = kq.scratch_like(list(problem.inputs) + [problem.outputs[0]])
         for t in scratch[:-1]:
             t.fill_(0.5)
         self.run(scratch[:-1], scratch[-1:])
         if self.device == "cuda":
             torch.cuda.synchronize(y.device)
 
+    def _flat(self, inputs, outputs):
+        """x, w and y as F.conv takes them: a grouped spec's (groups, channels in a group) as one
+        dim of channels (views: the buffers are contiguous)."""
+        conv = self._conv
+        x, w, y = inputs[self._at[conv.x]], inputs[self._at[conv.w]], outputs[0]
+        if conv.grouped:
+            x, w, y = x.flatten(1, 2), w.flatten(0, 1), y.flatten(1, 2)
+        return x, w, y
+
     def run(self, inputs, outputs):
         import torch.nn.functional as F
 
         conv = self._conv
-        x = inputs[self._at[conv.x]]
+        x, w, y = self._flat(inputs, outputs)
         if self._behind:
             x = F.pad(x, self._behind)
         bias = inputs[self._at[conv.bias]] if conv.bias is not None else None
-        z = self._fn(x, inputs[self._at[conv.w]], bias, stride=conv.stride,
-                     padding=conv.padding, dilation=conv.dilation, groups=self._groups)
-        y = outputs[0]
-        outputs[0].copy_(z if z.shape == y.shape else z[self._slice])
+        z = self._fn(x, w, bias, stride=conv.stride, padding=conv.padding,
+                     dilation=conv.dilation, groups=self._groups)
+        y.copy_(z if z.shape == y.shape else z[self._slice])
 
 
 class TorchConv(_TorchConv):
