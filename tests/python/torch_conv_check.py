@@ -177,8 +177,7 @@ _POINTS = {
     "conv_transpose2d_k3x3_s5x5_p1x1_d2x2": [{"B": 2, "C": 3, "O": 4, "H": 3, "W": 4}],
     "conv_transpose3d_grouped_k3x5x7": [{"B": 1, "G": 2, "CG": 2, "OG": 3, "D": 2, "H": 3,
                                          "W": 4}],
-    "conv_transpose3d_grouped_k3x3x3": [{"B": 2, "G": 2, "CG": 2, "OG": 3, "D": 2, "H": 3,
-                                         "W": 4}],
+    "conv_transpose3d_k3x3x3_s2x2x2_p1x1x1": [{"B": 2, "C": 3, "O": 2, "D": 2, "H": 3, "W": 4}],
     "conv_transpose2d_grouped_k3x5": [{"B": 2, "G": 2, "CG": 3, "OG": 2, "H": 5, "W": 7}],
 }
 
