@@ -209,11 +209,26 @@ TEST_CASE("torch_conv: convolutions recognised by their statements, F.conv into 
   const kq::Spec pad_one =
       edited("80_conv_standard_2d_dilated_padded.yaml", "H, W], pad: 0}", "H, W], pad: 1}");
   const kq::Spec mixed = edited("67_conv_standard_1d.yaml", "y: {dtype: f32", "y: {dtype: bf16");
+  // A bias of one group's channels, which F.conv_transpose's bias (every channel) is not.
+  std::string text = kq::test::read_file(
+      kq::test::source_dir() / "specs/kernelbench/75_conv_transposed_2d_grouped_dilated.yaml");
+  for (const auto& [from, to] :
+       {std::pair<std::string, std::string>{"w: {dtype: f32, shape: [G, CG, OG, 3, 5]}",
+                                            "w: {dtype: f32, shape: [G, CG, OG, 3, 5]}, "
+                                            "bias: {dtype: f32, shape: [OG]}"},
+        {"* w[g, c, o, p, q])", "* w[g, c, o, p, q]) + bias[o]"}}) {
+    const auto at = text.find(from);
+    REQUIRE_MESSAGE(at != std::string::npos, from);
+    text.replace(at, from.size(), to);
+  }
+  const kq::Spec grouped_bias = kq::parse_spec(text, "grouped_bias.yaml");
   py::list others;
   others.append(py::make_tuple(kq::python::spec_object(softmax.op), "computes a convolution"));
   others.append(py::make_tuple(kq::python::spec_object(flipped.op), "S and D at least 1"));
   others.append(py::make_tuple(kq::python::spec_object(pad_one.op), "F.conv pads with 0 only"));
   others.append(py::make_tuple(kq::python::spec_object(mixed.op), "of one float dtype"));
+  others.append(
+      py::make_tuple(kq::python::spec_object(grouped_bias.op), "grouped convolution without"));
   const auto found =
       problems(py::module_::import("torch_conv_check").attr("problems")(convs, others));
   for (const auto& p : found) CHECK_MESSAGE(false, p);

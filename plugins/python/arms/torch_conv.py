@@ -171,6 +171,8 @@ def recognise(spec):
         if len(bias.args) != 1 or _index(p, bias.args[0]) != lhs[1] or \
                 p.tensors[bias.ref].role != "input":
             return no + " (a bias b[o])"
+        if grouped:  # F.conv's bias runs over every group's channels, not one group's
+            return no + " (a grouped convolution without a bias)"
     roles = [p.tensors[t.ref].role for t in (x, w)]
     if roles != ["input", "input"] or p.tensors[st.tensor].role != "output":
         return no
