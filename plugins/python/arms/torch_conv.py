@@ -16,7 +16,7 @@ convolution (F.conv_transpose: y[b, o, t...] = sum((c, k...), x[b, c, (t + P - D
 * w[c, o, k...]), its taps running down x, the division a position only where exact; at stride
 1 written x[b, c, t + P - D * k, ...]; grouped, its channels written (groups, channels in a
 group): y[b, g, o, t...] = sum((c, k...), x[b, g, c, ...] * w[g, c, o, k...])), optionally plus
-a bias b[o]. The strides S, dilations D
+a bias b[o] (not on a grouped one: F.conv's bias runs over every group's channels). The strides S, dilations D
 and paddings P are read from the subscripts (constants, S and D at least 1); where a window
 starts before x (P > 0), x must be declared `pad: 0`, as F.conv pads. The spec's output length
 need not be PyTorch's: where the spec's is shorter, the leading part of F.conv's result is
