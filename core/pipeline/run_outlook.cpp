@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 
+#include "plan/shape_points.hpp"
 #include "plan/timed_points.hpp"
 #include "report/report_text.hpp"
 
@@ -76,6 +77,12 @@ std::string run_outlook(const RunPipelineOptions& o) {
            " ms a call)";
   }
   s += "\n";
+  if (o.quick && o.spec.shaped) {
+    if (const auto left = quick_left_out(*o.spec.shaped); !left.empty())
+      s += "  --quick leaves out the spec's qualification point(s) " + joined(left, ", ") +
+           " (a dim above " + std::to_string(kQuickMaxDim) +
+           " or a tensor above 2^31 elements): the full plan qualifies them\n";
+  }
   if (!o.left_out_cpu.empty())
     s += "  --quick leaves out the CPU arms (" + joined(o.left_out_cpu, ", ") +
          "): never candidates beside CUDA arms; --include-cpu runs them\n";

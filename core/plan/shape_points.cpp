@@ -246,4 +246,17 @@ std::vector<ShapePoint> plan_shape_points(const ShapedContract& c, const ShapePl
   return result;
 }
 
+std::vector<std::string> quick_left_out(const ShapedContract& c) {
+  std::vector<std::string> out;
+  for (const auto& p : c.qualification_points) {
+    const bool timed = std::any_of(c.timing_points.begin(), c.timing_points.end(),
+                                   [&](const auto& t) { return t.dims == p.dims; });
+    const bool long_dim =
+        std::any_of(p.dims.begin(), p.dims.end(), [](std::int64_t x) { return x > kQuickMaxDim; });
+    if (!timed && (long_dim || largest_tensor_elements(c, p.dims) > kHugePointElements))
+      out.push_back(point_name(c, p.dims));
+  }
+  return out;
+}
+
 }  // namespace kq

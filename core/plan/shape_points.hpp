@@ -32,6 +32,11 @@ struct ShapePlanOptions {
 
 inline constexpr std::int64_t kQuickMaxDim = 4097;
 
+// The spec's own qualification points the quick plan leaves out (a dim above kQuickMaxDim, or a
+// tensor above kHugePointElements; one that is also a timing point is kept), by name
+// ("M=3,K=65537"): what `kq run --quick` says it skips, so that none goes unsaid.
+std::vector<std::string> quick_left_out(const ShapedContract& c);
+
 struct ShapePoint {
   std::vector<std::pair<std::string, std::int64_t>> dims;  // in the spec's dim order
   std::string name;                                        // "M=7,N=4097"

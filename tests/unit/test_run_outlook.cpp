@@ -71,4 +71,22 @@ TEST_CASE("the outlook says what the run does, and how long the same run took be
   earlier_run(root / "full-plan", o.spec, {"cpu_tbb", "nvrtc_jit"}, false, t0 + 120, 300);
   s = kq::run_outlook(o);
   CHECK(s.find("about 42 s") != std::string::npos);
+  CHECK(s.find("leaves out the spec's qualification point") == std::string::npos);
+}
+
+TEST_CASE("the outlook names the spec's own points the quick plan leaves out") {
+  kq::RunPipelineOptions o;
+  o.command = "run";
+  o.quick = true;
+  o.jobs = 1;
+  o.spec = kq::load_spec(kq::test::source_dir() / "specs/kernelbench/04_matrix_vector_matmul.yaml");
+  o.arms = {arm("cpu_tbb", kq::Device::cpu)};
+  o.dir = kq::test::temp_dir("outlook-left-out") / "now";
+  const std::string quick = kq::run_outlook(o);
+  INFO(quick);
+  CHECK(quick.find("--quick leaves out the spec's qualification point(s) M=17,K=4099, "
+                   "M=3,K=65537 (a dim above 4097 or a tensor above 2^31 elements): the full "
+                   "plan qualifies them") != std::string::npos);
+  o.quick = false;
+  CHECK(kq::run_outlook(o).find("leaves out") == std::string::npos);
 }

@@ -168,7 +168,8 @@ TEST_CASE("softmax (M free, N reduced): pairs covered, quick bounded, huge set, 
   }
   CHECK(find(full, 7, 4099)->name == "M=7,N=4099");
   CHECK(find(quick, 1, 1)->from_spec);
-  CHECK(find(quick, 7, 4099) == quick.end());  // 4099 > 4097
+  CHECK(find(quick, 7, 4099) == quick.end());  // 4099 > 4097, and said so:
+  CHECK(kq::quick_left_out(c) == std::vector<std::string>{"M=7,N=4099"});
 
   // Deterministic.
   CHECK(kq::plan_shape_points(c, {}) == full);
