@@ -66,7 +66,7 @@ std::string check_node(const ix::Program& p, int i, int target, const std::vecto
         if (sub.kind == NodeKind::apply && sub.op == Op::div) {  // (e) / S, S a constant
           const Node& by = p.nodes[static_cast<std::size_t>(sub.args[1])];
           if (by.kind != NodeKind::number || by.value < 1)
-            return "a subscript divided by " + std::string("a non-constant");
+            return "a subscript divided by other than a positive integer constant";
           if (auto m = check_subscript(p, sub.args[0]); !m.empty()) return m;
           continue;
         }

@@ -92,17 +92,22 @@ std::vector<double> values(const ix::Buffer& buf) {
   return v;
 }
 
-std::string spec_error(const std::string& inputs) {
-  const std::string text = "kq_spec: 2\nop: w\ndims: {M: free, N: free}\ninputs: " + inputs +
-                           "\noutputs: {y: {dtype: f32, shape: [M, N]}}\n"
-                           "semantics: |\n  y[m, n] = x[m, n - 1]\ncompare: {y: {ulp: 1}}\n"
-                           "timing: {points: [{M: 2, N: 3}]}\ndecision: {baseline: cpu_tbb}\n";
+// The loader's refusal of spec `text` (as w.yaml), or "" when it loads.
+std::string spec_refusal(const std::string& text) {
   try {
     kq::parse_spec(text, "w.yaml");
   } catch (const kq::SpecError& e) {
     return e.what();
   }
   return "";
+}
+
+// A spec reading x[m, n - 1] whose inputs are `inputs`, refused or not.
+std::string spec_error(const std::string& inputs) {
+  return spec_refusal("kq_spec: 2\nop: w\ndims: {M: free, N: free}\ninputs: " + inputs +
+                      "\noutputs: {y: {dtype: f32, shape: [M, N]}}\n"
+                      "semantics: |\n  y[m, n] = x[m, n - 1]\ncompare: {y: {ulp: 1}}\n"
+                      "timing: {points: [{M: 2, N: 3}]}\ndecision: {baseline: cpu_tbb}\n");
 }
 
 bool has(const std::string& text, const std::string& part) {
@@ -182,12 +187,7 @@ TEST_CASE("the spec's pad: a value of the input's float dtype, on inputs only") 
       "kq_spec: 2\nop: w\ndims: {M: free}\ninputs: {x: {dtype: f32, shape: [M]}}\n"
       "outputs: {y: {dtype: f32, shape: [M], pad: 0}}\nsemantics: |\n  y[m] = x[m]\n"
       "compare: {y: {ulp: 1}}\ntiming: {points: [{M: 2}]}\ndecision: {baseline: cpu_tbb}\n";
-  std::string why;
-  try {
-    kq::parse_spec(out, "w.yaml");
-  } catch (const kq::SpecError& e) {
-    why = e.what();
-  }
+  const std::string why = spec_refusal(out);
   CHECK(has(why, "pad"));
   CHECK(has(why, "w.yaml:5"));
 }

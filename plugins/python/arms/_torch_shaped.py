@@ -788,27 +788,29 @@ class _Translator:
             # A dim read through (e) / S (a transposed convolution's stride) is read as x
             # spread out by S, S - 1 pads after each element but the last, at e.
             spread = self.spreads(k)
-            for n in self.nodes:
-                if n.kind != "access" or n.ref != k:
-                    continue
-                for d, sub in enumerate(n.args):
-                    sn = self.nodes[sub]
-                    if sn.kind == "index" and self.indices[sn.ref].extent == t.shape[d]:
-                        continue  # the dim itself: never outside
-                    sub = self.read_position(sub)
-                    poly = self.subscript_poly(sub)
-                    if poly is None:
-                        raise kq.Unsupported(
-                            "a read of padded input %s whose subscript %d is not index "
-                            "arithmetic of constant steps is not translated" % (t.name, d + 1))
-                    low, high = self.span(poly, t.name)
-                    front[d] = max(front[d], -low)
-                    size = self.extent(t.shape[d])
-                    if spread[d] > 1:
-                        size = "(%s - 1) * %d + 1" % (size, spread[d])
-                    behind[d].append("%s + 1 - %s" % (high, size))
+            for d, sub in self.subscripts_of(k):
+                sn = self.nodes[sub]
+                if sn.kind == "index" and self.indices[sn.ref].extent == t.shape[d]:
+                    continue  # the dim itself: never outside
+                poly = self.subscript_poly(self.read_position(sub))
+                if poly is None:
+                    raise kq.Unsupported(
+                        "a read of padded input %s whose subscript %d is not index "
+                        "arithmetic of constant steps is not translated" % (t.name, d + 1))
+                low, high = self.span(poly, t.name)
+                front[d] = max(front[d], -low)
+                size = self.extent(t.shape[d])
+                if spread[d] > 1:
+                    size = "(%s - 1) * %d + 1" % (size, spread[d])
+                behind[d].append("%s + 1 - %s" % (high, size))
             self.pads[k] = (front, ["max(0, %s)" % ", ".join(b) if b else None for b in behind])
             self.spread[k] = spread
+
+    def subscripts_of(self, k):
+        """(dim, subscript node) of every read of tensor k."""
+        for n in self.nodes:
+            if n.kind == "access" and n.ref == k:
+                yield from enumerate(n.args)
 
     def read_position(self, sub):
         """The subscript a read moves along: e for (e) / S, else the subscript itself."""
@@ -820,13 +822,10 @@ class _Translator:
         where reads of one dim divide by different S, or only some divide."""
         t = self.tensors[k]
         seen = [set() for _ in t.shape]
-        for n in self.nodes:
-            if n.kind != "access" or n.ref != k:
-                continue
-            for d, sub in enumerate(n.args):
-                sn = self.nodes[sub]
-                seen[d].add(int(self.nodes[sn.args[1]].value)
-                            if sn.kind == "apply" and sn.op == "div" else 1)
+        for d, sub in self.subscripts_of(k):
+            sn = self.nodes[sub]
+            seen[d].add(int(self.nodes[sn.args[1]].value)
+                        if sn.kind == "apply" and sn.op == "div" else 1)
         if any(len(x) > 1 for x in seen):
             raise kq.Unsupported("reads of padded input %s that divide one dim by different "
                                  "amounts are not translated" % t.name)
