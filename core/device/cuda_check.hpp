@@ -50,6 +50,11 @@ inline bool cuda_error_is_sticky(cudaError_t e) {
   }
 }
 
+// The device had no memory for an allocation: the caller may try a smaller one.
+inline bool out_of_device_memory(const CudaError& e) {
+  return e.code() == static_cast<int>(cudaErrorMemoryAllocation);
+}
+
 inline void cuda_check(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return;
   throw CudaError(

@@ -51,6 +51,22 @@ std::unique_ptr<Light> make_light(double moved, Device device, bool blocking_ker
   return l;
 }
 
+std::unique_ptr<Light> make_device_light(double moved, bool blocking_kernel,
+                                         const std::shared_ptr<Stream>& stream) {
+#if KQ_HAVE_CUDA
+  for (double want = moved;; want /= 2) {
+    try {
+      return make_light(want, Device::cuda, blocking_kernel, stream);
+    } catch (const CudaError& e) {
+      // `want` is read + written: the next try's buffers are want / 4 each.
+      if (!out_of_device_memory(e) || want / 4 < static_cast<double>(kMinDeviceCopy)) throw;
+    }
+  }
+#else
+  return make_light(moved, Device::cuda, blocking_kernel, stream);
+#endif
+}
+
 std::unique_ptr<Light> make_floor(const Spec& spec, const std::shared_ptr<Stream>& stream) {
   auto l = std::make_unique<Light>();
   l->floor = true;

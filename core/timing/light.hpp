@@ -38,6 +38,16 @@ struct Light {
 std::unique_ptr<Light> make_light(double moved, Device device, bool blocking_kernel,
                                   const std::shared_ptr<Stream>& stream);
 
+// The smallest device copy taken where a full one does not fit, in bytes a buffer: a copy of
+// 2 x 256 MiB is ten times any L2 of today's GPUs, so its GB/s is the memory's, as a full one's.
+constexpr std::size_t kMinDeviceCopy = std::size_t{256} << 20;
+
+// The device copy of make_light, halved while the device has no memory for it (the arms'
+// buffers of a large size come first), down to kMinDeviceCopy a buffer; light->bytes says what
+// it copies. Throws the last allocation's error where not even that fits.
+std::unique_ptr<Light> make_device_light(double moved, bool blocking_kernel,
+                                         const std::shared_ptr<Stream>& stream);
+
 // The launch floor on the CUDA arms' stream.
 std::unique_ptr<Light> make_floor(const Spec& spec, const std::shared_ptr<Stream>& stream);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -138,31 +139,57 @@ class SizeRun {
     emit_(start);
     if (slots_.empty()) return;
 
-    reference();
-    fresh_ = std::make_unique<FreshInputs>(spec_, case_, rules_, check_seed ^ 0x5eedf00dull);
-    for (Slot& s : slots_) {
-      check_device(s, "single", -1);  // prepare(), the warm-up, the capture
-      if (s.graph) check_graph(s);
-    }
-
+    // The controls before the reference's optional copy on the device: where the arms' buffers
+    // leave little device memory, the copy control is worth more than the faster checks.
     const bool any_cuda =
         std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.cuda(); });
     if (any_cuda && pol.l2 == TimingPolicy::L2::flush)
       flusher_ = std::make_unique<L2Flusher>(Device::cuda);
     if (any_cuda) {
       probe_ = std::make_unique<ClockProbe>();
-      lights_.push_back(make_light(point_.bytes, Device::cuda, pol.blocking_kernel, cuda_stream_));
+      device_light();
       lights_.push_back(make_floor(spec_, cuda_stream_));
       compute_light();
     }
     if (std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.cuda(); }))
       lights_.push_back(make_light(point_.bytes, Device::cpu, false, nullptr));
+
+    reference();
+    fresh_ = std::make_unique<FreshInputs>(spec_, case_, rules_, check_seed ^ 0x5eedf00dull);
+    for (Slot& s : slots_) {
+      check_device(s, "single", -1);  // prepare(), the warm-up, the capture
+      if (s.graph) check_graph(s);
+    }
     for (std::size_t i = 0; i < slots_.size(); ++i) {
       steps_.push_back({static_cast<int>(i), StepKind::single});
       if (slots_[i].graph) steps_.push_back({static_cast<int>(i), StepKind::graph});
     }
     for (std::size_t i = 0; i < lights_.size(); ++i)
       steps_.push_back({static_cast<int>(i), StepKind::light});
+  }
+
+  // The device copy, smaller than the call's bytes (or none) where the arms' buffers of a large
+  // size leave no room for a full one: said in the run, never the size lost.
+  void device_light() {
+    const double mb = 1e6;
+    try {
+      lights_.push_back(
+          make_device_light(point_.bytes, spec_.timing.blocking_kernel, cuda_stream_));
+    } catch (const CudaError& e) {
+      rethrow_if_sticky(e);
+      emit_(rec::ArmNote{"kq", size_,
+                         "no device copy (the speed of light) at this size: " +
+                             std::string(e.what()) + " beside the arms' buffers"});
+      return;
+    }
+    const double copied = 2.0 * static_cast<double>(lights_.back()->bytes);
+    if (copied < point_.bytes - 512)
+      emit_(rec::ArmNote{"kq", size_,
+                         "the device copy moves " + std::to_string(std::lround(copied / mb)) +
+                             " MB, not the call's " +
+                             std::to_string(std::lround(point_.bytes / mb)) +
+                             " MB: the arms' buffers left no device memory for a full one (its "
+                             "GB/s is the memory's either way)"});
   }
 
   // A matrix product's point: the vendor GEMM beside the copy (timing/compute_light.hpp).

@@ -1,7 +1,9 @@
 // GPU tests of the sample timer's blocking kernel (core/timing/blocking_kernel.hpp): a held
 // stream hides the host's enqueue from the events; a call that waits for the GPU itself runs
 // into the hold's timeout instead of deadlocking, and says so; a call that throws releases the
-// hold. Without a usable CUDA device the test's main skips, saying why.
+// hold. And of the device copy timed beside the arms (core/timing/light.hpp): where the arms'
+// buffers leave too little memory it shrinks, and where even the smallest does not fit it says
+// so by the allocation's error. Without a usable CUDA device the test's main skips, saying why.
 #include <doctest/doctest.h>
 
 #ifndef KQ_HAVE_CUDA
@@ -13,6 +15,9 @@ TEST_CASE("sample timer") { MESSAGE("skipped: no CUDA device (kq was built witho
 #include <stdexcept>
 #include <thread>
 
+#include "device/cuda_check.hpp"
+#include "device/stream.hpp"
+#include "timing/light.hpp"
 #include "timing/timer.hpp"
 
 namespace {
@@ -93,4 +98,44 @@ TEST_CASE("a call that throws releases the hold at once") {
   CHECK(held.last_held());
   CHECK(h < 1e-3);
 }
+namespace {
+
+// Device memory taken, as a large size's arm buffers take it, until `keep` bytes are left.
+struct Hog {
+  void* p = nullptr;
+  explicit Hog(std::size_t keep) {
+    std::size_t free_bytes = 0, total = 0;
+    REQUIRE(cudaMemGetInfo(&free_bytes, &total) == cudaSuccess);
+    REQUIRE(free_bytes > keep + (std::size_t{1} << 30));
+    REQUIRE(cudaMalloc(&p, free_bytes - keep) == cudaSuccess);
+  }
+  ~Hog() { cudaFree(p); }
+};
+
+}  // namespace
+
+TEST_CASE("the device copy shrinks to the memory the arms leave") {
+  const Hog hog(std::size_t{3} << 29);  // 1.5 GiB left
+  auto stream = std::make_shared<kq::Stream>(kq::Device::cuda);
+  const double moved = 8.0 * (1 << 30);  // a call of 8 GiB: 4 GiB a buffer
+  const auto light = kq::make_device_light(moved, false, stream);
+  INFO("copied " << light->bytes << " bytes a buffer");
+  CHECK(light->bytes >= kq::kMinDeviceCopy);
+  CHECK(light->bytes <= (std::size_t{3} << 28));  // both buffers in the 1.5 GiB
+  CHECK(kq::time_light(*light) > 0);
+  CHECK(cudaGetLastError() == cudaSuccess);  // the failed tries left no error behind
+}
+
+TEST_CASE("a device copy that cannot fit at all throws the allocation's error") {
+  const Hog hog(std::size_t{1} << 28);  // 256 MiB left: less than two of the smallest buffers
+  auto stream = std::make_shared<kq::Stream>(kq::Device::cuda);
+  try {
+    (void)kq::make_device_light(8.0 * (1 << 30), false, stream);
+    FAIL("a copy fitted in 256 MiB");
+  } catch (const kq::CudaError& e) {
+    CHECK(kq::out_of_device_memory(e));
+    CHECK_FALSE(e.sticky());
+  }
+}
+
 #endif
