@@ -18,6 +18,7 @@
 
 #include "campaign/utc.hpp"
 #include "util/child_groups.hpp"
+#include "util/host_memory.hpp"
 #include "util/spawn.hpp"
 
 extern char** environ;
@@ -89,7 +90,8 @@ void watch_for_stop() {
 struct Exit {
   int code = -1, signal = 0;
   bool timed_out = false;
-  int stopped_by = 0;  // the signal that stopped kq while the task ran
+  int stopped_by = 0;       // the signal that stopped kq while the task ran
+  bool oom_killed = false;  // a SIGKILL this sweep did not send, as the kernel's OOM kills rose
 };
 
 Exit spawn_and_wait(const std::vector<std::string>& argv, const fs::path& log,
@@ -112,6 +114,7 @@ Exit spawn_and_wait(const std::vector<std::string>& argv, const fs::path& log,
   close(fd);
 
   Exit ex;
+  const std::uint64_t oom_kills_before = oom_kills();
   const ChildGroup running(pid);
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + std::chrono::duration<double>(limit_s);
@@ -141,6 +144,7 @@ Exit spawn_and_wait(const std::vector<std::string>& argv, const fs::path& log,
   if (WIFSIGNALED(status)) ex.signal = WTERMSIG(status);
   // Also a stop that ended the task between two looks (it died of the SIGTERM passed on).
   ex.stopped_by = g_stop.load();
+  ex.oom_killed = ex.signal == SIGKILL && !killed && oom_kills() > oom_kills_before;
   return ex;
 }
 
@@ -213,6 +217,8 @@ TaskRecord run_task(const fs::path& campaign, const Task& task, const TaskOption
                  ": Ctrl-C, a kill, scancel or the job's time limit) while it ran";
     else if (ex.timed_out)
       r.reason = "killed at its time limit (" + std::to_string(static_cast<long>(limit)) + " s)";
+    else if (ex.oom_killed)
+      r.reason = "killed by the kernel's OOM killer (signal 9): the node ran out of host memory";
     else if (ex.signal)
       r.reason = std::string("killed by signal ") + std::to_string(ex.signal) + " (" +
                  strsignal(ex.signal) + ")";

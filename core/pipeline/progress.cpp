@@ -133,7 +133,9 @@ void Progress::on(const rec::VerdictRecord& v) {
     s += " (" + std::to_string(v.counts->passed) + " passed, " + std::to_string(v.counts->refused) +
          " refused, " + std::to_string(v.counts->failed) + " failed, " +
          std::to_string(v.counts->skipped) + " skipped)";
-  if (v.check && !v.check->empty()) s += " by " + *v.check;
+  // A check rejects; an arm not judged was stopped by what its check names (host_memory).
+  if (v.check && !v.check->empty())
+    s += (v.verdict == rec::Verdict::not_run ? " (" + *v.check + ")" : " by " + *v.check);
   if (v.case_name && !v.case_name->empty()) s += " in " + *v.case_name;
   if (v.detail && !v.detail->empty()) s += ": " + *v.detail;
   line(s);

@@ -25,6 +25,7 @@
 #include "qualify/sanitizer_log.hpp"
 #include "qualify/shared_cases.hpp"
 #include "spec/spec.hpp"
+#include "util/host_memory.hpp"
 #include "util/json_lines.hpp"
 #include "worker/protocol.hpp"
 #include "worker/supervise.hpp"
@@ -53,6 +54,19 @@ void report_linger(const std::string& arm, const std::string& pass,
   if (lingered_s >= kLongLingerS)
     std::cout << "  " << arm << (pass.empty() ? "" : " (" + pass + ")") << ": " << line << "\n"
               << std::flush;
+}
+
+// A worker the kernel's OOM killer took is not judged: the machine's memory ran out, which
+// says nothing of the arm's answers (its kq process and the other workers hold memory too). The
+// arm is not qualified either, so no arm escapes a check by it.
+void out_of_host_memory(rec::VerdictRecord& v) {
+  v.verdict = rec::Verdict::not_run;
+  v.check = "host_memory";
+  char gib[32];
+  std::snprintf(gib, sizeof gib, "%.1f", static_cast<double>(total_host_bytes()) / (1u << 30));
+  *v.detail += " (this machine has " + std::string(gib) +
+               " GiB); not judged: a machine with more memory, or kq run --points with smaller "
+               "points, judges it";
 }
 
 // One worker: `prefix` (a sanitizer command, or nothing) then kq in worker mode. Records are
@@ -129,6 +143,7 @@ WorkerVerdict run_worker(const StageArm& a, const QualifyStageOptions& opt, Shar
     verdict->case_name = last_case;
     verdict->detail =
         "worker " + ex.describe() + (last_case.empty() ? "" : " during case " + last_case);
+    if (ex.oom_killed && !ex.hung) out_of_host_memory(*verdict);
     if (!pass.empty()) verdict->pass = pass;
     record(*verdict);
   }

@@ -1,5 +1,6 @@
 #include "util/host_memory.hpp"
 
+#include <cstdlib>
 #include <fstream>
 #include <string>
 
@@ -20,5 +21,16 @@ std::uint64_t meminfo_bytes(const std::string& key) {
 
 std::uint64_t total_host_bytes() { return meminfo_bytes("MemTotal:"); }
 std::uint64_t available_host_bytes() { return meminfo_bytes("MemAvailable:"); }
+
+std::uint64_t oom_kills() {
+  // KQ_VMSTAT: a file of the same form instead, for the tests (a kill the kernel never made).
+  const char* file = std::getenv("KQ_VMSTAT");
+  std::ifstream in(file != nullptr && *file != '\0' ? file : "/proc/vmstat");
+  std::string k;
+  std::uint64_t n = 0;
+  while (in >> k >> n)
+    if (k == "oom_kill") return n;
+  return 0;
+}
 
 }  // namespace kq

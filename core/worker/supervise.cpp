@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "util/child_groups.hpp"
+#include "util/host_memory.hpp"
 #include "util/spawn.hpp"
 
 namespace kq {
@@ -37,6 +38,8 @@ void install_interrupt_handlers() {
 
 std::string WorkerExit::describe() const {
   if (hung) return "hung (killed after its deadline)";
+  if (oom_killed)
+    return "killed by the kernel's OOM killer (signal 9): the machine ran out of host memory";
   if (signal) return "killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
   return "exit code " + std::to_string(exit_code);
 }
@@ -57,6 +60,7 @@ WorkerExit supervise_worker(const std::vector<std::string>& argv,
     throw std::runtime_error("cannot open " + stderr_log.string());
   }
 
+  const std::uint64_t oom_kills_before = oom_kills();
   pid_t pid = -1;
   try {
     // Its own process group, so a kill reaches anything the worker started.
@@ -82,15 +86,17 @@ WorkerExit supervise_worker(const std::vector<std::string>& argv,
   std::string buf;
   char chunk[65536];
   bool open_pipe = true;
+  bool killed_here = false;  // by kq: a hang or a stop
   while (open_pipe) {
     auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
     if (left <= 0) {
-      ex.hung = true;
+      ex.hung = killed_here = true;
       kill(-pid, SIGKILL);
       break;
     }
     if (stop != nullptr && stop->load()) {
+      killed_here = true;
       kill(-pid, SIGKILL);
       break;
     }
@@ -122,6 +128,9 @@ WorkerExit supervise_worker(const std::vector<std::string>& argv,
   ex.lingered_s = std::chrono::duration<double>(clock::now() - last_record).count();
   if (WIFSIGNALED(status)) ex.signal = WTERMSIG(status);
   if (WIFEXITED(status)) ex.exit_code = WEXITSTATUS(status);
+  // A SIGKILL kq did not send while the kernel's count of OOM kills rose: its OOM killer's (a
+  // kill of another process at that moment beside someone's SIGKILL is the rare exception).
+  ex.oom_killed = ex.signal == SIGKILL && !killed_here && oom_kills() > oom_kills_before;
   // Anything the worker left behind in its group goes too.
   kill(-pid, SIGKILL);
   return ex;

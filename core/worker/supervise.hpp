@@ -13,10 +13,13 @@ namespace kq {
 
 struct WorkerExit {
   bool hung = false;
-  int exit_code = -1;            // when it exited
-  int signal = 0;                // when a signal killed it (SIGKILL after a hang too)
-  double lingered_s = 0;         // from its last record (or its start) to its exit
-  std::string describe() const;  // "exit code 3", "killed by signal 11 (Segmentation fault)"
+  int exit_code = -1;       // when it exited
+  int signal = 0;           // when a signal killed it (SIGKILL after a hang too)
+  bool oom_killed = false;  // a SIGKILL kq did not send, while the kernel's OOM kills rose
+  double lingered_s = 0;    // from its last record (or its start) to its exit
+  // "exit code 3", "killed by signal 11 (Segmentation fault)", "killed by the kernel's OOM
+  // killer (signal 9): the machine ran out of memory"
+  std::string describe() const;
 };
 
 // Starts `argv` (argv[0] an executable path) with stdout piped and stderr appended to

@@ -246,6 +246,30 @@ TEST_CASE("--no-blocking-kernel reaches the timing worker") {
   CHECK(rounds >= 10);
 }
 
+TEST_CASE("an arm whose worker the OOM killer takes is not judged, and the run says why") {
+  // tests/plugins/oom_killed.cpp: at 12345 elements the arm raises the count of OOM kills in
+  // KQ_VMSTAT's file and takes a SIGKILL, as the kernel's OOM killer would.
+  const fs::path tmp = kq::test::temp_dir("oom-killed");
+  const fs::path dir = tmp / "run";
+  const fs::path plugins = fs::path(KQ_TEST_PLUGIN_DIR) / "oom";
+  auto r = run_kq("run '" + (kq::test::source_dir() / "tests/data/specs/copy.yaml").string() +
+                      "' --plugin-dir '" + plugins.string() +
+                      "' --quick --sizes 4096,12345 --no-timing --out " + dir.string(),
+                  "KQ_VMSTAT='" + (tmp / "vmstat").string() + "'");
+  INFO(r.out);
+  CHECK(r.out.find("test_oom_killed: not run") != std::string::npos);
+  CHECK(r.out.find("killed by the kernel's OOM killer") != std::string::npos);
+  bool judged = false;
+  for (const auto& j : kq::read_json_lines(dir / "qualification.jsonl"))
+    if (j["type"] == "verdict" && j["arm"] == "test_oom_killed") {
+      judged = true;
+      CHECK(j["verdict"] == "not run");
+      CHECK(j["check"] == "host_memory");
+      CHECK(j["case"].get<std::string>().find("12345") != std::string::npos);
+    }
+  CHECK(judged);
+}
+
 TEST_CASE("a timing worker that dies ends the run with exit 1, keeping what was measured") {
   // tests/plugins/crash_when_timed.cpp: qualifies on tests/data/specs/copy.yaml (its case at
   // 12345 elements included), then aborts when timed at 12345 elements.

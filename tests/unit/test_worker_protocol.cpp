@@ -1,6 +1,7 @@
 // The worker protocol's command lines (worker/protocol.hpp): what the parent encodes, the worker
 // decodes to the same arguments; a command line the parent never writes is refused. And what a
-// worker process inherits (worker/supervise.hpp).
+// worker process inherits, and how its death is told (worker/supervise.hpp): a SIGKILL while the
+// kernel's count of OOM kills rises is its OOM killer's.
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -8,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <string>
 
 #include "worker/protocol.hpp"
 #include "worker/supervise.hpp"
@@ -117,4 +119,36 @@ TEST_CASE("a worker gets the descriptors named for it, and no other close-on-exe
   CHECK(fds.count(other[1]) == 0);
   for (int fd : {mine[0], mine[1], other[0], other[1]}) ::close(fd);
   std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+// A worker that sets the (fake) count of the kernel's OOM kills to `kills`, then SIGKILLs itself.
+kq::WorkerExit killed_worker(int kills, const char* name) {
+  const auto dir = std::filesystem::temp_directory_path() / (name + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto vmstat = dir / "vmstat";
+  std::ofstream(vmstat) << "pgfault 10\noom_kill 3\n";
+  ::setenv("KQ_VMSTAT", vmstat.c_str(), 1);
+  const std::string script = "printf 'pgfault 11\\noom_kill " + std::to_string(kills) + "\\n' > '" +
+                             vmstat.string() + "'; kill -9 $$";
+  const kq::WorkerExit ex = kq::supervise_worker({"/bin/sh", "-c", script}, dir / "stderr.log",
+                                                 10.0, [](const nlohmann::json&) { return 10.0; });
+  ::unsetenv("KQ_VMSTAT");
+  std::filesystem::remove_all(dir);
+  return ex;
+}
+
+}  // namespace
+
+TEST_CASE("a worker the OOM killer took is told from one killed otherwise") {
+  const kq::WorkerExit oom = killed_worker(4, "kq-oom-");
+  CHECK(oom.signal == 9);
+  CHECK(oom.oom_killed);
+  CHECK(oom.describe().find("OOM killer") != std::string::npos);
+
+  const kq::WorkerExit other = killed_worker(3, "kq-kill-");  // the count stayed
+  CHECK(other.signal == 9);
+  CHECK_FALSE(other.oom_killed);
+  CHECK(other.describe() == "killed by signal 9 (Killed)");
 }
