@@ -121,6 +121,8 @@ const std::vector<Candidate> kCandidates = {
     {"broken_cpu_matmul_tf32_inputs", kMatmuls, {}, kMatmulsNotRun},
     {"broken_cpu_matmul_mn_tail_skipped", kMatmuls, {}, kMatmulsNotRun},
     {"broken_cpu_matmul_transposed_stride", {"specs/kernelbench/17_matmul_transposed_b.yaml"}},
+    {"broken_cpu_max_pool_zero_pad", {"specs/kernelbench/41_max_pool_1d.yaml"}},
+    {"broken_cpu_conv_flipped_kernel", {"specs/kernelbench/67_conv_standard_1d.yaml"}},
 };
 
 kq::PlanOptions quick() {
