@@ -78,6 +78,20 @@ void flag_provenance(
       for (const auto& [_, ids] : by_sources) sets.push_back("one set in " + joined(ids));
       s.flags.push_back("arm " + arm + " ran from different sources: " + joined(sets, "; "));
     }
+  // One GPU type, several GPU models: a local campaign resumed on another machine, or a Slurm
+  // type whose nodes differ. Their timings, and so their decisions, do not compare.
+  std::map<std::string, std::map<std::string, int>> models;  // GPU type -> model -> tasks
+  for (const TaskRow& r : s.tasks)
+    if (!r.gpu.empty()) ++models[r.task.gpu_type][r.gpu];
+  for (const auto& [type, by_model] : models)
+    if (by_model.size() > 1) {
+      std::vector<std::string> seen;
+      for (const auto& [model, n] : by_model)
+        seen.push_back(model + " (" + std::to_string(n) + " task" + (n == 1 ? "" : "s") + ")");
+      s.flags.push_back("GPU type " + type + " ran on " + std::to_string(by_model.size()) +
+                        " GPU models: " + joined(seen, "; ") +
+                        ": their timings and decisions do not compare");
+    }
   for (const TaskRow& r : s.tasks)
     if (r.kq_commit.find("+dirty") != std::string::npos) {
       s.flags.push_back("task " + r.task.id + " ran a kq built from uncommitted sources");

@@ -126,12 +126,24 @@ TEST_CASE("kq sweep runs a campaign, names failed and lost tasks, resumes them, 
   m["kq"]["dirty"] = false;
   m["arms"][0]["sources"][0]["sha256"] = std::string(64, 'f');
   write_json(manifest, m);
+  // ... and one local task that ran on a GPU where the others ran on none: two machines.
+  m["machine"]["gpus"] = nlohmann::json::array({{{"name", "NVIDIA H100 80GB HBM3"}}});
+  write_json(manifest, m);
   r = run_kq("merge " + c);
   INFO(r.out);
   const std::string md3 = read_file(dir / "campaign.md");
   CHECK(md3.find("- flag: the tasks ran 2 kq builds: " + std::string(40, '0') + " (" + killed +
                  ")") != std::string::npos);
   CHECK(md3.find("- flag: arm cpu_tbb ran from different sources: one set in ") !=
+        std::string::npos);
+  CHECK(md3.find("- flag: GPU type local ran on 2 GPU models: ") == std::string::npos);
+  nlohmann::json other = read_json(dir / "runs" / lost / "manifest.json");
+  other["machine"]["gpus"] = nlohmann::json::array({{{"name", "NVIDIA H200"}}});
+  write_json(dir / "runs" / lost / "manifest.json", other);
+  r = run_kq("merge " + c);
+  CHECK(read_file(dir / "campaign.md")
+            .find("- flag: GPU type local ran on 2 GPU models: NVIDIA H100 80GB HBM3 (1 task); "
+                  "NVIDIA H200 (1 task): their timings and decisions do not compare") !=
         std::string::npos);
   fs::remove_all(dir.parent_path());
 }
