@@ -164,6 +164,12 @@ void Progress::on(const rec::Waiting& w) {
   status("qualify " + key + "  " + what);
 }
 
+void Progress::name_points(const std::map<std::int64_t, std::string>& points) {
+  std::lock_guard lock(mu_);
+  for (const auto& [size, name] : points)
+    if (!name.empty()) points_[size] = name;
+}
+
 std::string Progress::where(std::int64_t size) const {
   auto p = points_.find(size);
   return p != points_.end() ? p->second : std::to_string(size) + " elements";

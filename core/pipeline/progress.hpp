@@ -29,6 +29,9 @@ class Progress {
 
   // A record as a stage streams it (record/records.hpp); records of other types are ignored.
   void record(const nlohmann::json& j);
+  // The timed points' names by their records' size key ("M=4096,N=393216"), known before any
+  // record comes: an arm's set-up at a point is said before the point's own record.
+  void name_points(const std::map<std::int64_t, std::string>& points);
   // Prints the arms skipped so far, one line per reason, and clears the status line.
   void finish();
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include <tbb/parallel_for_each.h>
@@ -9,6 +10,7 @@
 #include "artifacts/artifacts.hpp"
 #include "pipeline/progress.hpp"
 #include "pipeline/run_outlook.hpp"
+#include "plan/timed_points.hpp"
 #include "report/printer.hpp"
 #include "rundir/manifest.hpp"
 #include "timing/early_worker.hpp"
@@ -132,6 +134,9 @@ RunPipelineResult run_pipeline(const RunPipelineOptions& o) {
 
   RunPipelineResult result;
   Progress progress;
+  std::map<std::int64_t, std::string> points;
+  for (const TimedPoint& p : timed_points(o.spec, o.spec.timing.sizes)) points[p.size] = p.point;
+  progress.name_points(points);
   std::unique_ptr<EarlyTimingWorker> early = start_early_timing(o, progress);
   Qualified q = qualify(o, progress);
   result.candidate_failed = q.candidate_failed;

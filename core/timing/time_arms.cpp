@@ -98,7 +98,9 @@ class SizeRun {
     if (cuda_stream_) expected_device_state();  // read before any arm's first call here
     std::vector<std::string> names;
     std::vector<double> arm_setup_s;
-    for (const TimedArm& a : arms) {
+    std::vector<std::size_t> place;  // each slot's arm's place in `arms`
+    for (const std::size_t i : setup_order(arms, spec_.decision)) {
+      const TimedArm& a = arms[i];
       if (auto r = rejected_.find(a.identity.name); r != rejected_.end()) {
         skip(a, "rejected by the timing checks: " + r->second);
         continue;
@@ -118,11 +120,13 @@ class SizeRun {
         }
         names.push_back(a.identity.name);
         arm_setup_s.push_back(since(t0));
+        place.push_back(i);
       } catch (const std::exception& e) {
         skip(a, e.what());
         rethrow_if_sticky(e);
       }
     }
+    back_in_place(place, names, arm_setup_s);
     // An isolated worker (its references named "arm@label") times a size only for its own arms.
     if (std::none_of(slots_.begin(), slots_.end(),
                      [](const Slot& s) { return !is_worker_reference(s.name()); })) {
@@ -166,6 +170,27 @@ class SizeRun {
     }
     for (std::size_t i = 0; i < lights_.size(); ++i)
       steps_.push_back({static_cast<int>(i), StepKind::light});
+  }
+
+  // The slots (and their names and set-up times) back in the arms' order, which the rounds
+  // interleave in, whatever order they were set up in.
+  void back_in_place(const std::vector<std::size_t>& place, std::vector<std::string>& names,
+                     std::vector<double>& setup_s) {
+    std::vector<std::size_t> by(place.size());
+    for (std::size_t k = 0; k < by.size(); ++k) by[k] = k;
+    std::sort(by.begin(), by.end(),
+              [&](std::size_t x, std::size_t y) { return place[x] < place[y]; });
+    std::vector<Slot> slots;
+    std::vector<std::string> n;
+    std::vector<double> t;
+    for (std::size_t k : by) {
+      slots.push_back(std::move(slots_[k]));
+      n.push_back(names[k]);
+      t.push_back(setup_s[k]);
+    }
+    slots_ = std::move(slots);
+    names = std::move(n);
+    setup_s = std::move(t);
   }
 
   // The device copy, smaller than the call's bytes (or none) where the arms' buffers of a large
@@ -502,6 +527,20 @@ class SizeRun {
 };
 
 }  // namespace
+
+std::vector<std::size_t> setup_order(const std::vector<TimedArm>& arms, const DecisionRule& rule) {
+  auto rank = [&](const TimedArm& a) {
+    const std::string arm = instance_arm(a.identity.name);
+    if (std::find(rule.baselines.begin(), rule.baselines.end(), arm) != rule.baselines.end())
+      return 0;
+    return std::find(rule.eager.begin(), rule.eager.end(), arm) != rule.eager.end() ? 2 : 1;
+  };
+  std::vector<std::size_t> order(arms.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t x, std::size_t y) { return rank(arms[x]) < rank(arms[y]); });
+  return order;
+}
 
 void time_arms(const std::vector<TimedArm>& arms, const Spec& spec, const Emit& emit,
                bool cpu_beside_cuda, std::map<std::string, std::string> rejected) {

@@ -16,6 +16,7 @@
 // graph_output, wrong_stream or device_state), size_end, recheck, profile and
 // profiler_attached.
 #pragma once
+#include <cstddef>
 #include <map>
 #include <string>
 #include <vector>
@@ -31,6 +32,12 @@ struct TimedArm {
   IKernelArm* arm = nullptr;
   ArmIdentity identity;
 };
+
+// The order a size's arms are set up in (indices into `arms`): where a large size's buffers
+// fill the device, the arms set up last are the ones left out at it. The baseline arms first (no
+// decision stands without one), the eager arms last (they give the speed-up over eager alone),
+// the others in their order between. The rounds interleave them in `arms`' order all the same.
+std::vector<std::size_t> setup_order(const std::vector<TimedArm>& arms, const DecisionRule& rule);
 
 // cpu_beside_cuda false (kq run --quick): where a CUDA arm is timed, no CPU arm is. A CPU arm is
 // never a candidate beside CUDA ones, and its set-up (a CPU torch.compile build: 40 s on the

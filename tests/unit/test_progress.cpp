@@ -42,3 +42,18 @@ TEST_CASE("a worker waiting for a case's data is shown waiting, from its first w
         std::string::npos);
   CHECK(text.find("arm_a point/M=1,N=1 (") == std::string::npos);
 }
+
+TEST_CASE("an arm left out at a point is said by the point's name, before the point starts") {
+  // A point's set-up records its arms' skips before the point's own record (size_start): the
+  // names come from the plan.
+  Captured out;
+  {
+    kq::Progress progress;
+    progress.name_points({{1, "M=4096,N=4096"}, {2, "M=4096,N=393216"}});
+    progress.record(nlohmann::json(kq::rec::ArmSkip{"torch_eager", 2, "out of memory", {}}));
+    progress.finish();
+  }
+  const std::string text = out.text.str();
+  INFO(text);
+  CHECK(text.find("torch_eager not timed at M=4096,N=393216: out of memory") != std::string::npos);
+}

@@ -1,7 +1,8 @@
 // Isolation in timing: which arms share a timing worker (timing/timing_workers.hpp), and what
 // the summary makes of isolated workers: speed-ups against the references of the arm's own
 // worker, and a disturbed worker (references or controls slower than in the clean worker) whose
-// arms are never adopted. An isolated worker's own steps are in test_time_steps.cpp.
+// arms are never adopted. An isolated worker's own steps are in test_time_steps.cpp. And the
+// order a size's arms are set up in (timing/time_arms.hpp): the baseline before the others.
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -10,6 +11,7 @@
 
 #include "summary/summarize.hpp"
 #include "test_support.hpp"
+#include "timing/time_arms.hpp"
 #include "timing/timing_workers.hpp"
 
 using nlohmann::json;
@@ -246,4 +248,21 @@ TEST_CASE("a reference failing a timing check in an isolated worker disturbs it,
   for (const auto& a : s["arms"]) arms[a["name"]] = a;
   CHECK(arms["base"]["verdict"] == "qualified");
   CHECK(s["decision"]["sentence"].get<std::string>().find("Adopt out") == std::string::npos);
+}
+
+TEST_CASE("a size sets up its baseline first and its eager arm last") {
+  std::vector<kq::TimedArm> arms;
+  for (const char* name : {"cuda_softmax", "torch_compile_autotune", "torch_eager@f1",
+                           "nvrtc_jit@f1", "torch_compile@f1", "triton_softmax"}) {
+    kq::TimedArm a;
+    a.identity.name = name;
+    arms.push_back(a);
+  }
+  kq::DecisionRule rule;
+  rule.baselines = {"torch_compile", "nvrtc_jit"};
+  rule.eager = {"torch_eager"};
+  // Both baselines (a worker's references, "arm@label", are their arms), the others in their
+  // order, the eager arm last.
+  CHECK(kq::setup_order(arms, rule) == std::vector<std::size_t>{3, 4, 0, 1, 5, 2});
+  CHECK(kq::setup_order(arms, kq::DecisionRule{}) == std::vector<std::size_t>{0, 1, 2, 3, 4, 5});
 }
