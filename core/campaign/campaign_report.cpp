@@ -29,7 +29,9 @@ struct Section {
 std::string state_text(const TaskRow& r) {
   switch (r.record.state) {
     case TaskState::completed:
-      return "completed";
+      // Its decision stands on the sizes timed before: said in the decision, named here.
+      return r.timing_stopped.empty() ? "completed"
+                                      : "completed, timing cut short (" + r.timing_stopped + ")";
     case TaskState::failed:
       return "failed: " + r.record.reason;
     case TaskState::running:
@@ -47,15 +49,17 @@ std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
 
 Section header(const CampaignSummary& s) {
   Section h;
-  h.bullets = {"campaign: " + s.campaign, "planned: " + s.created,
-               "tasks: " + std::to_string(s.tasks.size()) + ": " + std::to_string(s.completed) +
-                   " completed, " + std::to_string(s.failed) + " failed, " +
-                   std::to_string(s.running) + " never finished, " + std::to_string(s.not_started) +
-                   " never started; " + format_duration(s.task_wall_s, Markup::markdown) +
-                   " of task time" +
-                   (s.span_s > 0 ? ", " + format_duration(s.span_s, Markup::markdown) +
-                                       " from the first start to the last end"
-                                 : "")};
+  h.bullets = {
+      "campaign: " + s.campaign, "planned: " + s.created,
+      "tasks: " + std::to_string(s.tasks.size()) + ": " + std::to_string(s.completed) +
+          " completed" +
+          (s.cut_short > 0 ? " (" + std::to_string(s.cut_short) + " with timing cut short)" : "") +
+          ", " + std::to_string(s.failed) + " failed, " + std::to_string(s.running) +
+          " never finished, " + std::to_string(s.not_started) + " never started; " +
+          format_duration(s.task_wall_s, Markup::markdown) + " of task time" +
+          (s.span_s > 0 ? ", " + format_duration(s.span_s, Markup::markdown) +
+                              " from the first start to the last end"
+                        : "")};
   for (const GpuBusy& g : s.gpus)
     h.bullets.push_back(g.gpu + ": " + std::to_string(g.tasks) + " task(s), busy " +
                         format_duration(g.busy_s, Markup::markdown));

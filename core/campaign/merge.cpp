@@ -45,6 +45,7 @@ void read_task_run(
   row.kq_commit = rs.kq.commit + (rs.kq.dirty ? "+dirty" : "");
   row.headline = headline_text(rs.headline, Markup::markdown);
   row.decision = rs.decision.sentence;
+  row.timing_stopped = rs.timing_stopped.value_or("");
   row.baseline = rs.decision.baseline_ran ? rs.decision.baseline : "";
   for (const WinRange& w : rs.decision.ranges)
     if (std::find(row.adopted.begin(), row.adopted.end(), w.arm) == row.adopted.end())
@@ -166,6 +167,7 @@ CampaignSummary merge_campaign(const fs::path& campaign) {
     const fs::path run_dir = campaign / t.run_dir;
     if (row.record.state == TaskState::completed && fs::exists(run_dir / "manifest.json"))
       read_task_run(run_dir, row, sources);
+    if (row.record.state == TaskState::completed && !row.timing_stopped.empty()) ++s.cut_short;
     s.tasks.push_back(std::move(row));
   }
   flag_provenance(s, sources);
@@ -202,11 +204,13 @@ KQ_JSON_FIELDS(TaskRow) {
   f("arms", r.arms);
   f("problems", r.problems, jf::kOmitEmpty);
   f("slurm_state", r.slurm_state, jf::kOmitEmpty);
+  f("timing_stopped", r.timing_stopped, jf::kOmitEmpty);
 }
 KQ_JSON_FIELDS(CampaignSummary) {
   f("campaign", r.campaign);
   f("created", r.created);
   f("completed", r.completed);
+  f("timing_cut_short", r.cut_short);
   f("failed", r.failed);
   f("running", r.running);
   f("not_started", r.not_started);

@@ -35,6 +35,7 @@ struct TaskRow {
   std::vector<ArmOutcome> arms;       // in the run's order
   std::vector<std::string> problems;  // what could not be read of the run
   std::string slurm_state;            // sacct's state of a task that never finished
+  std::string timing_stopped;         // why its timing stopped early ("" where it did not)
   bool operator==(const TaskRow&) const = default;
 };
 
@@ -50,6 +51,7 @@ struct CampaignSummary {
   std::string campaign, created;
   std::vector<TaskRow> tasks;  // the plan's order
   int completed = 0, failed = 0, running = 0, not_started = 0;
+  int cut_short = 0;          // of the completed: runs whose timing stopped early
   double task_wall_s = 0;     // summed over the tasks that ended
   double span_s = 0;          // from the first task's start to the last one's end
   std::vector<GpuBusy> gpus;  // by GPU, in the order first met, where tasks were spread over GPUs

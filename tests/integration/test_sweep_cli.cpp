@@ -137,14 +137,23 @@ TEST_CASE("kq sweep runs a campaign, names failed and lost tasks, resumes them, 
   CHECK(md3.find("- flag: arm cpu_tbb ran from different sources: one set in ") !=
         std::string::npos);
   CHECK(md3.find("- flag: GPU type local ran on 2 GPU models: ") == std::string::npos);
+  CHECK(md3.find("with timing cut short") == std::string::npos);
+  // A run whose timing worker died: completed, its decision on the sizes timed, named so.
+  std::ofstream(dir / "runs" / killed / "rounds.jsonl", std::ios::app)
+      << R"({"reason":"timing worker exit code 3","type":"timing_stopped"})"
+      << "\n";
   nlohmann::json other = read_json(dir / "runs" / lost / "manifest.json");
   other["machine"]["gpus"] = nlohmann::json::array({{{"name", "NVIDIA H200"}}});
   write_json(dir / "runs" / lost / "manifest.json", other);
   r = run_kq("merge " + c);
-  CHECK(read_file(dir / "campaign.md")
-            .find("- flag: GPU type local ran on 2 GPU models: NVIDIA H100 80GB HBM3 (1 task); "
-                  "NVIDIA H200 (1 task): their timings and decisions do not compare") !=
+  const std::string md4 = read_file(dir / "campaign.md");
+  CHECK(md4.find("- flag: GPU type local ran on 2 GPU models: NVIDIA H100 80GB HBM3 (1 task); "
+                 "NVIDIA H200 (1 task): their timings and decisions do not compare") !=
         std::string::npos);
+  CHECK(md4.find("3 completed (1 with timing cut short), 0 failed") != std::string::npos);
+  CHECK(md4.find("| completed, timing cut short (timing worker exit code 3) |") !=
+        std::string::npos);
+  CHECK(read_json(dir / "campaign.json")["timing_cut_short"] == 1);
   fs::remove_all(dir.parent_path());
 }
 
