@@ -78,33 +78,60 @@ Section tasks(const CampaignSummary& s) {
   return t;
 }
 
+// Past this many tasks the table has a row per task and a column per arm: a column per task
+// would be a hundred wide for KernelBench's level 1, where a dozen or so arms take any spec.
+constexpr std::size_t kTasksAcross = 12;
+
+// The outcome of `arm` in task `r`: "-" where its run did not ask the arm.
+std::string outcome_in(const TaskRow& r, const std::string& arm) {
+  auto it =
+      std::find_if(r.arms.begin(), r.arms.end(), [&](const ArmOutcome& o) { return o.arm == arm; });
+  return it == r.arms.end() ? "-" : it->outcome;
+}
+
 // What each arm came to in each completed task.
 Section arms(const CampaignSummary& s) {
-  Section a{"Arms by task", {}, {{"arm"}, {}}};
   std::vector<std::string> names;
   for (const TaskRow& r : s.tasks)
     for (const ArmOutcome& o : r.arms)
       if (std::find(names.begin(), names.end(), o.arm) == names.end()) names.push_back(o.arm);
   std::sort(names.begin(), names.end());
+  std::vector<const TaskRow*> ran;
   for (const TaskRow& r : s.tasks)
-    if (!r.arms.empty()) a.table.head.push_back(r.task.op + " (" + r.task.gpu_type + ")");
+    if (!r.arms.empty()) ran.push_back(&r);
   // An arm that took no task's spec (most of a plugin's arms compute a few ops) is named once,
-  // under the table, not given a row of "unsupported".
-  std::vector<std::string> nowhere;
+  // under the table, not given a row (or a column) of "unsupported".
+  std::vector<std::string> offered, nowhere;
   for (const std::string& arm : names) {
-    std::vector<std::string> row = {arm};
-    bool offered = false;
-    for (const TaskRow& r : s.tasks) {
-      if (r.arms.empty()) continue;
-      auto it = std::find_if(r.arms.begin(), r.arms.end(),
-                             [&](const ArmOutcome& o) { return o.arm == arm; });
-      row.push_back(it == r.arms.end() ? "-" : it->outcome);
-      offered = offered || (row.back() != "-" && row.back() != "unsupported");
-    }
-    if (offered)
+    const bool taken = std::any_of(ran.begin(), ran.end(), [&](const TaskRow* r) {
+      const std::string o = outcome_in(*r, arm);
+      return o != "-" && o != "unsupported";
+    });
+    (taken ? offered : nowhere).push_back(arm);
+  }
+  Section a{"Arms by task", {}, {}};
+  if (ran.size() <= kTasksAcross) {
+    a.table.head = {"arm"};
+    for (const TaskRow* r : ran) a.table.head.push_back(r->task.op + " (" + r->task.gpu_type + ")");
+    for (const std::string& arm : offered) {
+      std::vector<std::string> row = {arm};
+      for (const TaskRow* r : ran) row.push_back(outcome_in(*r, arm));
       a.table.rows.push_back(std::move(row));
-    else
-      nowhere.push_back(arm);
+    }
+  } else {
+    a.table.head = {"task"};
+    a.table.head.insert(a.table.head.end(), offered.begin(), offered.end());
+    for (const TaskRow* r : ran) {
+      std::vector<std::string> row = {r->task.op + " (" + r->task.gpu_type + ")"};
+      for (const std::string& arm : offered) {
+        const std::string o = outcome_in(*r, arm);
+        row.push_back(o == "unsupported" ? "" : o);
+      }
+      a.table.rows.push_back(std::move(row));
+    }
+    a.bullets.push_back(
+        "a row per task, a column per arm that some task's spec took; a blank "
+        "cell: the arm does not compute that spec (unsupported), -: not asked");
   }
   if (!nowhere.empty())
     a.bullets.push_back("unsupported by every task's spec: " + joined(nowhere, ", "));

@@ -1,5 +1,6 @@
 // The campaign report's arm x spec table from a summary made here: an arm that some task's spec
 // took has a row with every task's outcome; an arm that none took is named once, under the table.
+// Past a dozen tasks the table turns: a row per task, a column per arm.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -44,4 +45,22 @@ TEST_CASE("arms by task: a row for each arm some spec took, the others named onc
   CHECK(md.find("- unsupported by every task's spec: cuda_softmax\n") != std::string::npos);
   const std::string html = kq::campaign::campaign_html(s);
   CHECK(html.find("unsupported by every task's spec: cuda_softmax") != std::string::npos);
+}
+
+TEST_CASE("arms by task: a campaign of many tasks has a row per task, a column per arm") {
+  kq::campaign::CampaignSummary s;
+  for (int i = 0; i < 13; ++i)
+    s.tasks.push_back(completed(i, "op" + std::to_string(i),
+                                {{"torch_compile", i == 4 ? "rejected (values)" : "baseline"},
+                                 {"cuda_softmax", i == 7 ? "adopted" : "unsupported"},
+                                 {"cublaslt", "unsupported"}}));
+  s.tasks.push_back(completed(13, "op13", {{"torch_compile", "baseline"}}));
+  s.completed = 14;
+  const std::string md = kq::campaign::campaign_markdown(s);
+  INFO(md);
+  CHECK(md.find("| task | cuda_softmax | torch_compile |") != std::string::npos);
+  CHECK(md.find("| op4 (local) |  | rejected (values) |") != std::string::npos);
+  CHECK(md.find("| op7 (local) | adopted | baseline |") != std::string::npos);
+  CHECK(md.find("| op13 (local) | - | baseline |") != std::string::npos);
+  CHECK(md.find("- unsupported by every task's spec: cublaslt\n") != std::string::npos);
 }
