@@ -25,6 +25,7 @@
 #include "qualify/sanitizer_log.hpp"
 #include "qualify/shared_cases.hpp"
 #include "spec/spec.hpp"
+#include "util/env_number.hpp"
 #include "util/host_memory.hpp"
 #include "util/json_lines.hpp"
 #include "worker/protocol.hpp"
@@ -172,8 +173,13 @@ namespace {
 // kernel) and is the longest of a stage by far: where the stage runs four workers or more at
 // once, half as many as it runs share its cases, two to four. On the H200 (8 at once) the
 // KernelBench products' torch_compile_autotune took 145 s of a 190 s run with two.
+// KQ_QUALIFY_SHARDS sets it for every arm from a file (1: none shared, at most 16), to measure
+// what more workers buy on a host of many cores.
 int shards_for(const StageArm& a, const QualifyStageOptions& opt) {
-  return !a.identity.origin.empty() && opt.jobs >= 4 ? std::clamp(opt.jobs / 2, 2, 4) : 1;
+  if (a.identity.origin.empty()) return 1;
+  if (const auto n = env_number("KQ_QUALIFY_SHARDS"))
+    return static_cast<int>(std::clamp<std::uint64_t>(*n, 1, 16));
+  return opt.jobs >= 4 ? std::clamp(opt.jobs / 2, 2, 4) : 1;
 }
 
 // The verdict of an arm whose cases were shared: a crash or hang first, then the rejection by

@@ -239,6 +239,47 @@ TEST_CASE("a worker imports only the files of the arms it holds") {
   CHECK(summary["arms"][0]["verdict"] == "qualified");
 }
 
+TEST_CASE("KQ_QUALIFY_SHARDS: an arm's cases shared by that many workers, one verdict") {
+  const fs::path dir = kq::test::temp_dir("python-shards");
+  const fs::path arms = dir / "arms";
+  fs::create_directories(arms);
+  write(arms / "sharded.py",
+        "import os\n"
+        "import kq\n\n"
+        "with open(os.path.join(os.path.dirname(__file__), 'pids'), 'a') as f:\n"
+        "    f.write('%d\\n' % os.getpid())\n\n"
+        "@kq.arm(name='py_sharded', device='cpu', tensors='numpy', "
+        "computes='relu(x + residual)')\n"
+        "def arm(inputs, outputs):\n"
+        "    import numpy\n"
+        "    numpy.add(inputs[0], inputs[1], out=outputs[0])\n"
+        "    numpy.maximum(outputs[0], 0, out=outputs[0])\n"
+        "    numpy.add(outputs[0], 0, out=outputs[0])\n");
+  setenv("KQ_PYTHON_ARMS", arms.c_str(), 1);
+  auto r = run_kq(
+      "run specs/residual_relu.yaml --arms py_sharded --quick --no-timing --jobs 1 "
+      "--out '" +
+          (dir / "run").string() + "'",
+      "KQ_QUALIFY_SHARDS=3");
+  unsetenv("KQ_PYTHON_ARMS");
+  INFO(r.out);
+  CHECK(r.exit_code == 0);
+  std::set<std::string> pids;
+  std::istringstream in(kq::test::read_file(arms / "pids"));
+  for (std::string line; std::getline(in, line);) pids.insert(line);
+  CHECK(pids.size() == 4);  // the parent and three qualification workers
+  for (const char* log :
+       {"qualify-py_sharded.log", "qualify-py_sharded.shard2.log", "qualify-py_sharded.shard3.log"})
+    CHECK(fs::exists(dir / "run" / "logs" / log));
+  const auto summary = read_json(dir / "run" / "summary.json");
+  CHECK(summary["arms"][0]["verdict"] == "qualified");
+  int cases = 0;
+  for (const auto& j : kq::read_json_lines(dir / "run" / "qualification.jsonl"))
+    cases += j["type"] == "case" && j["arm"] == "py_sharded";
+  CHECK(cases == summary["arms"][0]["counts"]["total"].get<int>());  // each case once
+  CHECK(cases > 3);
+}
+
 TEST_CASE("torch_eager_cpu qualifies every shipped spec; torch_compile_cpu declines without it") {
   const std::string version = torch_version();
   if (version.empty()) {
