@@ -193,6 +193,37 @@ TEST_CASE("a shipped file that starts a thread at import is named, its arm rejec
   CHECK(named == 1);
 }
 
+namespace {
+
+// A numpy arm `name` computing relu(x + residual) whose file, when imported, adds the importing
+// process's id to `pids_file` beside it: which processes imported it.
+std::string pid_noting_arm(const std::string& name, const std::string& pids_file) {
+  return "import os\n"
+         "import kq\n\n"
+         "with open(os.path.join(os.path.dirname(__file__), '" +
+         pids_file +
+         "'), 'a') as f:\n"
+         "    f.write('%d\\n' % os.getpid())\n\n"
+         "@kq.arm(name='" +
+         name +
+         "', device='cpu', tensors='numpy', computes='relu(x + residual)')\n"
+         "def arm(inputs, outputs):\n"
+         "    import numpy\n"
+         "    numpy.add(inputs[0], inputs[1], out=outputs[0])\n"
+         "    numpy.maximum(outputs[0], 0, out=outputs[0])\n"
+         "    numpy.add(outputs[0], 0, out=outputs[0])\n";
+}
+
+// The distinct lines of a file.
+std::set<std::string> lines_of(const fs::path& file) {
+  std::set<std::string> s;
+  std::istringstream in(kq::test::read_file(file));
+  for (std::string line; std::getline(in, line);) s.insert(line);
+  return s;
+}
+
+}  // namespace
+
 TEST_CASE("a worker imports only the files of the arms it holds") {
   // Each file notes the process that imports it. The parent kq imports both to list the arms;
   // py_first's qualification and timing workers import first.py alone.
@@ -201,21 +232,7 @@ TEST_CASE("a worker imports only the files of the arms it holds") {
   fs::create_directories(arms);
   for (const char* stem : {"first", "second"})
     write(arms / (std::string(stem) + ".py"),
-          "import os\n"
-          "import kq\n\n"
-          "with open(os.path.join(os.path.dirname(__file__), '" +
-              std::string(stem) +
-              ".pids'), 'a') as f:\n"
-              "    f.write('%d\\n' % os.getpid())\n\n"
-              "@kq.arm(name='py_" +
-              stem +
-              "', device='cpu', tensors='numpy', "
-              "computes='relu(x + residual)')\n"
-              "def arm(inputs, outputs):\n"
-              "    import numpy\n"
-              "    numpy.add(inputs[0], inputs[1], out=outputs[0])\n"
-              "    numpy.maximum(outputs[0], 0, out=outputs[0])\n"
-              "    numpy.add(outputs[0], 0, out=outputs[0])\n");
+          pid_noting_arm("py_" + std::string(stem), std::string(stem) + ".pids"));
   setenv("KQ_PYTHON_ARMS", arms.c_str(), 1);
   // One worker an arm (with four at once an arm from a file gets two: qualify_stage.hpp).
   auto r = run_kq(
@@ -225,13 +242,8 @@ TEST_CASE("a worker imports only the files of the arms it holds") {
   unsetenv("KQ_PYTHON_ARMS");
   INFO(r.out);
   CHECK(r.exit_code == 0);
-  auto pids = [&](const char* file) {
-    std::set<std::string> s;
-    std::istringstream in(kq::test::read_file(arms / file));
-    for (std::string line; std::getline(in, line);) s.insert(line);
-    return s;
-  };
-  const std::set<std::string> first = pids("first.pids"), second = pids("second.pids");
+  const std::set<std::string> first = lines_of(arms / "first.pids"),
+                              second = lines_of(arms / "second.pids");
   CHECK(first.size() == 3);  // the parent, the qualification worker, the timing worker
   CHECK(second.size() == 1);
   for (const auto& p : second) CHECK(first.count(p) == 1);
@@ -243,18 +255,7 @@ TEST_CASE("KQ_QUALIFY_SHARDS: an arm's cases shared by that many workers, one ve
   const fs::path dir = kq::test::temp_dir("python-shards");
   const fs::path arms = dir / "arms";
   fs::create_directories(arms);
-  write(arms / "sharded.py",
-        "import os\n"
-        "import kq\n\n"
-        "with open(os.path.join(os.path.dirname(__file__), 'pids'), 'a') as f:\n"
-        "    f.write('%d\\n' % os.getpid())\n\n"
-        "@kq.arm(name='py_sharded', device='cpu', tensors='numpy', "
-        "computes='relu(x + residual)')\n"
-        "def arm(inputs, outputs):\n"
-        "    import numpy\n"
-        "    numpy.add(inputs[0], inputs[1], out=outputs[0])\n"
-        "    numpy.maximum(outputs[0], 0, out=outputs[0])\n"
-        "    numpy.add(outputs[0], 0, out=outputs[0])\n");
+  write(arms / "sharded.py", pid_noting_arm("py_sharded", "pids"));
   setenv("KQ_PYTHON_ARMS", arms.c_str(), 1);
   auto r = run_kq(
       "run specs/residual_relu.yaml --arms py_sharded --quick --no-timing --jobs 1 "
@@ -264,10 +265,7 @@ TEST_CASE("KQ_QUALIFY_SHARDS: an arm's cases shared by that many workers, one ve
   unsetenv("KQ_PYTHON_ARMS");
   INFO(r.out);
   CHECK(r.exit_code == 0);
-  std::set<std::string> pids;
-  std::istringstream in(kq::test::read_file(arms / "pids"));
-  for (std::string line; std::getline(in, line);) pids.insert(line);
-  CHECK(pids.size() == 4);  // the parent and three qualification workers
+  CHECK(lines_of(arms / "pids").size() == 4);  // the parent and three qualification workers
   for (const char* log :
        {"qualify-py_sharded.log", "qualify-py_sharded.shard2.log", "qualify-py_sharded.shard3.log"})
     CHECK(fs::exists(dir / "run" / "logs" / log));
