@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "artifacts/artifacts.hpp"
@@ -13,6 +14,7 @@
 #include "plan/timed_points.hpp"
 #include "plugins/loader.hpp"
 #include "qualify/big_case_lock.hpp"
+#include "qualify/case_claims.hpp"
 #include "qualify/qualify_arm.hpp"
 #include "qualify/shared_cases.hpp"
 #include "record/instance_name.hpp"
@@ -137,15 +139,14 @@ bool worker_qualify(const QualifyWorkerArgs& args) {
     plan.quick = args.quick;
     plan.timing_sizes = args.timing_sizes;
     SharedCases shared = adopt_shared_cases(args.case_data);
-    std::vector<Case> cases = plan_cases(spec, plan);
-    if (args.shards > 1) {  // this worker's share: every shards-th case from its own
-      std::vector<Case> mine;
-      for (std::size_t i = static_cast<std::size_t>(args.shard); i < cases.size();
-           i += static_cast<std::size_t>(args.shards))
-        mine.push_back(std::move(cases[i]));
-      cases = std::move(mine);
+    const std::vector<Case> cases = plan_cases(spec, plan);
+    std::optional<CaseClaims> claims;  // this worker's share, where others share the arm's cases
+    TakeCase take;
+    if (!args.claims.empty()) {
+      claims.emplace(args.claims, cases);
+      take = [&] { return claims->next(); };
     }
-    auto verdict = qualify_arm(*arm->arm, arm->identity, spec, cases, emit, &shared);
+    auto verdict = qualify_arm(*arm->arm, arm->identity, spec, cases, emit, &shared, take);
     if (!args.artifacts_dir.empty() && verdict.verdict != rec::Verdict::unsupported &&
         verdict.verdict != rec::Verdict::crashed)
       write_arm_artifacts(std::filesystem::path(args.artifacts_dir) / name, *arm->arm,

@@ -123,7 +123,7 @@ void count(rec::CaseCounts& n, CaseOutcome::Result r) {
 
 rec::VerdictRecord qualify_arm(IKernelArm& arm, const ArmIdentity& id, const Spec& spec,
                                const std::vector<Case>& cases, const Emit& emit,
-                               SharedCases* shared) {
+                               SharedCases* shared, const TakeCase& take) {
   rec::VerdictRecord verdict;
   verdict.arm = id.name;
   if (!id.tampering.empty()) {  // its plugin saw it change what every arm shares, at load
@@ -145,8 +145,17 @@ rec::VerdictRecord qualify_arm(IKernelArm& arm, const ArmIdentity& id, const Spe
   rec::CaseCounts counts;
   rec::CaseStages stages;
   std::optional<rec::CaseResult> first_failure;
+  std::size_t first_failure_at = 0;
   std::string crash;
-  for (const Case& c : cases) {
+  std::size_t in_order = 0, run = 0;
+  auto next = [&]() -> std::optional<std::size_t> {
+    if (take) return take();
+    if (in_order < cases.size()) return in_order++;
+    return std::nullopt;
+  };
+  while (const std::optional<std::size_t> at = next()) {
+    const Case& c = cases.at(*at);
+    ++run;
     // A case the stage is still computing: waited for before taking a turn at the machine.
     if (shared) shared->await(c.name, [&] { emit(rec::Waiting{id.name, c.name, {}}); });
     std::unique_ptr<BigCaseLock> turn;
@@ -163,11 +172,14 @@ rec::VerdictRecord qualify_arm(IKernelArm& arm, const ArmIdentity& id, const Spe
     stages += o.stages;
     log_case(c, o);
     count(counts, o.result);
-    if (o.result == CaseOutcome::Result::failed && !first_failure) first_failure = r;
+    if (o.result == CaseOutcome::Result::failed && (!first_failure || *at < first_failure_at)) {
+      first_failure = r;
+      first_failure_at = *at;
+    }
     if (!crash.empty()) break;
   }
 
-  counts.total = static_cast<int>(cases.size());
+  counts.total = static_cast<int>(take ? run : cases.size());
   verdict.counts = counts;
   verdict.stages = stages;
   if (!crash.empty()) {

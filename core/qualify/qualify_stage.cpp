@@ -21,6 +21,7 @@
 #include "plan/choose_points.hpp"
 #include "plan/plan_cases.hpp"
 #include "qualify/big_case_lock.hpp"
+#include "qualify/case_claims.hpp"
 #include "qualify/gpu_placer.hpp"
 #include "qualify/sanitizer_log.hpp"
 #include "qualify/shared_cases.hpp"
@@ -76,7 +77,8 @@ WorkerVerdict run_worker(const StageArm& a, const QualifyStageOptions& opt, Shar
                          const std::vector<std::string>& prefix, const std::string& pass,
                          bool quick, const std::filesystem::path& log,
                          const std::function<void(const json&)>& record, double slowdown,
-                         GpuPlacer& placer, int shard = 0, int shards = 1) {
+                         GpuPlacer& placer, int shard = 0,
+                         const std::filesystem::path& claims = {}) {
   const std::string& name = a.identity.name;
   // A CUDA worker's GPU, given back when it ends; its case records name it.
   std::optional<GpuSlot> gpu;
@@ -103,8 +105,7 @@ WorkerVerdict run_worker(const StageArm& a, const QualifyStageOptions& opt, Shar
       ::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) != 0)
     sockets[0] = sockets[1] = -1;  // then the worker computes those itself
   if (feed != nullptr) w.case_data = feed->subscribe(sockets[0], sockets[1]);
-  w.shard = shard;
-  w.shards = shards;
+  w.claims = claims.string();
   if (gpu) w.gpu = gpu->visible_id;
   if (pass.empty() && shard == 0) w.artifacts_dir = opt.artifacts_dir.string();
   std::vector<std::string> argv = prefix;
@@ -214,12 +215,16 @@ rec::VerdictRecord merge_shards(const std::vector<rec::VerdictRecord>& shards,
     sum(out.counts, v.counts);
     sum(out.stages, v.stages);
   }
+  // Each worker counts the cases it took; a worker that crashed left the rest to the others,
+  // or untaken: the arm's total is the plan's.
+  if (out.counts) out.counts->total = static_cast<int>(case_order.size());
   return out;
 }
 
-// An arm's cases shared by `shards` workers side by side (shards_for); their verdicts merged
-// into the one recorded. The first worker starts alone, the others once it has begun a case: an
-// arm that declines the spec (most of a plugin's arms, for most specs) costs one worker.
+// An arm's cases shared by `shards` workers side by side (shards_for), taken a shape at a time
+// (case_claims.hpp); their verdicts merged into the one recorded. The first worker starts alone,
+// the others once it has begun a case: an arm that declines the spec (most of a plugin's arms,
+// for most specs) costs one worker.
 rec::VerdictRecord run_shards(const StageArm& a, const QualifyStageOptions& opt,
                               SharedCaseFeed* feed, const std::function<void(const json&)>& record,
                               int shards, const std::vector<std::string>& case_order,
@@ -238,12 +243,14 @@ rec::VerdictRecord run_shards(const StageArm& a, const QualifyStageOptions& opt,
   };
   std::vector<rec::VerdictRecord> verdicts(static_cast<std::size_t>(shards));
   std::vector<std::exception_ptr> failures(static_cast<std::size_t>(shards));
+  const std::filesystem::path claims = opt.log_dir / ("claims-" + name);
+  CaseClaims::create(claims);
   auto shard = [&](int k) {
     const auto log = opt.log_dir / ("qualify-" + name +
                                     (k == 0 ? "" : ".shard" + std::to_string(k + 1)) + ".log");
     try {
       verdicts[static_cast<std::size_t>(k)] =
-          run_worker(a, opt, feed, {}, "", opt.quick, log, all_but_verdicts, 1.0, placer, k, shards)
+          run_worker(a, opt, feed, {}, "", opt.quick, log, all_but_verdicts, 1.0, placer, k, claims)
               .verdict;
     } catch (...) {
       failures[static_cast<std::size_t>(k)] = std::current_exception();
@@ -263,6 +270,7 @@ rec::VerdictRecord run_shards(const StageArm& a, const QualifyStageOptions& opt,
   if (began)
     for (int k = 1; k < shards; ++k) workers.emplace_back(shard, k);
   for (auto& t : workers) t.join();
+  std::filesystem::remove(claims);
   for (const auto& f : failures)
     if (f) std::rethrow_exception(f);
   verdicts.resize(workers.size());

@@ -115,16 +115,6 @@ int decode_natural(const std::string& s) {
   return static_cast<int>(*v);
 }
 
-// "K/N", 1 <= K <= N: shard K - 1 of N.
-void decode_shard(const std::string& s, int& shard, int& shards) {
-  const auto slash = s.find('/');
-  const int k = slash == std::string::npos ? -1 : decode_natural(s.substr(0, slash));
-  const int n = slash == std::string::npos ? -1 : decode_natural(s.substr(slash + 1));
-  if (k < 1 || n < 1 || k > n) throw WorkerArgsError("bad shard '" + s + "' (K/N, 1 <= K <= N)");
-  shard = k - 1;
-  shards = n;
-}
-
 }  // namespace
 
 std::vector<std::string> QualifyWorkerArgs::to_argv() const {
@@ -137,8 +127,7 @@ std::vector<std::string> QualifyWorkerArgs::to_argv() const {
   if (!artifacts_dir.empty()) argv.insert(argv.end(), {"--artifacts-dir", artifacts_dir});
   if (!case_data.empty()) argv.insert(argv.end(), {"--case-data", case_data});
   for (const auto& o : origins) argv.insert(argv.end(), {"--origin", o});
-  if (shards > 1)
-    argv.insert(argv.end(), {"--shard", std::to_string(shard + 1) + "/" + std::to_string(shards)});
+  if (!claims.empty()) argv.insert(argv.end(), {"--claims", claims});
   if (!gpu.empty()) argv.insert(argv.end(), {"--gpu", gpu});
   return argv;
 }
@@ -146,7 +135,7 @@ std::vector<std::string> QualifyWorkerArgs::to_argv() const {
 QualifyWorkerArgs QualifyWorkerArgs::parse(const std::vector<std::string>& args) {
   ArgReader r(args,
               {"spec", "plugin", "arm", "timing-sizes", "added-point", "hang-timeout",
-               "artifacts-dir", "case-data", "origin", "shard", "gpu"},
+               "artifacts-dir", "case-data", "origin", "claims", "gpu"},
               {"quick"});
   QualifyWorkerArgs a;
   a.spec = r.required("spec");
@@ -159,7 +148,7 @@ QualifyWorkerArgs QualifyWorkerArgs::parse(const std::vector<std::string>& args)
   a.artifacts_dir = r.one("artifacts-dir");
   a.case_data = r.one("case-data");
   a.origins = r.all("origin");
-  if (r.has("shard")) decode_shard(r.one("shard"), a.shard, a.shards);
+  a.claims = r.one("claims");
   a.gpu = r.one("gpu");
   return a;
 }

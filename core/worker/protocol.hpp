@@ -39,9 +39,9 @@ struct QualifyWorkerArgs {
   // The file that defines the arm when its plugin loads arms from files (ArmIdentity::origin):
   // the worker's plugins load only the files named here (KQ_ARM_FILES, kq/arm.hpp).
   std::vector<std::string> origins;
-  // One of several workers sharing the arm's cases (qualify/qualify_stage.hpp): the cases whose
-  // position in the plan is `shard` modulo `shards`.
-  int shard = 0, shards = 1;
+  // One of several workers sharing the arm's cases (qualify/qualify_stage.hpp): the file through
+  // which they take them a group at a time (qualify/case_claims.hpp); empty: every case.
+  std::string claims;
   // The GPU to run on, as CUDA_VISIBLE_DEVICES names it (set before CUDA starts); empty: those
   // the worker inherits.
   std::string gpu;

@@ -269,6 +269,7 @@ TEST_CASE("KQ_QUALIFY_SHARDS: an arm's cases shared by that many workers, one ve
   for (const char* log :
        {"qualify-py_sharded.log", "qualify-py_sharded.shard2.log", "qualify-py_sharded.shard3.log"})
     CHECK(fs::exists(dir / "run" / "logs" / log));
+  CHECK_FALSE(fs::exists(dir / "run" / "logs" / "claims-py_sharded"));  // the workers' counter
   const auto summary = read_json(dir / "run" / "summary.json");
   CHECK(summary["arms"][0]["verdict"] == "qualified");
   int cases = 0;

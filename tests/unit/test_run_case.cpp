@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "fake_arm.hpp"
@@ -106,6 +107,25 @@ TEST_CASE("qualify_arm turns case outcomes into a verdict") {
   v = kq::qualify_arm(bad, bad.identity(), spec, few, [](const nlohmann::json&) {});
   CHECK(v.verdict == kq::rec::Verdict::rejected);
   CHECK(v.check == "values");
+
+  // A worker that takes its cases out of order (the shards of qualify/case_claims.hpp) names
+  // the same failing case, the first in the plan; its total is the cases it took.
+  std::size_t left = few.size();
+  auto backwards = [&]() -> std::optional<std::size_t> {
+    if (left == 0) return std::nullopt;
+    return --left;
+  };
+  FakeArm bad_again(Flaw::skip_tail);
+  const auto w = kq::qualify_arm(
+      bad_again, bad_again.identity(), spec, few, [](const nlohmann::json&) {}, nullptr, backwards);
+  CHECK(w.verdict == kq::rec::Verdict::rejected);
+  CHECK(w.case_name == v.case_name);
+  CHECK(w.counts->total == static_cast<int>(few.size()));
+  left = 3;
+  const auto three = kq::qualify_arm(
+      good, good.identity(), spec, few, [](const nlohmann::json&) {}, nullptr, backwards);
+  CHECK(three.counts->total == 3);
+  CHECK(three.counts->passed + three.counts->refused == 3);
 }
 
 TEST_CASE("a case's host memory: a CUDA arm's output checked on the device takes none") {
