@@ -18,6 +18,7 @@
 #include "qualify/case_data.hpp"
 #include "qualify/compare.hpp"
 #include "record/instance_name.hpp"
+#include "stats/stats.hpp"
 #include "timing/clock_probe.hpp"
 #include "timing/compute_light.hpp"
 #include "timing/fresh_inputs.hpp"
@@ -63,7 +64,7 @@ class SizeRun {
   SizeRun(const std::vector<TimedArm>& arms, const Spec& spec, const TimedPoint& point,
           std::uint64_t check_seed, std::map<std::string, std::string>& rejected,
           std::map<std::string, double>& cpu_rate, SharedGemm& gemm, const Emit& emit,
-          bool cpu_beside_cuda)
+          bool cpu_beside_cuda, const std::map<std::string, double>& last_medians)
       : spec_(spec),
         cpu_beside_cuda_(cpu_beside_cuda),
         point_(point),
@@ -76,7 +77,7 @@ class SizeRun {
         emit_(emit),
         rng_(spec.qualification.seed + static_cast<std::uint64_t>(point.size)) {
     const auto t0 = clock_type::now();
-    set_up(arms, check_seed);
+    set_up(arms, check_seed, last_medians);
     setup_s_ = since(t0);
   }
 
@@ -86,9 +87,18 @@ class SizeRun {
     after_rounds();
   }
 
+  // Each arm's median seconds a call (single mode) at this size, those not rejected.
+  std::map<std::string, double> medians() const {
+    std::map<std::string, double> m;
+    for (const Slot& s : slots_)
+      if (s.rejected.empty() && !s.single.empty()) m[s.name()] = summarize(s.single).median;
+    return m;
+  }
+
  private:
   // Set-up: every arm prepared and warmed, the reference, the graphs checked, the steps.
-  void set_up(const std::vector<TimedArm>& arms, std::uint64_t check_seed) {
+  void set_up(const std::vector<TimedArm>& arms, std::uint64_t check_seed,
+              const std::map<std::string, double>& last_medians) {
     const TimingPolicy& pol = spec_.timing;
     const bool graph_mode =
         std::find(pol.modes.begin(), pol.modes.end(), "graph") != pol.modes.end();
@@ -99,7 +109,7 @@ class SizeRun {
     std::vector<std::string> names;
     std::vector<double> arm_setup_s;
     std::vector<std::size_t> place;  // each slot's arm's place in `arms`
-    for (const std::size_t i : setup_order(arms, spec_.decision)) {
+    for (const std::size_t i : setup_order(arms, spec_.decision, last_medians)) {
       const TimedArm& a = arms[i];
       if (auto r = rejected_.find(a.identity.name); r != rejected_.end()) {
         skip(a, "rejected by the timing checks: " + r->second);
@@ -528,17 +538,27 @@ class SizeRun {
 
 }  // namespace
 
-std::vector<std::size_t> setup_order(const std::vector<TimedArm>& arms, const DecisionRule& rule) {
+std::vector<std::size_t> setup_order(const std::vector<TimedArm>& arms, const DecisionRule& rule,
+                                     const std::map<std::string, double>& last_medians) {
   auto rank = [&](const TimedArm& a) {
     const std::string arm = instance_arm(a.identity.name);
     if (std::find(rule.baselines.begin(), rule.baselines.end(), arm) != rule.baselines.end())
       return 0;
-    return std::find(rule.eager.begin(), rule.eager.end(), arm) != rule.eager.end() ? 2 : 1;
+    if (std::find(rule.eager.begin(), rule.eager.end(), arm) != rule.eager.end()) return 3;
+    return last_medians.count(a.identity.name) ? 1 : 2;
+  };
+  // Among the candidates timed at the size before, the faster first.
+  auto median = [&](const TimedArm& a) {
+    const auto m = last_medians.find(a.identity.name);
+    return m == last_medians.end() ? 0.0 : m->second;
   };
   std::vector<std::size_t> order(arms.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t x, std::size_t y) { return rank(arms[x]) < rank(arms[y]); });
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    const int rx = rank(arms[x]), ry = rank(arms[y]);
+    if (rx != ry) return rx < ry;
+    return rx == 1 && median(arms[x]) < median(arms[y]);
+  });
   return order;
 }
 
@@ -556,9 +576,13 @@ void time_arms(const std::vector<TimedArm>& arms, const Spec& spec, const Emit& 
     });
   };
   SharedGemm gemm;
+  std::map<std::string, double> last_medians;  // at the size before: who is set up first
   for (const TimedPoint& p : timed_points(spec, spec.timing.sizes)) {
     if (!any_own_left()) break;
-    SizeRun(arms, spec, p, check_seed, rejected, cpu_rate, gemm, emit, cpu_beside_cuda).run();
+    SizeRun size(arms, spec, p, check_seed, rejected, cpu_rate, gemm, emit, cpu_beside_cuda,
+                 last_medians);
+    size.run();
+    last_medians = size.medians();
   }
 }
 

@@ -36,8 +36,11 @@ struct TimedArm {
 // The order a size's arms are set up in (indices into `arms`): where a large size's buffers
 // fill the device, the arms set up last are the ones left out at it. The baseline arms first (no
 // decision stands without one), the eager arms last (they give the speed-up over eager alone),
-// the others in their order between. The rounds interleave them in `arms`' order all the same.
-std::vector<std::size_t> setup_order(const std::vector<TimedArm>& arms, const DecisionRule& rule);
+// the others between: those timed at the size before fastest first (`last_medians`: arm ->
+// its median seconds a call there), so that the candidates left out are the slowest, then the
+// rest in their order. The rounds interleave them in `arms`' order all the same.
+std::vector<std::size_t> setup_order(const std::vector<TimedArm>& arms, const DecisionRule& rule,
+                                     const std::map<std::string, double>& last_medians = {});
 
 // cpu_beside_cuda false (kq run --quick): where a CUDA arm is timed, no CPU arm is. A CPU arm is
 // never a candidate beside CUDA ones, and its set-up (a CPU torch.compile build: 40 s on the

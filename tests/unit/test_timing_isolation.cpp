@@ -265,4 +265,12 @@ TEST_CASE("a size sets up its baseline first and its eager arm last") {
   // order, the eager arm last.
   CHECK(kq::setup_order(arms, rule) == std::vector<std::size_t>{3, 4, 0, 1, 5, 2});
   CHECK(kq::setup_order(arms, kq::DecisionRule{}) == std::vector<std::size_t>{0, 1, 2, 3, 4, 5});
+
+  // The candidates timed at the size before, fastest first (the slowest are left out where
+  // memory runs short), then those not timed there; the baselines and eager arm stay put.
+  const std::map<std::string, double> last = {{"triton_softmax", 49.5e-6},
+                                              {"cuda_softmax", 79.6e-6},
+                                              {"torch_compile@f1", 10e-6},
+                                              {"torch_eager@f1", 1e-6}};
+  CHECK(kq::setup_order(arms, rule, last) == std::vector<std::size_t>{3, 4, 5, 0, 1, 2});
 }
