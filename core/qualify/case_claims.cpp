@@ -45,6 +45,17 @@ void CaseClaims::create(const std::filesystem::path& file) {
   if (!sized) throw file_error("size", file);
 }
 
+std::uint64_t CaseClaims::taken(const std::filesystem::path& file) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw file_error("open", file);
+  void* p = ::mmap(nullptr, sizeof(std::uint64_t), PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (p == MAP_FAILED) throw file_error("map", file);
+  const std::uint64_t n = Counter(*static_cast<std::uint64_t*>(p)).load();
+  ::munmap(p, sizeof(std::uint64_t));
+  return n;
+}
+
 CaseClaims::CaseClaims(const std::filesystem::path& file, const std::vector<Case>& cases)
     : groups_(shape_groups(cases)) {
   const int fd = ::open(file.c_str(), O_RDWR | O_CLOEXEC);

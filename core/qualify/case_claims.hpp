@@ -24,6 +24,8 @@ class CaseClaims {
  public:
   // Makes the counter file, at zero, before the workers that share it start.
   static void create(const std::filesystem::path& file);
+  // How many groups the workers have taken so far (past the last group: every one).
+  static std::uint64_t taken(const std::filesystem::path& file);
 
   // One worker's view; every worker sharing the file must be given the same cases.
   CaseClaims(const std::filesystem::path& file, const std::vector<Case>& cases);

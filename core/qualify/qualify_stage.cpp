@@ -24,6 +24,7 @@
 #include "qualify/case_claims.hpp"
 #include "qualify/gpu_placer.hpp"
 #include "qualify/sanitizer_log.hpp"
+#include "qualify/shared_arm.hpp"
 #include "qualify/shared_cases.hpp"
 #include "spec/spec.hpp"
 #include "util/env_number.hpp"
@@ -45,6 +46,21 @@ struct WorkerVerdict {
   rec::VerdictRecord verdict;
   int exit_code = 0;
 };
+
+// What the stage's workers share: the GPUs they are placed on; how many run now, and up to how
+// many an arm whose cases are shared takes more workers (twice --jobs); the plan's cases in
+// order and their shape groups, for those arms (qualify/shared_arm.hpp).
+struct StageRoom {
+  explicit StageRoom(std::vector<GpuSlot> gpus) : placer(std::move(gpus)) {}
+  GpuPlacer placer;
+  std::atomic<int> running{0};
+  int capacity = 0;
+  std::vector<std::string> case_order;
+  std::size_t shape_groups = 0;
+};
+
+// At most this many workers share one arm's cases.
+constexpr int kMaxShards = 16;
 
 // A worker's exit is part of the stage's wall time: its log says how long it took after its
 // last record, and a long one (interpreter teardown, a pool of compilers) is also shown.
@@ -77,9 +93,14 @@ WorkerVerdict run_worker(const StageArm& a, const QualifyStageOptions& opt, Shar
                          const std::vector<std::string>& prefix, const std::string& pass,
                          bool quick, const std::filesystem::path& log,
                          const std::function<void(const json&)>& record, double slowdown,
-                         GpuPlacer& placer, int shard = 0,
-                         const std::filesystem::path& claims = {}) {
+                         StageRoom& room, int shard = 0, const std::filesystem::path& claims = {}) {
   const std::string& name = a.identity.name;
+  GpuPlacer& placer = room.placer;
+  struct Running {  // counted while it runs: an arm's shared cases take more workers while few do
+    std::atomic<int>& n;
+    explicit Running(std::atomic<int>& c) : n(c) { ++n; }
+    ~Running() { --n; }
+  } running{room.running};
   // A CUDA worker's GPU, given back when it ends; its case records name it.
   std::optional<GpuSlot> gpu;
   if (a.identity.device == Device::cuda) gpu = placer.take();
@@ -183,114 +204,38 @@ int shards_for(const StageArm& a, const QualifyStageOptions& opt) {
   return opt.jobs >= 4 ? std::clamp(opt.jobs / 2, 2, 4) : 1;
 }
 
-// The verdict of an arm whose cases were shared: a crash or hang first, then the rejection by
-// the case that comes first in the plan, then a shard never judged (unsupported, tampering...),
-// else qualified; the counts and stages summed.
-rec::VerdictRecord merge_shards(const std::vector<rec::VerdictRecord>& shards,
-                                const std::vector<std::string>& case_order) {
-  auto position = [&](const rec::VerdictRecord& v) {
-    auto it = std::find(case_order.begin(), case_order.end(), v.case_name.value_or(""));
-    return it - case_order.begin();
-  };
-  auto rank = [](rec::Verdict v) {
-    return v == rec::Verdict::crashed || v == rec::Verdict::hung ? 0
-           : v == rec::Verdict::rejected                         ? 1
-           : v == rec::Verdict::qualified                        ? 3
-                                                                 : 2;
-  };
-  const rec::VerdictRecord* pick = &shards.front();
-  for (const rec::VerdictRecord& v : shards)
-    if (rank(v.verdict) < rank(pick->verdict) ||
-        (rank(v.verdict) == 1 && rank(pick->verdict) == 1 && position(v) < position(*pick)))
-      pick = &v;
-  rec::VerdictRecord out = *pick;
-  out.counts.reset();
-  out.stages.reset();
-  auto sum = [](auto& into, const auto& part) {
-    if (!part) return;
-    if (!into) into.emplace();
-    *into += *part;
-  };
-  for (const rec::VerdictRecord& v : shards) {
-    sum(out.counts, v.counts);
-    sum(out.stages, v.stages);
-  }
-  // Each worker counts the cases it took; a worker that crashed left the rest to the others,
-  // or untaken: the arm's total is the plan's.
-  if (out.counts) out.counts->total = static_cast<int>(case_order.size());
-  return out;
-}
-
-// An arm's cases shared by `shards` workers side by side (shards_for), taken a shape at a time
-// (case_claims.hpp); their verdicts merged into the one recorded. The first worker starts alone,
-// the others once it has begun a case: an arm that declines the spec (most of a plugin's arms,
-// for most specs) costs one worker.
-rec::VerdictRecord run_shards(const StageArm& a, const QualifyStageOptions& opt,
-                              SharedCaseFeed* feed, const std::function<void(const json&)>& record,
-                              int shards, const std::vector<std::string>& case_order,
-                              GpuPlacer& placer) {
-  const std::string& name = a.identity.name;
-  std::mutex mu;
-  std::condition_variable cv;
-  bool began = false, first_ended = false;
-  auto all_but_verdicts = [&](const json& j) {
-    if (rec::is<rec::CaseStart>(j)) {
-      std::lock_guard lock(mu);
-      began = true;
-      cv.notify_all();
-    }
-    if (!rec::is<rec::VerdictRecord>(j)) record(j);
-  };
-  std::vector<rec::VerdictRecord> verdicts(static_cast<std::size_t>(shards));
-  std::vector<std::exception_ptr> failures(static_cast<std::size_t>(shards));
-  const std::filesystem::path claims = opt.log_dir / ("claims-" + name);
-  CaseClaims::create(claims);
-  auto shard = [&](int k) {
-    const auto log = opt.log_dir / ("qualify-" + name +
-                                    (k == 0 ? "" : ".shard" + std::to_string(k + 1)) + ".log");
-    try {
-      verdicts[static_cast<std::size_t>(k)] =
-          run_worker(a, opt, feed, {}, "", opt.quick, log, all_but_verdicts, 1.0, placer, k, claims)
-              .verdict;
-    } catch (...) {
-      failures[static_cast<std::size_t>(k)] = std::current_exception();
-    }
-    if (k == 0) {
-      std::lock_guard lock(mu);
-      first_ended = true;
-      cv.notify_all();
-    }
-  };
-  std::vector<std::thread> workers;
-  workers.emplace_back(shard, 0);
-  {
-    std::unique_lock lock(mu);
-    cv.wait(lock, [&] { return began || first_ended; });
-  }
-  if (began)
-    for (int k = 1; k < shards; ++k) workers.emplace_back(shard, k);
-  for (auto& t : workers) t.join();
-  std::filesystem::remove(claims);
-  for (const auto& f : failures)
-    if (f) std::rethrow_exception(f);
-  verdicts.resize(workers.size());
-  rec::VerdictRecord merged = merge_shards(verdicts, case_order);
-  record(merged);
-  return merged;
-}
-
 // One arm's qualification: its worker (or workers, shards_for), then (for a CUDA arm with
 // sanitize tools) one worker per tool under compute-sanitizer. Returns the final verdict.
 rec::VerdictRecord qualify_one(const StageArm& a, const QualifyStageOptions& opt,
                                SharedCaseFeed* feed, const std::function<void(const json&)>& record,
-                               const std::vector<std::string>& case_order, GpuPlacer& placer) {
+                               StageRoom& room) {
   const std::string& name = a.identity.name;
   const int shards = shards_for(a, opt);
-  rec::VerdictRecord verdict =
-      shards > 1 ? run_shards(a, opt, feed, record, shards, case_order, placer)
-                 : run_worker(a, opt, feed, {}, "", opt.quick,
-                              opt.log_dir / ("qualify-" + name + ".log"), record, 1.0, placer)
-                       .verdict;
+  rec::VerdictRecord verdict;
+  if (shards > 1) {
+    SharedArmOptions shared;
+    shared.arm = name;
+    shared.workers = shards;
+    shared.max_workers = kMaxShards;
+    shared.case_order = room.case_order;
+    shared.shape_groups = room.shape_groups;
+    shared.claims = opt.log_dir / ("claims-" + name);
+    shared.room = [&room] { return room.running.load() < room.capacity; };
+    verdict = run_shared_arm(
+        shared,
+        [&](int k, const std::filesystem::path& claims, const Emit& emit) {
+          const auto log =
+              opt.log_dir /
+              ("qualify-" + name + (k == 0 ? "" : ".shard" + std::to_string(k + 1)) + ".log");
+          return run_worker(a, opt, feed, {}, "", opt.quick, log, emit, 1.0, room, k, claims)
+              .verdict;
+        },
+        record);
+  } else {
+    verdict = run_worker(a, opt, feed, {}, "", opt.quick,
+                         opt.log_dir / ("qualify-" + name + ".log"), record, 1.0, room)
+                  .verdict;
+  }
 
   const bool sanitize = a.identity.device == Device::cuda && !opt.sanitize_tools.empty() &&
                         verdict.verdict != rec::Verdict::unsupported;
@@ -313,7 +258,7 @@ rec::VerdictRecord qualify_one(const StageArm& a, const QualifyStageOptions& opt
     // Sanitizers slow kernels by 10 to 100 times: give the worker that much more time.
     const WorkerVerdict v =
         run_worker(a, opt, feed, prefix, tool, true,
-                   opt.log_dir / ("qualify-" + tool + "-" + name + ".log"), record, 20.0, placer);
+                   opt.log_dir / ("qualify-" + tool + "-" + name + ".log"), record, 20.0, room);
     const json found = read_sanitizer_log(log);
     rec::SanitizerFinding f;
     f.arm = name;
@@ -370,16 +315,16 @@ PlanOptions stage_plan(const QualifyStageOptions& opt) {
   return plan;
 }
 
-// The names of the plan's cases in its order, where an arm's cases are shared (shards_for):
-// the first failure of a shared arm is the first in this order.
-std::vector<std::string> case_order(const std::vector<StageArm>& arms,
-                                    const QualifyStageOptions& opt) {
-  std::vector<std::string> names;
+// Where an arm's cases are shared (shards_for): the names of the plan's cases in its order (the
+// first failure of a shared arm is the first in it) and how many shape groups they make.
+void shared_plan(const std::vector<StageArm>& arms, const QualifyStageOptions& opt,
+                 StageRoom& room) {
   if (std::none_of(arms.begin(), arms.end(),
                    [&](const StageArm& a) { return shards_for(a, opt) > 1; }))
-    return names;
-  for (const Case& c : plan_cases(stage_spec(opt), stage_plan(opt))) names.push_back(c.name);
-  return names;
+    return;
+  const std::vector<Case> cases = plan_cases(stage_spec(opt), stage_plan(opt));
+  for (const Case& c : cases) room.case_order.push_back(c.name);
+  room.shape_groups = shape_groups(cases).size();
 }
 
 // The cases' data for the stage's workers, or none where fewer than two workers would read it.
@@ -490,10 +435,11 @@ std::vector<rec::VerdictRecord> qualify_stage(const std::vector<StageArm>& arms,
   ::setenv(kBigCaseLockEnv, (opt.log_dir / "big-case.lock").c_str(), 1);
   std::vector<rec::VerdictRecord> verdicts(arms.size());
   const std::vector<std::size_t> order = launch_order(arms);
-  const std::vector<std::string> order_of_cases = case_order(arms, opt);
+  StageRoom room(opt.gpus);
+  room.capacity = 2 * std::max(opt.jobs, 1);
+  shared_plan(arms, opt, room);
   std::atomic<std::size_t> next{0};
   std::exception_ptr failure;
-  GpuPlacer placer(opt.gpus);
   auto work = [&] {
     for (std::size_t n = next++; n < arms.size(); n = next++) {
       const std::size_t i = order[n];
@@ -506,7 +452,7 @@ std::vector<rec::VerdictRecord> qualify_stage(const std::vector<StageArm>& arms,
           record(verdicts[i]);
           continue;
         }
-        verdicts[i] = qualify_one(a, opt, feed.get(), record, order_of_cases, placer);
+        verdicts[i] = qualify_one(a, opt, feed.get(), record, room);
         if (opt.on_arm_done) opt.on_arm_done(a);
       } catch (...) {
         std::lock_guard lock(mu);

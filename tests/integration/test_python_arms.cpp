@@ -279,6 +279,42 @@ TEST_CASE("KQ_QUALIFY_SHARDS: an arm's cases shared by that many workers, one ve
   CHECK(cases > 3);
 }
 
+// An arm whose cases outlast a new worker's first case takes more workers while the machine has
+// room: here each call sleeps, the first in a process longer (a compile from nothing).
+TEST_CASE("a slow arm from a file takes more workers while its cases last") {
+  const fs::path dir = kq::test::temp_dir("python-shards-join");
+  const fs::path arms = dir / "arms";
+  fs::create_directories(arms);
+  write(arms / "slow.py",
+        "import os, time\n"
+        "import kq\n\n"
+        "with open(os.path.join(os.path.dirname(__file__), 'pids'), 'a') as f:\n"
+        "    f.write('%d\\n' % os.getpid())\n"
+        "first = [True]\n\n"
+        "@kq.arm(name='py_slow', device='cpu', tensors='numpy', computes='relu(x + residual)')\n"
+        "def arm(inputs, outputs):\n"
+        "    import numpy\n"
+        "    time.sleep(0.2 if first[0] else 0.08)\n"
+        "    first[0] = False\n"
+        "    numpy.add(inputs[0], inputs[1], out=outputs[0])\n"
+        "    numpy.maximum(outputs[0], 0, out=outputs[0])\n");
+  setenv("KQ_PYTHON_ARMS", arms.c_str(), 1);
+  auto r = run_kq("qualify specs/residual_relu.yaml --arms py_slow --quick --jobs 4 --out '" +
+                      (dir / "run").string() + "'",
+                  "KQ_QUALIFY_SHARDS=2");
+  unsetenv("KQ_PYTHON_ARMS");
+  INFO(r.out);
+  CHECK(r.exit_code == 0);
+  CHECK(lines_of(arms / "pids").size() > 3);  // the parent, two workers and one that joined
+  CHECK(fs::exists(dir / "run" / "logs" / "qualify-py_slow.shard3.log"));
+  const auto summary = read_json(dir / "run" / "summary.json");
+  CHECK(summary["arms"][0]["verdict"] == "qualified");
+  int cases = 0;
+  for (const auto& j : kq::read_json_lines(dir / "run" / "qualification.jsonl"))
+    cases += j["type"] == "case" && j["arm"] == "py_slow";
+  CHECK(cases == summary["arms"][0]["counts"]["total"].get<int>());  // each case once
+}
+
 TEST_CASE("torch_eager_cpu qualifies every shipped spec; torch_compile_cpu declines without it") {
   const std::string version = torch_version();
   if (version.empty()) {
