@@ -436,7 +436,10 @@ std::vector<rec::VerdictRecord> qualify_stage(const std::vector<StageArm>& arms,
   std::vector<rec::VerdictRecord> verdicts(arms.size());
   const std::vector<std::size_t> order = launch_order(arms);
   StageRoom room(opt.gpus);
-  room.capacity = 2 * std::max(opt.jobs, 1);
+  // KQ_QUALIFY_ROOM replaces it, to measure what joining workers buy (0: none joins).
+  room.capacity = static_cast<int>(std::min<std::uint64_t>(
+      env_number("KQ_QUALIFY_ROOM").value_or(2 * static_cast<std::uint64_t>(std::max(opt.jobs, 1))),
+      1024));
   shared_plan(arms, opt, room);
   std::atomic<std::size_t> next{0};
   std::exception_ptr failure;

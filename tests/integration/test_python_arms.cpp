@@ -313,6 +313,17 @@ TEST_CASE("a slow arm from a file takes more workers while its cases last") {
   for (const auto& j : kq::read_json_lines(dir / "run" / "qualification.jsonl"))
     cases += j["type"] == "case" && j["arm"] == "py_slow";
   CHECK(cases == summary["arms"][0]["counts"]["total"].get<int>());  // each case once
+
+  // KQ_QUALIFY_ROOM=0: none joins (what joining buys, measured against it).
+  setenv("KQ_PYTHON_ARMS", arms.c_str(), 1);
+  r = run_kq("qualify specs/residual_relu.yaml --arms py_slow --quick --jobs 4 --out '" +
+                 (dir / "alone").string() + "'",
+             "KQ_QUALIFY_SHARDS=2 KQ_QUALIFY_ROOM=0");
+  unsetenv("KQ_PYTHON_ARMS");
+  INFO(r.out);
+  CHECK(r.exit_code == 0);
+  CHECK(fs::exists(dir / "alone" / "logs" / "qualify-py_slow.shard2.log"));
+  CHECK_FALSE(fs::exists(dir / "alone" / "logs" / "qualify-py_slow.shard3.log"));
 }
 
 TEST_CASE("torch_eager_cpu qualifies every shipped spec; torch_compile_cpu declines without it") {
