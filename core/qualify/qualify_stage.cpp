@@ -214,7 +214,6 @@ rec::VerdictRecord qualify_one(const StageArm& a, const QualifyStageOptions& opt
   rec::VerdictRecord verdict;
   if (shards > 1) {
     SharedArmOptions shared;
-    shared.arm = name;
     shared.workers = shards;
     shared.max_workers = kMaxShards;
     shared.case_order = room.case_order;

@@ -41,7 +41,6 @@ using RunShard = std::function<rec::VerdictRecord(int number, const std::filesys
                                                   const Emit& record)>;
 
 struct SharedArmOptions {
-  std::string arm;
   int workers = 2;       // at the start: the first alone, the others once it has begun a case
   int max_workers = 16;  // with those that join
   std::vector<std::string> case_order;  // the plan's cases in order

@@ -61,7 +61,6 @@ struct FakeWorkers {
 
 kq::SharedArmOptions options(const std::vector<kq::Case>& cases, const std::string& dir) {
   kq::SharedArmOptions o;
-  o.arm = "slow_arm";
   o.workers = 2;
   o.max_workers = 6;
   for (const auto& c : cases) o.case_order.push_back(c.name);
