@@ -117,7 +117,8 @@ rec::VerdictRecord run_shared_arm(const SharedArmOptions& opt, const RunShard& r
   auto groups_left = [&] { return CaseClaims::taken(opt.claims) < opt.shape_groups; };
 
   CaseClaims::create(opt.claims);
-  {
+  std::exception_ptr stopped;  // no more workers: the ones running end as they would
+  try {
     std::unique_lock lock(mu);
     start(0);
     cv.wait(lock, [&] { return began || ended == 1; });
@@ -131,9 +132,12 @@ rec::VerdictRecord run_shared_arm(const SharedArmOptions& opt, const RunShard& r
           more_workers_pay(pace, opt.case_order.size(), running) && groups_left() && opt.room())
         start(static_cast<int>(threads.size()));
     }
+  } catch (...) {
+    stopped = std::current_exception();
   }
   for (std::thread& t : threads) t.join();
   std::filesystem::remove(opt.claims);
+  if (stopped) std::rethrow_exception(stopped);
   for (const std::exception_ptr& f : failures)
     if (f) std::rethrow_exception(f);
   rec::VerdictRecord merged = merge_shards(
