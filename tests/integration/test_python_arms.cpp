@@ -222,6 +222,14 @@ std::set<std::string> lines_of(const fs::path& file) {
   return s;
 }
 
+// How many case records `arm` has in a run's qualification.jsonl.
+int case_records(const fs::path& run, const std::string& arm) {
+  int n = 0;
+  for (const auto& j : kq::read_json_lines(run / "qualification.jsonl"))
+    n += j["type"] == "case" && j["arm"] == arm;
+  return n;
+}
+
 }  // namespace
 
 TEST_CASE("a worker imports only the files of the arms it holds") {
@@ -272,9 +280,7 @@ TEST_CASE("KQ_QUALIFY_SHARDS: an arm's cases shared by that many workers, one ve
   CHECK_FALSE(fs::exists(dir / "run" / "logs" / "claims-py_sharded"));  // the workers' counter
   const auto summary = read_json(dir / "run" / "summary.json");
   CHECK(summary["arms"][0]["verdict"] == "qualified");
-  int cases = 0;
-  for (const auto& j : kq::read_json_lines(dir / "run" / "qualification.jsonl"))
-    cases += j["type"] == "case" && j["arm"] == "py_sharded";
+  const int cases = case_records(dir / "run", "py_sharded");
   CHECK(cases == summary["arms"][0]["counts"]["total"].get<int>());  // each case once
   CHECK(cases > 3);
 }
@@ -298,30 +304,25 @@ TEST_CASE("a slow arm from a file takes more workers while its cases last") {
         "    first[0] = False\n"
         "    numpy.add(inputs[0], inputs[1], out=outputs[0])\n"
         "    numpy.maximum(outputs[0], 0, out=outputs[0])\n");
-  setenv("KQ_PYTHON_ARMS", arms.c_str(), 1);
-  auto r = run_kq("qualify specs/residual_relu.yaml --arms py_slow --quick --jobs 4 --out '" +
-                      (dir / "run").string() + "'",
-                  "KQ_QUALIFY_SHARDS=2");
-  unsetenv("KQ_PYTHON_ARMS");
-  INFO(r.out);
-  CHECK(r.exit_code == 0);
+  auto qualify_slow = [&](const std::string& out, const std::string& env) {
+    auto r = run_kq(
+        "qualify specs/residual_relu.yaml --arms py_slow --quick --jobs 4 "
+        "--python-arms '" +
+            arms.string() + "' --out '" + (dir / out).string() + "'",
+        "KQ_QUALIFY_SHARDS=2 " + env);
+    INFO(r.out);
+    CHECK(r.exit_code == 0);
+  };
+  qualify_slow("run", "");
   CHECK(lines_of(arms / "pids").size() > 3);  // the parent, two workers and one that joined
   CHECK(fs::exists(dir / "run" / "logs" / "qualify-py_slow.shard3.log"));
   const auto summary = read_json(dir / "run" / "summary.json");
   CHECK(summary["arms"][0]["verdict"] == "qualified");
-  int cases = 0;
-  for (const auto& j : kq::read_json_lines(dir / "run" / "qualification.jsonl"))
-    cases += j["type"] == "case" && j["arm"] == "py_slow";
-  CHECK(cases == summary["arms"][0]["counts"]["total"].get<int>());  // each case once
+  CHECK(case_records(dir / "run", "py_slow") ==
+        summary["arms"][0]["counts"]["total"].get<int>());  // each case once
 
   // KQ_QUALIFY_ROOM=0: none joins (what joining buys, measured against it).
-  setenv("KQ_PYTHON_ARMS", arms.c_str(), 1);
-  r = run_kq("qualify specs/residual_relu.yaml --arms py_slow --quick --jobs 4 --out '" +
-                 (dir / "alone").string() + "'",
-             "KQ_QUALIFY_SHARDS=2 KQ_QUALIFY_ROOM=0");
-  unsetenv("KQ_PYTHON_ARMS");
-  INFO(r.out);
-  CHECK(r.exit_code == 0);
+  qualify_slow("alone", "KQ_QUALIFY_ROOM=0");
   CHECK(fs::exists(dir / "alone" / "logs" / "qualify-py_slow.shard2.log"));
   CHECK_FALSE(fs::exists(dir / "alone" / "logs" / "qualify-py_slow.shard3.log"));
 }
