@@ -1,5 +1,7 @@
 #include "pipeline/run_pipeline.hpp"
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <iostream>
 #include <map>
@@ -11,6 +13,7 @@
 #include "pipeline/progress.hpp"
 #include "pipeline/run_outlook.hpp"
 #include "plan/timed_points.hpp"
+#include "qualify/big_case_lock.hpp"
 #include "report/printer.hpp"
 #include "rundir/manifest.hpp"
 #include "timing/early_worker.hpp"
@@ -137,6 +140,11 @@ RunPipelineResult run_pipeline(const RunPipelineOptions& o) {
   std::map<std::int64_t, std::string> points;
   for (const TimedPoint& p : timed_points(o.spec, o.spec.timing.sizes)) points[p.size] = p.point;
   progress.name_points(points);
+  // The big-case turns (qualify/big_case_lock.hpp) are named before the early timing worker
+  // starts, so that its first calls at the big points take turns with qualification's cases.
+  const auto lock_dir = QualifyStageOptions::for_run_dir(o.dir).log_dir;
+  std::filesystem::create_directories(lock_dir);
+  ::setenv(kBigCaseLockEnv, (lock_dir / "big-case.lock").c_str(), 1);
   std::unique_ptr<EarlyTimingWorker> early = start_early_timing(o, progress);
   Qualified q = qualify(o, progress);
   result.candidate_failed = q.candidate_failed;

@@ -12,6 +12,7 @@
 #include "device/stream.hpp"
 #include "plan/timed_points.hpp"
 #include "plugins/guarded_call.hpp"
+#include "qualify/big_case_lock.hpp"
 #include "qualify/case_tensors.hpp"
 
 namespace kq {
@@ -60,6 +61,12 @@ int warm_lane(const std::vector<const TimedArm*>& arms, const Spec& spec, const 
   std::map<std::string, double> cpu_rate;  // CPU arm -> seconds a byte, from its last call
   int calls = 0;
   for (const TimedPoint& p : timed_points(spec, spec.timing.sizes)) {
+    // A big point's tensors take the device's turn with qualification's big cases: side by side
+    // on an 80 GB GPU they ran out of memory, and an arm was rejected for what its neighbours
+    // held. The tensors go before the turn does.
+    std::unique_ptr<BigCaseLock> turn;
+    if (lane_cuda && p.c.numel() > kBigCaseElements)
+      turn = std::make_unique<BigCaseLock>(Device::cuda, alive);
     PointTensors tensors(spec, p);
     for (const TimedArm* a : arms) {
       const std::string& name = a->identity.name;
