@@ -1,7 +1,5 @@
 #include "pipeline/run_pipeline.hpp"
 
-#include <cstdlib>
-
 #include <algorithm>
 #include <iostream>
 #include <map>
@@ -142,9 +140,7 @@ RunPipelineResult run_pipeline(const RunPipelineOptions& o) {
   progress.name_points(points);
   // The big-case turns (qualify/big_case_lock.hpp) are named before the early timing worker
   // starts, so that its first calls at the big points take turns with qualification's cases.
-  const auto lock_dir = QualifyStageOptions::for_run_dir(o.dir).log_dir;
-  std::filesystem::create_directories(lock_dir);
-  ::setenv(kBigCaseLockEnv, (lock_dir / "big-case.lock").c_str(), 1);
+  name_big_case_turns(QualifyStageOptions::for_run_dir(o.dir).log_dir);
   std::unique_ptr<EarlyTimingWorker> early = start_early_timing(o, progress);
   Qualified q = qualify(o, progress);
   result.candidate_failed = q.candidate_failed;

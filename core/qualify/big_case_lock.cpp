@@ -13,6 +13,11 @@
 
 namespace kq {
 
+void name_big_case_turns(const std::filesystem::path& log_dir) {
+  std::filesystem::create_directories(log_dir);
+  ::setenv(kBigCaseLockEnv, (log_dir / "big-case.lock").c_str(), 1);
+}
+
 BigCaseLock::BigCaseLock(Device device, const std::function<void()>& heartbeat) {
   const char* base = std::getenv(kBigCaseLockEnv);
   if (base == nullptr || *base == '\0') return;

@@ -9,6 +9,7 @@
 // take the silence for a hang. Without KQ_BIG_CASE_LOCK nothing is locked.
 #pragma once
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <string>
 
@@ -20,6 +21,10 @@ namespace kq {
 inline constexpr const char* kBigCaseLockEnv = "KQ_BIG_CASE_LOCK";
 // The GPU a worker was given (kq run --devices): its CUDA turns are that GPU's alone.
 inline constexpr const char* kBigCaseGpuEnv = "KQ_BIG_CASE_GPU";
+
+// Names the turns' lock (KQ_BIG_CASE_LOCK) in `log_dir`, for every worker started after it:
+// qualification's and the early timing worker's (timing/warm_arms.hpp).
+void name_big_case_turns(const std::filesystem::path& log_dir);
 
 class BigCaseLock {
  public:

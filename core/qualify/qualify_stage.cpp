@@ -430,7 +430,7 @@ std::vector<rec::VerdictRecord> qualify_stage(const std::vector<StageArm>& arms,
   // Every case's inputs and references, computed once here for all the workers, which inherit
   // them sealed (read-only for every process).
   std::unique_ptr<SharedCaseFeed> feed = share_cases(arms, opt, cuda_ok);
-  ::setenv(kBigCaseLockEnv, (opt.log_dir / "big-case.lock").c_str(), 1);
+  name_big_case_turns(opt.log_dir);
   std::vector<rec::VerdictRecord> verdicts(arms.size());
   const std::vector<std::size_t> order = launch_order(arms);
   StageRoom room(opt.gpus);
