@@ -109,32 +109,23 @@ class SizeRun {
     std::vector<std::string> names;
     std::vector<double> arm_setup_s;
     std::vector<std::size_t> place;  // each slot's arm's place in `arms`
-    for (const std::size_t i : setup_order(arms, spec_.decision, last_medians)) {
+    std::vector<std::size_t> order = setup_order(arms, spec_.decision, last_medians);
+    bool baseline_set_up = false;
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      const std::size_t i = order[k];
       const TimedArm& a = arms[i];
-      if (auto r = rejected_.find(a.identity.name); r != rejected_.end()) {
-        skip(a, "rejected by the timing checks: " + r->second);
+      const auto t0 = clock_type::now();
+      const bool baseline = baseline_rank(a, spec_.decision) < spec_.decision.baselines.size();
+      if (!set_up_arm(a, graph_mode, check_seed)) {
+        // The decision weighs every size against one baseline: the next comes before the
+        // candidates while none is set up here.
+        if (baseline && !baseline_set_up) next_baseline_first(order, k + 1, arms, spec_.decision);
         continue;
       }
-      if (over_cpu_budget(a, cpu_rate_.count(a.identity.name) == 1
-                                 ? cpu_rate_[a.identity.name] * point_.bytes
-                                 : 0.0))
-        continue;
-      try {
-        const auto t0 = clock_type::now();
-        slots_.push_back(make_slot(a, spec_, point_, graph_mode, cuda_stream_, check_seed, emit_));
-        Slot& s = slots_.back();
-        if (!s.cuda()) cpu_rate_[a.identity.name] = s.warmup_call_s / std::max(point_.bytes, 1.0);
-        if (over_cpu_budget(a, s.warmup_call_s)) {
-          slots_.pop_back();
-          continue;
-        }
-        names.push_back(a.identity.name);
-        arm_setup_s.push_back(since(t0));
-        place.push_back(i);
-      } catch (const std::exception& e) {
-        skip(a, e.what());
-        rethrow_if_sticky(e);
-      }
+      baseline_set_up = baseline_set_up || baseline;
+      names.push_back(a.identity.name);
+      arm_setup_s.push_back(since(t0));
+      place.push_back(i);
     }
     back_in_place(place, names, arm_setup_s);
     // An isolated worker (its references named "arm@label") times a size only for its own arms.
@@ -180,6 +171,33 @@ class SizeRun {
     }
     for (std::size_t i = 0; i < lights_.size(); ++i)
       steps_.push_back({static_cast<int>(i), StepKind::light});
+  }
+
+  // Sets up `a` in a slot of its own; false, with a record saying why, where it is not timed at
+  // this size (rejected before, over the CPU budget, or its set-up failed: out of memory).
+  bool set_up_arm(const TimedArm& a, bool graph_mode, std::uint64_t check_seed) {
+    if (auto r = rejected_.find(a.identity.name); r != rejected_.end()) {
+      skip(a, "rejected by the timing checks: " + r->second);
+      return false;
+    }
+    if (over_cpu_budget(a, cpu_rate_.count(a.identity.name) == 1
+                               ? cpu_rate_[a.identity.name] * point_.bytes
+                               : 0.0))
+      return false;
+    try {
+      slots_.push_back(make_slot(a, spec_, point_, graph_mode, cuda_stream_, check_seed, emit_));
+      const Slot& s = slots_.back();
+      if (!s.cuda()) cpu_rate_[a.identity.name] = s.warmup_call_s / std::max(point_.bytes, 1.0);
+      if (over_cpu_budget(a, s.warmup_call_s)) {
+        slots_.pop_back();
+        return false;
+      }
+      return true;
+    } catch (const std::exception& e) {
+      skip(a, e.what());
+      rethrow_if_sticky(e);
+      return false;
+    }
   }
 
   // The slots (and their names and set-up times) back in the arms' order, which the rounds
@@ -538,12 +556,21 @@ class SizeRun {
 
 }  // namespace
 
+std::size_t baseline_rank(const TimedArm& a, const DecisionRule& rule) {
+  const std::string arm = instance_arm(a.identity.name);
+  return static_cast<std::size_t>(std::find(rule.baselines.begin(), rule.baselines.end(), arm) -
+                                  rule.baselines.begin());
+}
+
 std::vector<std::size_t> setup_order(const std::vector<TimedArm>& arms, const DecisionRule& rule,
                                      const std::map<std::string, double>& last_medians) {
+  // The first of the rule's baselines among the arms: the one the decision weighs against. The
+  // others are candidates here (kept in order when it cannot be set up: next_baseline_first).
+  std::size_t first = rule.baselines.size();
+  for (const TimedArm& a : arms) first = std::min(first, baseline_rank(a, rule));
   auto rank = [&](const TimedArm& a) {
+    if (first < rule.baselines.size() && baseline_rank(a, rule) == first) return 0;
     const std::string arm = instance_arm(a.identity.name);
-    if (std::find(rule.baselines.begin(), rule.baselines.end(), arm) != rule.baselines.end())
-      return 0;
     if (std::find(rule.eager.begin(), rule.eager.end(), arm) != rule.eager.end()) return 3;
     return last_medians.count(a.identity.name) ? 1 : 2;
   };
@@ -560,6 +587,20 @@ std::vector<std::size_t> setup_order(const std::vector<TimedArm>& arms, const De
     return rx == 1 && median(arms[x]) < median(arms[y]);
   });
   return order;
+}
+
+void next_baseline_first(std::vector<std::size_t>& order, std::size_t from,
+                         const std::vector<TimedArm>& arms, const DecisionRule& rule) {
+  if (from >= order.size()) return;
+  auto next = order.end();
+  std::size_t best = rule.baselines.size();
+  for (auto it = order.begin() + static_cast<std::ptrdiff_t>(from); it != order.end(); ++it)
+    if (const std::size_t r = baseline_rank(arms[*it], rule); r < best) {
+      best = r;
+      next = it;
+    }
+  if (next != order.end())
+    std::rotate(order.begin() + static_cast<std::ptrdiff_t>(from), next, next + 1);
 }
 
 void time_arms(const std::vector<TimedArm>& arms, const Spec& spec, const Emit& emit,

@@ -34,13 +34,23 @@ struct TimedArm {
 };
 
 // The order a size's arms are set up in (indices into `arms`): where a large size's buffers
-// fill the device, the arms set up last are the ones left out at it. The baseline arms first (no
-// decision stands without one), the eager arms last (they give the speed-up over eager alone),
-// the others between: those timed at the size before fastest first (`last_medians`: arm ->
+// fill the device, the arms set up last are the ones left out at it. The baseline first (the
+// first of the rule's baselines among the arms, its instances "arm#2" and "arm@label" too: no
+// decision stands without it), the eager arms last (they give the speed-up over eager alone),
+// the others between, the rule's later baselines among them (the decision weighs every size
+// against one baseline): those timed at the size before fastest first (`last_medians`: arm ->
 // its median seconds a call there), so that the candidates left out are the slowest, then the
 // rest in their order. The rounds interleave them in `arms`' order all the same.
 std::vector<std::size_t> setup_order(const std::vector<TimedArm>& arms, const DecisionRule& rule,
                                      const std::map<std::string, double>& last_medians = {});
+
+// Where the baseline at order[from - 1] could not be set up and no other is: the next of the
+// rule's baselines in order[from...] moves to `from`, ahead of the candidates.
+void next_baseline_first(std::vector<std::size_t>& order, std::size_t from,
+                         const std::vector<TimedArm>& arms, const DecisionRule& rule);
+
+// The arm's place in the rule's baselines (its instances' too); rule.baselines.size() for none.
+std::size_t baseline_rank(const TimedArm& a, const DecisionRule& rule);
 
 // cpu_beside_cuda false (kq run --quick): where a CUDA arm is timed, no CPU arm is. A CPU arm is
 // never a candidate beside CUDA ones, and its set-up (a CPU torch.compile build: 40 s on the
