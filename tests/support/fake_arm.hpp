@@ -34,8 +34,15 @@ class FakeArm : public kq::IKernelArm {
     return {name, "test", kq::Device::cpu, "1", {}, "", ""};
   }
   kq::Status supports(const kq::OpSpec&) const override { return kq::Status::ok(); }
+  // Where set, each prepare() adds the arm's name (the order arms are set up in).
+  std::vector<std::string>* prepared = nullptr;
+  // prepare() fails at sizes above this many elements (as a set-up out of memory would).
+  std::int64_t fails_above = -1;
   kq::Status prepare(const kq::Problem& p) override {
     spec_ = p.spec;
+    if (prepared) prepared->push_back(name);
+    if (fails_above >= 0 && !p.outputs.empty() && p.outputs[0].numel() > fails_above)
+      return kq::Status::error("no memory for this size");
     return kq::Status::ok();
   }
   kq::Status run(std::span<const kq::TensorView> in, std::span<const kq::TensorView> out,

@@ -144,6 +144,40 @@ TEST_CASE("an arm that leaves an output it wrote once is rejected in the rounds,
   CHECK(s["timing"][1]["arms"].size() == 1);  // only the good arm at the second size
 }
 
+TEST_CASE("where the baseline cannot be set up, the next baseline goes before the candidates") {
+  using kq::test::Flaw;
+  kq::test::FakeArm cand(Flaw::none), second(Flaw::none), first(Flaw::none), eager(Flaw::none);
+  cand.name = "cand";
+  second.name = "second";
+  first.name = "first";
+  eager.name = "eager";
+  std::vector<std::string> prepared;
+  for (auto* f : {&cand, &second, &first, &eager}) f->prepared = &prepared;
+  first.fails_above = 4096;  // set up at 4096 elements, not at 65537 (as out of memory)
+  kq::Spec spec = brief_spec();
+  spec.decision.baselines = {"first", "second"};
+  spec.decision.eager = {"eager"};
+  const auto records = time_fakes({&cand, &second, &first, &eager}, spec);
+
+  // Set-up order, an arm's buffer sets taken together: at 4096 the baseline, the candidates
+  // (the later baseline among them) in their order, the eager arm; at 65537 the baseline fails
+  // and the later one comes next, before the candidate.
+  std::vector<std::string> order;
+  for (const auto& n : prepared)
+    if (order.empty() || order.back() != n) order.push_back(n);
+  REQUIRE(order.size() >= 8);
+  CHECK(std::vector<std::string>(order.begin(), order.begin() + 8) ==
+        std::vector<std::string>{"first", "cand", "second", "eager", "first", "second", "cand",
+                                 "eager"});
+  const auto skips = all<kq::rec::ArmSkip>(records);
+  REQUIRE(skips.size() == 1);
+  CHECK(skips[0].arm == "first");
+  CHECK(skips[0].size == 65537);
+  const auto starts = all<kq::rec::SizeStart>(records);
+  REQUIRE(starts.size() == 2);  // the rounds interleave in the arms' order all the same
+  CHECK(starts[1].arms == std::vector<std::string>{"cand", "second", "eager"});
+}
+
 TEST_CASE("an isolated worker stops once its own arms are all rejected") {
   kq::test::FakeArm lazy(kq::test::Flaw::reuse_output), base(kq::test::Flaw::none);
   lazy.name = "lazy";
