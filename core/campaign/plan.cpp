@@ -4,9 +4,12 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <stdexcept>
+#include <utility>
 
 #include "campaign/utc.hpp"
+#include "plan/plan_cases.hpp"
 #include "plan/timed_points.hpp"
 #include "spec/spec.hpp"
 #include "util/json_fields.hpp"
@@ -23,6 +26,8 @@ KQ_JSON_FIELDS(Task) {
   f("argv", r.argv);
   f("run_dir", r.run_dir);
   f("time_limit_s", r.time_limit_s);
+  f("cases", r.cases);
+  f("shapes", r.shapes);
 }
 KQ_JSON_FIELDS(CampaignPlan) {
   f("schema_version", r.schema_version);
@@ -64,6 +69,17 @@ double time_limit_s(const Spec& spec, bool quick) {
   return (quick ? 900.0 : 3600.0) + points * per_point;
 }
 
+// The qualification plan's cases and distinct shapes (a format-2 case's dim values, a format-1
+// case's shape).
+std::pair<int, int> plan_size(const Spec& spec, bool quick) {
+  PlanOptions options;
+  options.quick = quick;
+  const std::vector<Case> cases = plan_cases(spec, options);
+  std::set<std::vector<std::int64_t>> shapes;
+  for (const Case& c : cases) shapes.insert(c.dims.empty() ? c.shape : c.dims);
+  return {static_cast<int>(cases.size()), static_cast<int>(shapes.size())};
+}
+
 std::string task_id(int index, const fs::path& spec, const std::string& gpu_type) {
   char n[16];
   std::snprintf(n, sizeof n, "%03d", index);
@@ -85,6 +101,7 @@ CampaignPlan plan_campaign(const SweepOptions& o) {
       o.gpu_types.empty() ? std::vector<std::string>{"local"} : o.gpu_types;
   for (const fs::path& file : specs) {
     const Spec spec = load_spec(file);  // a bad spec stops the plan, naming its file
+    const auto [cases, shapes] = plan_size(spec, o.quick);
     for (const std::string& type : types) {
       Task t;
       t.index = static_cast<int>(plan.tasks.size());
@@ -94,6 +111,8 @@ CampaignPlan plan_campaign(const SweepOptions& o) {
       t.gpu_type = type;
       t.run_dir = "runs/" + t.id;
       t.time_limit_s = o.time_limit_s > 0 ? o.time_limit_s : time_limit_s(spec, o.quick);
+      t.cases = cases;
+      t.shapes = shapes;
       t.argv = {o.kq.string(), "run", t.spec, "--out", (fs::absolute(o.out) / t.run_dir).string()};
       if (!o.arms.empty()) {
         std::string arms;

@@ -28,6 +28,11 @@ struct Task {
   std::vector<std::string> argv;  // the kq run command line (argv[0] the kq binary)
   std::string run_dir;            // relative to the campaign: runs/<id>
   double time_limit_s = 0;  // an upper bound on the task's wall time, from the spec's own bounds
+  // Its qualification plan (quick or full, as the task runs): the cases, and the distinct shapes
+  // among them. An arm that builds for every static shape (torch.compile's, max-autotune's
+  // tuning above all) builds at least once a shape: that, more than the cases, sets the time.
+  int cases = 0;
+  int shapes = 0;
   bool operator==(const Task&) const = default;
 };
 

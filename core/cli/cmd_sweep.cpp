@@ -1,5 +1,7 @@
+#include <algorithm>
 #include <cstring>
 #include <iostream>
+#include <vector>
 
 #include "campaign/merge.hpp"
 #include "campaign/plan.hpp"
@@ -18,6 +20,30 @@ void say_end(const campaign::Task& t, const campaign::TaskRecord& r) {
   std::cout << "  " << t.id << ": " << campaign::to_string(r.state) << " in "
             << static_cast<long>(r.wall_s) << " s"
             << (r.reason.empty() ? "" : " (" + r.reason + ")") << std::endl;
+}
+
+// What the plan asks of qualification, where the time of most tasks goes: its cases and
+// shapes in all, and the tasks with the most shapes.
+void say_plan_size(const campaign::CampaignPlan& plan) {
+  long cases = 0, shapes = 0;
+  for (const campaign::Task& t : plan.tasks) {
+    cases += t.cases;
+    shapes += t.shapes;
+  }
+  std::vector<const campaign::Task*> most;
+  for (const campaign::Task& t : plan.tasks) most.push_back(&t);
+  const auto top =
+      most.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(3, most.size()));
+  std::partial_sort(
+      most.begin(), top, most.end(),
+      [](const campaign::Task* a, const campaign::Task* b) { return a->shapes > b->shapes; });
+  std::cout << "  qualification: " << cases << " cases in " << shapes
+            << " shapes; an arm that builds for each static shape (torch.compile's) builds once "
+               "a shape at least\n";
+  for (auto it = most.begin(); it != top; ++it)
+    std::cout << (it == most.begin() ? "  the most shapes: " : ", ") << (*it)->id << " "
+              << (*it)->shapes;
+  if (top != most.begin()) std::cout << "\n";
 }
 
 // Merges, writes the campaign's reports, and says where; 0 when every task completed.
@@ -187,6 +213,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
     }
     std::cout << "kq sweep: " << plan.tasks.size() << " task(s) -> "
               << campaign::plan_path(dir).string() << "\n";
+    say_plan_size(plan);
   }
   if (vm["plan-only"].as<bool>()) return kOk;
   if (vm["slurm"].as<bool>()) return submit(plan, dir, vm, local.resume);

@@ -57,6 +57,10 @@ TEST_CASE("kq sweep runs a campaign, names failed and lost tasks, resumes them, 
   REQUIRE(r.exit_code == 0);
   nlohmann::json plan = read_json(dir / "plan.json");
   REQUIRE(plan["tasks"].size() == 3);
+  // What the plan asks of qualification, said and kept.
+  CHECK(r.out.find("  qualification: ") != std::string::npos);
+  CHECK(r.out.find("  the most shapes: ") != std::string::npos);
+  CHECK(plan["tasks"][0]["shapes"].get<int>() > 1);
   const std::string killed = plan["tasks"][1]["id"], lost = plan["tasks"][2]["id"];
   const double limit = plan["tasks"][1]["time_limit_s"];
   plan["tasks"][1]["time_limit_s"] = 0.5;  // killed long before its run ends

@@ -34,6 +34,16 @@ TEST_CASE("a plan has a task per spec and GPU type, each its own kq run") {
                                            (fs::absolute(out) / t.run_dir).string(), "--arms",
                                            "cpu_tbb,torch_eager_cpu", "--quick"});
   CHECK(t.time_limit_s > 900);
+  // Each task's qualification plan, as the task runs it (quick here): its cases and shapes.
+  for (const Task& x : plan.tasks) {
+    CHECK(x.cases > 0);
+    CHECK(x.shapes > 1);
+    CHECK(x.shapes <= x.cases);
+  }
+  CHECK(plan.tasks[0].cases == plan.tasks[1].cases);  // one spec, two GPU types: one plan
+  SweepOptions full = o;
+  full.quick = false;
+  CHECK(plan_campaign(full).tasks[0].cases > t.cases);  // the full plan adds the large cases
   for (const Task& x : plan.tasks) CHECK(x.index == &x - plan.tasks.data());
 
   SweepOptions limited = o;
