@@ -4,13 +4,13 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <stdexcept>
 #include <utility>
 
 #include "campaign/utc.hpp"
 #include "plan/plan_cases.hpp"
 #include "plan/timed_points.hpp"
+#include "qualify/case_claims.hpp"
 #include "spec/spec.hpp"
 #include "util/json_fields.hpp"
 #include "util/version.hpp"
@@ -69,15 +69,13 @@ double time_limit_s(const Spec& spec, bool quick) {
   return (quick ? 900.0 : 3600.0) + points * per_point;
 }
 
-// The qualification plan's cases and distinct shapes (a format-2 case's dim values, a format-1
-// case's shape).
+// The qualification plan's cases and distinct shapes: the groups that qualification's shards
+// hand out a shape at a time (qualify/case_claims.hpp).
 std::pair<int, int> plan_size(const Spec& spec, bool quick) {
   PlanOptions options;
   options.quick = quick;
   const std::vector<Case> cases = plan_cases(spec, options);
-  std::set<std::vector<std::int64_t>> shapes;
-  for (const Case& c : cases) shapes.insert(c.dims.empty() ? c.shape : c.dims);
-  return {static_cast<int>(cases.size()), static_cast<int>(shapes.size())};
+  return {static_cast<int>(cases.size()), static_cast<int>(shape_groups(cases).size())};
 }
 
 std::string task_id(int index, const fs::path& spec, const std::string& gpu_type) {
