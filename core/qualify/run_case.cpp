@@ -121,7 +121,7 @@ class CaseRunner {
     if (auto o = check_memory(1)) return *o;
     if (const CaseTensors::Difference d = differs_from_first(); d.index >= 0) {
       CaseOutcome o = fail("repeat_differs", "a second run (another poison) gave different bits" +
-                                                 in_output(d.output));
+                                                 in_output(d.output) + why_repeat_differs());
       o.index = d.index;
       return o;
     }
@@ -270,6 +270,21 @@ class CaseRunner {
     if (device_ != Device::cuda) return;
     std::string changed = check_device_state(stream_.handle());
     if (device_changed_.empty()) device_changed_ = std::move(changed);
+  }
+
+  // Why a second run differed from the first: a third on the second's poison repeats the
+  // second's bits where the output depends on its old contents (an accumulator never cleared),
+  // and differs again where the arm is nondeterministic (atomics, races). The user fixes one in
+  // the kernel and may accept the other's cause only by knowing which it is.
+  std::string why_repeat_differs() {
+    take(true);  // the second run's output becomes the one compared with
+    poison(1);
+    if (!call_run().is_ok()) return "";
+    take(false);
+    if (differs_from_first().index >= 0)
+      return "; a third on the second's poison differed again: the arm is nondeterministic";
+    return "; a third on the second's poison gave the second's bits again: the output depends on "
+           "its old contents (unless a race came out the same twice)";
   }
 
   std::optional<CaseOutcome> run_again(const char* what) {

@@ -2,6 +2,7 @@
 // flaw (or none): for the qualification and timing tests.
 #pragma once
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <span>
 #include <string>
@@ -22,7 +23,9 @@ enum class Flaw {
   pointer_cache,
   ignore_contract,
   error_status,
-  reuse_output,  // after its first call, returns at once when given the same pointers again
+  reuse_output,      // after its first call, returns at once when given the same pointers again
+  reads_output,      // element 0's low bit from the output's old contents: right on poison 0 alone
+  nondeterministic,  // element 0's low bit flipped on every second call
 };
 
 // relu(x + residual) over contiguous f32 views, with one flaw.
@@ -69,6 +72,8 @@ class FakeArm : public kq::IKernelArm {
       last_out_ = o;
       last_x_ = x;
     }
+    std::uint32_t old0 = 0;  // the output's first element as the caller left it
+    if (n > 0) std::memcpy(&old0, o, sizeof old0);
     std::int64_t end = n;
     if (flaw_ == Flaw::skip_tail) end = n - n % 4;
     if (flaw_ == Flaw::write_past_end && n > 0) o[n] = 1.0f;
@@ -78,13 +83,24 @@ class FakeArm : public kq::IKernelArm {
       float v = flaw_ == Flaw::no_relu ? s : (s > 0 ? s : (std::isnan(s) ? s : 0.0f));
       o[i] = v;
     }
+    if (n > 0 && flaw_ == Flaw::reads_output) o[0] = flip_low_bit(o[0], (~old0 & 1u) != 0);
+    if (n > 0 && flaw_ == Flaw::nondeterministic) o[0] = flip_low_bit(o[0], ++calls_ % 2 == 0);
     if (flaw_ == Flaw::mutate_input && n > 1) x[n / 2] = 42.0f;
     if (flaw_ == Flaw::pointer_cache) cache_.assign(o, o + n);
     return kq::Status::ok();
   }
 
  private:
+  static float flip_low_bit(float v, bool flip) {
+    std::uint32_t b;
+    std::memcpy(&b, &v, sizeof b);
+    b ^= flip ? 1u : 0u;
+    std::memcpy(&v, &b, sizeof v);
+    return v;
+  }
+
   Flaw flaw_;
+  int calls_ = 0;
   const kq::OpSpec* spec_ = nullptr;
   const void* last_out_ = nullptr;
   const void* last_x_ = nullptr;

@@ -74,6 +74,18 @@ TEST_CASE("each flaw is caught by its check") {
   }
 }
 
+TEST_CASE("a second run that differs is told apart: old contents read, or nondeterminism") {
+  auto old_contents = run(Flaw::reads_output, "size/1025");
+  CHECK(old_contents.check == "repeat_differs");
+  CHECK(old_contents.index == 0);
+  CHECK_MESSAGE(old_contents.message.find("depends on its old contents") != std::string::npos,
+                old_contents.message);
+  auto nondeterministic = run(Flaw::nondeterministic, "size/1025");
+  CHECK(nondeterministic.check == "repeat_differs");
+  CHECK_MESSAGE(nondeterministic.message.find("nondeterministic") != std::string::npos,
+                nondeterministic.message);
+}
+
 TEST_CASE("a value failure names the first bad index, expected and got") {
   auto o = run(Flaw::skip_tail, "size/1025");
   CHECK(o.index == 1024);
