@@ -42,6 +42,7 @@ void read_task_run(
     row.cuda =
         "driver " + cuda(rs.machine.cuda_driver) + ", runtime " + cuda(rs.machine.cuda_runtime);
   row.environment = joined(environment_lines(rs.plugin_environment), "; ");
+  row.settings = rs.machine.environment;
   row.kq_commit = rs.kq.commit + (rs.kq.dirty ? "+dirty" : "");
   row.headline = headline_text(rs.headline, Markup::markdown);
   row.decision = rs.decision.sentence;
@@ -100,6 +101,14 @@ void flag_provenance(
     }
 }
 
+// The ids of up to three tasks, and how many more.
+std::string some_ids(const std::vector<std::string>& ids) {
+  std::vector<std::string> shown(ids.begin(), ids.begin() + std::min<std::size_t>(ids.size(), 3));
+  std::string s = joined(shown);
+  if (ids.size() > 3) s += " and " + std::to_string(ids.size() - 3) + " more";
+  return s;
+}
+
 // Specs whose decision differs between GPU types, said plainly.
 void find_disagreements(CampaignSummary& s) {
   std::map<std::string, std::vector<const TaskRow*>> by_spec;
@@ -117,6 +126,31 @@ void find_disagreements(CampaignSummary& s) {
 }
 
 }  // namespace
+
+void flag_settings(CampaignSummary& s) {
+  std::vector<const TaskRow*> ran;  // the tasks whose run directory was read
+  std::set<std::string> names;
+  for (const TaskRow& r : s.tasks)
+    if (!r.kq_commit.empty()) {
+      ran.push_back(&r);
+      // Where compiled code is cached differs from node to node (kq's cache is under $HOME)
+      // and changes no result: recorded in each run, not compared.
+      for (const auto& [name, _] : r.settings)
+        if (!name.ends_with("_CACHE_DIR")) names.insert(name);
+    }
+  for (const std::string& name : names) {
+    std::map<std::string, std::vector<std::string>> by_value;  // "" for unset
+    for (const TaskRow* r : ran) {
+      const auto it = r->settings.find(name);
+      by_value[it == r->settings.end() ? "" : it->second].push_back(r->task.id);
+    }
+    if (by_value.size() < 2) continue;
+    std::vector<std::string> parts;
+    for (const auto& [value, ids] : by_value)
+      parts.push_back((value.empty() ? std::string("unset") : value) + " in " + some_ids(ids));
+    s.flags.push_back("the tasks ran under different " + name + ": " + joined(parts, "; "));
+  }
+}
 
 CampaignSummary merge_campaign(const fs::path& campaign) {
   const CampaignPlan plan = read_plan(campaign);
@@ -171,6 +205,7 @@ CampaignSummary merge_campaign(const fs::path& campaign) {
     s.tasks.push_back(std::move(row));
   }
   flag_provenance(s, sources);
+  flag_settings(s);
   find_disagreements(s);
   if (last_end >= first_start) s.span_s = last_end - first_start;
   return s;
@@ -197,6 +232,7 @@ KQ_JSON_FIELDS(TaskRow) {
   f("host", r.host, jf::kOmitEmpty);
   f("cuda", r.cuda, jf::kOmitEmpty);
   f("environment", r.environment, jf::kOmitEmpty);
+  f("settings", r.settings, jf::kOmitEmpty);
   f("kq_commit", r.kq_commit, jf::kOmitEmpty);
   f("decision", r.decision, jf::kOmitEmpty);
   f("baseline", r.baseline, jf::kOmitEmpty);

@@ -5,6 +5,7 @@
 // ended it), or not started.
 #pragma once
 #include <filesystem>
+#include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
@@ -36,6 +37,8 @@ struct TaskRow {
   std::vector<std::string> problems;  // what could not be read of the run
   std::string slurm_state;            // sacct's state of a task that never finished
   std::string timing_stopped;         // why its timing stopped early ("" where it did not)
+  // The environment variables of the run that change its arms (MachineFacts::environment).
+  std::map<std::string, std::string> settings;
   bool operator==(const TaskRow&) const = default;
 };
 
@@ -62,6 +65,11 @@ struct CampaignSummary {
 };
 
 CampaignSummary merge_campaign(const std::filesystem::path& campaign);
+
+// Adds a flag for each setting (TaskRow::settings) that differs between the tasks that ran:
+// "the tasks ran under different TORCHINDUCTOR_COMPILE_THREADS: unset in 000-...; 4 in 003-...".
+// A task run under other settings is not the same measurement, even on the same build and GPU.
+void flag_settings(CampaignSummary& s);
 
 void to_json(nlohmann::json& j, const CampaignSummary& r);
 

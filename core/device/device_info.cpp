@@ -10,6 +10,7 @@
 
 #include "device/cuda_check.hpp"
 #include "device/memory.hpp"
+#include "device/settings_environment.hpp"
 #include "util/host_memory.hpp"
 
 namespace kq {
@@ -38,6 +39,7 @@ nlohmann::json machine_info() {
   j["gpus"] = nlohmann::json::array();
   // Which of the host's GPUs this process was given (kq sweep gives each task one).
   if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) j["cuda_visible_devices"] = v;
+  j["environment"] = settings_environment();
   std::string why;
   if (!cuda_usable(&why)) {
     j["cuda_unusable"] = why;

@@ -6,7 +6,7 @@ namespace kq {
 
 // {"hostname","os","cpu","cores","memory_bytes","gpus":[{name, cc, sms, l2_bytes, memory_bytes,
 //  clock_khz, mem_clock_khz, bus_width}], "cuda_driver","cuda_runtime", "cuda_unusable",
-//  "cuda_visible_devices" (where set)}
+//  "cuda_visible_devices" (where set), "environment" (device/settings_environment.hpp)}
 nlohmann::json machine_info();
 
 // A short name for run directories: the first GPU's name ("h200") or the hostname.

@@ -93,6 +93,8 @@ void header(std::ostringstream& h, const RunSummary& s) {
     << (s.kq.dirty ? " (dirty)" : "") << "</li>\n";
   h << "<li>spec sha256: <code>" << esc(s.spec_sha256) << "</code></li>\n";
   h << "<li>machine: " << esc(machine_text(s.machine)) << "</li>\n";
+  if (const std::string e = settings_text(s.machine); !e.empty())
+    h << "<li>environment: <code>" << esc(e) << "</code></li>\n";
   if (const std::string g = gpu_load_text(s); !g.empty())
     h << "<li>qualification's cases by GPU: " << esc(g) << "</li>\n";
   // What each plugin said of its environment (kq_plugin_environment): Python, torch, Triton.

@@ -30,6 +30,8 @@ void header(std::ostringstream& md, const RunSummary& s) {
      << "\n";
   md << "- spec sha256: `" << s.spec_sha256 << "`\n";
   md << "- machine: " << machine_text(s.machine) << "\n";
+  if (const std::string e = settings_text(s.machine); !e.empty())
+    md << "- environment: " << cell(e) << "\n";
   if (const std::string g = gpu_load_text(s); !g.empty())
     md << "- qualification's cases by GPU: " << g << "\n";
   // What each plugin said of its environment (kq_plugin_environment): Python, torch, Triton.

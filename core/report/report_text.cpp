@@ -23,6 +23,12 @@ std::string machine_text(const MachineFacts& m) {
   return s;
 }
 
+std::string settings_text(const MachineFacts& m) {
+  std::vector<std::string> parts;
+  for (const auto& [name, value] : m.environment) parts.push_back(name + "=" + value);
+  return joined(parts, ", ");
+}
+
 std::string gpu_load_text(const RunSummary& s) {
   std::string out;
   for (const GpuLoad& g : s.gpu_loads) {

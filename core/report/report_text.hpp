@@ -11,6 +11,9 @@ namespace kq {
 
 // "host, cpu, 16 cores; NVIDIA H200 (132 SMs)", or "...; no usable GPU (why)".
 std::string machine_text(const MachineFacts& m);
+// "TORCHINDUCTOR_COMPILE_THREADS=4, KQ_CACHE_DIR=/x": the settings the run found in its
+// environment, or "" where none.
+std::string settings_text(const MachineFacts& m);
 // "GPU 0: 412 cases, 63.2 s; GPU 1: ..." where qualification's cases were spread over GPUs;
 // "" otherwise.
 std::string gpu_load_text(const RunSummary& s);

@@ -209,6 +209,10 @@ void from_json(const json& j, MachineFacts& r) {
                         read_or<double>(g, "l2_bytes", 0.0)});
   r.devices = read_or<std::vector<std::string>>(r.raw, "devices", {});
   r.timing_gpu = read_or<std::string>(r.raw, "timing_gpu", "");
+  r.environment.clear();
+  if (const json env = read_or<json>(r.raw, "environment", json::object()); env.is_object())
+    for (const auto& [name, value] : env.items())
+      if (value.is_string()) r.environment[name] = value.get<std::string>();
 }
 
 void to_json(json& j, const KqBuild& r) { j = r.raw; }

@@ -9,6 +9,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -87,6 +88,9 @@ struct MachineFacts {
   // (NVIDIA H200)"); absent in runs before it.
   std::vector<std::string> devices;
   std::string timing_gpu;
+  // The settings the run found in its environment (device/settings_environment.hpp); empty in
+  // runs before them.
+  std::map<std::string, std::string> environment;
   bool operator==(const MachineFacts& o) const { return raw == o.raw; }
 };
 
