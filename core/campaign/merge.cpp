@@ -133,10 +133,8 @@ void flag_settings(CampaignSummary& s) {
   for (const TaskRow& r : s.tasks)
     if (!r.kq_commit.empty()) {
       ran.push_back(&r);
-      // Where compiled code is cached differs from node to node (kq's cache is under $HOME)
-      // and changes no result: recorded in each run, not compared.
       for (const auto& [name, _] : r.settings)
-        if (!name.ends_with("_CACHE_DIR")) names.insert(name);
+        if (compared_setting(name)) names.insert(name);
     }
   for (const std::string& name : names) {
     std::map<std::string, std::vector<std::string>> by_value;  // "" for unset

@@ -11,6 +11,7 @@
 #include "decision/decide.hpp"
 #include "record/run_data.hpp"
 #include "report/columns.hpp"
+#include "report/report_text.hpp"
 #include "stats/stats.hpp"
 #include "summary/run_summary.hpp"
 
@@ -31,7 +32,26 @@ RunDescription describe(const RunData& run) {
           m.started,
           machine.hostname,
           machine.gpus.empty() ? std::string() : machine.gpus[0].name,
-          m.spec_sha256};
+          m.spec_sha256,
+          machine.environment};
+}
+
+// "note: the runs ran under different settings: NVIDIA_TF32_OVERRIDE (A unset, B 1)\n", or "".
+std::string settings_note(const RunDescription& a, const RunDescription& b) {
+  std::set<std::string> names;
+  for (const auto* r : {&a, &b})
+    for (const auto& [name, _] : r->settings)
+      if (compared_setting(name)) names.insert(name);
+  const auto value = [](const RunDescription& r, const std::string& name) {
+    const auto it = r.settings.find(name);
+    return it == r.settings.end() ? std::string("unset") : it->second;
+  };
+  std::vector<std::string> differ;
+  for (const std::string& name : names)
+    if (value(a, name) != value(b, name))
+      differ.push_back(name + " (A " + value(a, name) + ", B " + value(b, name) + ")");
+  if (differ.empty()) return "";
+  return "note: the runs ran under different settings: " + joined(differ, "; ") + "\n";
 }
 
 PointNames point_names(const RunData& run) {
@@ -284,6 +304,7 @@ std::string render_comparison(const RunComparison& c) {
   if (!sha_a.empty() && !sha_b.empty() && sha_a != sha_b)
     o << "note: the runs used different specs (spec sha256 " << sha_a.substr(0, 12) << "... and "
       << sha_b.substr(0, 12) << "...)\n";
+  o << settings_note(c.run_a, c.run_b);
   o << "\nB/A: median B over median A (above 1: B is slower), with its 95% bootstrap interval. "
        "noise: both runs'\nrun-to-run noise added, each the range of the medians of "
        "4 to 8 blocks of its rounds\nover its median. A change: the interval excludes 1 and B/A "

@@ -76,6 +76,7 @@ struct VerdictChange {
 // What the comparison's header says of a run.
 struct RunDescription {
   std::string dir, op, started, host, gpu, spec_sha256;
+  std::map<std::string, std::string> settings;  // MachineFacts::environment
 };
 
 struct RunComparison {

@@ -193,6 +193,8 @@ T read_or(const json& j, const char* key, T fallback) {
 
 }  // namespace
 
+bool compared_setting(const std::string& name) { return !name.ends_with("_CACHE_DIR"); }
+
 void to_json(json& j, const MachineFacts& r) { j = r.raw; }
 void from_json(const json& j, MachineFacts& r) {
   r.raw = j.is_object() ? j : json::object();

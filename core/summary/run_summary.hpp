@@ -94,6 +94,11 @@ struct MachineFacts {
   bool operator==(const MachineFacts& o) const { return raw == o.raw; }
 };
 
+// Whether two runs that differ in this setting differ as measurements (kq compare, kq merge):
+// all but where compiled code is cached (*_CACHE_DIR), which differs from node to node (kq's
+// cache is under $HOME) and changes no result.
+bool compared_setting(const std::string& name);
+
 struct KqBuild {  // manifest.json's "kq", kept whole in `raw`
   nlohmann::json raw = nlohmann::json::object();
   std::string version, commit;

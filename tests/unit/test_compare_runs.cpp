@@ -46,6 +46,7 @@ struct RunSpec {
   double arm_add_s = 0;         // added to every arm's samples (a launch path slower by this much)
   // Format 2: each size's point (a size_start record names it); the size is then its number.
   std::map<std::int64_t, std::string> points;
+  std::map<std::string, std::string> environment;  // the manifest's machine.environment
 };
 
 constexpr double kClockMhz = 1980;  // every round's SM clock, but a throttled one's
@@ -55,13 +56,15 @@ std::filesystem::path write_run(const std::filesystem::path& dir, const RunSpec&
   json manifest_arms = json::array();
   if (r.light_seconds > 0)
     for (const auto& a : r.arms) manifest_arms.push_back({{"name", a.arm}, {"device", r.device}});
-  std::ofstream(dir / "manifest.json")
-      << json{{"op", "residual_relu"},
-              {"spec_sha256", "abc123"},
-              {"started", "2026-11-29T00:00:00Z"},
-              {"arms", manifest_arms},
-              {"machine", {{"hostname", "synthetic"}, {"gpus", {{{"name", "Test GPU"}}}}}}}
-             .dump();
+  std::ofstream(dir / "manifest.json") << json{
+      {"op", "residual_relu"},
+      {"spec_sha256", "abc123"},
+      {"started", "2026-11-29T00:00:00Z"},
+      {"arms", manifest_arms},
+      {"machine",
+       {{"hostname", "synthetic"},
+        {"gpus", {{{"name", "Test GPU"}}}},
+        {"environment", r.environment}}}}.dump();
   std::ofstream q(dir / "qualification.jsonl");
   for (const auto& a : r.arms) {
     auto it = r.verdicts.find(a.arm);
@@ -168,6 +171,28 @@ TEST_CASE("an unchanged run: every ratio near 1, no change") {
   CHECK(text.find("median A") != std::string::npos);
   CHECK(text.find("0 slower, 0 faster, 6 same") != std::string::npos);
   CHECK(text.find("no change beyond noise") != std::string::npos);
+}
+
+TEST_CASE("runs under different settings say so; where caches are is not compared") {
+  auto dir = kq::test::temp_dir("compare-settings");
+  auto a = write_run(dir / "a", {.arms = kArms,
+                                 .seed = 1,
+                                 .environment = {{"KQ_CACHE_DIR", "/a"},
+                                                 {"TRITON_CACHE_DIR", "/a/triton"},
+                                                 {"NVIDIA_TF32_OVERRIDE", "0"}}});
+  auto b = write_run(dir / "b", {.arms = kArms,
+                                 .seed = 2,
+                                 .environment = {{"KQ_CACHE_DIR", "/a"},
+                                                 {"TRITON_CACHE_DIR", "/b/triton"},
+                                                 {"TORCHINDUCTOR_COMPILE_THREADS", "4"}}});
+  const std::string text = kq::render_comparison(kq::compare_runs(a, b, 0.02));
+  INFO(text);
+  CHECK(text.find("note: the runs ran under different settings: NVIDIA_TF32_OVERRIDE (A 0, B "
+                  "unset); TORCHINDUCTOR_COMPILE_THREADS (A unset, B 4)\n") != std::string::npos);
+  CHECK(text.find("TRITON_CACHE_DIR") == std::string::npos);
+  auto same = write_run(dir / "c", {.arms = kArms, .seed = 3});
+  CHECK(kq::render_comparison(kq::compare_runs(same, same, 0.02)).find("different settings") ==
+        std::string::npos);
 }
 
 TEST_CASE("one arm 10% slower is flagged slower at every size, the others stay the same") {
