@@ -129,23 +129,18 @@ void find_disagreements(CampaignSummary& s) {
 
 void flag_settings(CampaignSummary& s) {
   std::vector<const TaskRow*> ran;  // the tasks whose run directory was read
-  std::set<std::string> names;
+  std::vector<const Settings*> settings;
   for (const TaskRow& r : s.tasks)
     if (!r.kq_commit.empty()) {
       ran.push_back(&r);
-      for (const auto& [name, _] : r.settings)
-        if (compared_setting(name)) names.insert(name);
+      settings.push_back(&r.settings);
     }
-  for (const std::string& name : names) {
-    std::map<std::string, std::vector<std::string>> by_value;  // "" for unset
-    for (const TaskRow* r : ran) {
-      const auto it = r->settings.find(name);
-      by_value[it == r->settings.end() ? "" : it->second].push_back(r->task.id);
-    }
-    if (by_value.size() < 2) continue;
+  for (const std::string& name : differing_settings(settings)) {
+    std::map<std::optional<std::string>, std::vector<std::string>> by_value;  // unset first
+    for (const TaskRow* r : ran) by_value[setting_of(r->settings, name)].push_back(r->task.id);
     std::vector<std::string> parts;
     for (const auto& [value, ids] : by_value)
-      parts.push_back((value.empty() ? std::string("unset") : value) + " in " + some_ids(ids));
+      parts.push_back(value.value_or("unset") + " in " + some_ids(ids));
     s.flags.push_back("the tasks ran under different " + name + ": " + joined(parts, "; "));
   }
 }

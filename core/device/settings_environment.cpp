@@ -18,17 +18,11 @@ constexpr std::array<std::string_view, 4> kSettingsNames = {"LD_PRELOAD", "LD_LI
 constexpr std::array<std::string_view, 4> kSetByKq = {"CUDA_VISIBLE_DEVICES", "KQ_ARM_FILES",
                                                       "KQ_PYTHON_ARMS", "KQ_BIG_CASE_"};
 
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
 bool is_setting(std::string_view name) {
-  if (std::any_of(kSetByKq.begin(), kSetByKq.end(),
-                  [&](std::string_view k) { return name == k || starts_with(name, k); }))
-    return false;
+  const auto prefixes = [&](std::string_view p) { return name.starts_with(p); };
+  if (std::any_of(kSetByKq.begin(), kSetByKq.end(), prefixes)) return false;
   return std::find(kSettingsNames.begin(), kSettingsNames.end(), name) != kSettingsNames.end() ||
-         std::any_of(kSettingsPrefixes.begin(), kSettingsPrefixes.end(),
-                     [&](std::string_view p) { return starts_with(name, p); });
+         std::any_of(kSettingsPrefixes.begin(), kSettingsPrefixes.end(), prefixes);
 }
 
 }  // namespace

@@ -38,18 +38,10 @@ RunDescription describe(const RunData& run) {
 
 // "note: the runs ran under different settings: NVIDIA_TF32_OVERRIDE (A unset, B 1)\n", or "".
 std::string settings_note(const RunDescription& a, const RunDescription& b) {
-  std::set<std::string> names;
-  for (const auto* r : {&a, &b})
-    for (const auto& [name, _] : r->settings)
-      if (compared_setting(name)) names.insert(name);
-  const auto value = [](const RunDescription& r, const std::string& name) {
-    const auto it = r.settings.find(name);
-    return it == r.settings.end() ? std::string("unset") : it->second;
-  };
   std::vector<std::string> differ;
-  for (const std::string& name : names)
-    if (value(a, name) != value(b, name))
-      differ.push_back(name + " (A " + value(a, name) + ", B " + value(b, name) + ")");
+  for (const std::string& name : differing_settings({&a.settings, &b.settings}))
+    differ.push_back(name + " (A " + setting_of(a.settings, name).value_or("unset") + ", B " +
+                     setting_of(b.settings, name).value_or("unset") + ")");
   if (differ.empty()) return "";
   return "note: the runs ran under different settings: " + joined(differ, "; ") + "\n";
 }

@@ -1,7 +1,9 @@
 // summary.json's keys, each listed once (util/json_fields.hpp).
 #include "summary/run_summary.hpp"
 
+#include <algorithm>
 #include <fstream>
+#include <set>
 #include <stdexcept>
 
 #include "util/json_fields.hpp"
@@ -193,7 +195,24 @@ T read_or(const json& j, const char* key, T fallback) {
 
 }  // namespace
 
-bool compared_setting(const std::string& name) { return !name.ends_with("_CACHE_DIR"); }
+std::optional<std::string> setting_of(const Settings& run, const std::string& name) {
+  const auto it = run.find(name);
+  return it == run.end() ? std::nullopt : std::optional<std::string>(it->second);
+}
+
+std::vector<std::string> differing_settings(const std::vector<const Settings*>& runs) {
+  std::set<std::string> names;
+  for (const Settings* r : runs)
+    for (const auto& [name, _] : *r)
+      if (!name.ends_with("_CACHE_DIR")) names.insert(name);
+  std::vector<std::string> out;
+  for (const std::string& name : names)
+    if (std::any_of(runs.begin(), runs.end(), [&](const Settings* r) {
+          return setting_of(*r, name) != setting_of(*runs.front(), name);
+        }))
+      out.push_back(name);
+  return out;
+}
 
 void to_json(json& j, const MachineFacts& r) { j = r.raw; }
 void from_json(const json& j, MachineFacts& r) {

@@ -94,10 +94,13 @@ struct MachineFacts {
   bool operator==(const MachineFacts& o) const { return raw == o.raw; }
 };
 
-// Whether two runs that differ in this setting differ as measurements (kq compare, kq merge):
-// all but where compiled code is cached (*_CACHE_DIR), which differs from node to node (kq's
-// cache is under $HOME) and changes no result.
-bool compared_setting(const std::string& name);
+// The settings whose value differs between any two of `runs` (set in one and unset in another
+// included), by name: for kq compare and kq merge. Where compiled code is cached (*_CACHE_DIR) is
+// not compared: it differs from node to node (kq's cache is under $HOME) and changes no result.
+using Settings = std::map<std::string, std::string>;
+std::vector<std::string> differing_settings(const std::vector<const Settings*>& runs);
+// `name`'s value in `run`, nullopt where it is unset.
+std::optional<std::string> setting_of(const Settings& run, const std::string& name);
 
 struct KqBuild {  // manifest.json's "kq", kept whole in `raw`
   nlohmann::json raw = nlohmann::json::object();
