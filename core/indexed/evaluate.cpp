@@ -4,6 +4,7 @@
 #include "indexed/evaluate.hpp"
 
 #include <tbb/blocked_range.h>
+#include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
@@ -340,6 +341,10 @@ std::vector<bool> eager_tensors(const Instance& in, std::int64_t limit) {
 // most `remembered` elements (a row's sum that reads a large temporary) are remembered; a large
 // one's are computed again where read again: a sampled row reads them once or twice, and
 // remembering every element of every sampled row would hold millions.
+//
+// Each thread remembers on its own, so that a long reduction's chunks run side by side (a
+// scalar loss over 32768 x 32768 through a temporary took over 250 s in one thread): a value
+// computed twice is the same bits, and no lock sits in the terms' walk.
 class LazyStore final : public Store {
  public:
   LazyStore(const Instance& in, bool bounds, FullStore& whole, const std::vector<bool>& eager,
@@ -349,7 +354,7 @@ class LazyStore final : public Store {
         whole_(whole),
         eager_(eager),
         remembered_(remembered),
-        memo_(in.shapes.size()),
+        memo_(Memo(in.shapes.size())),
         statement_of_(in.shapes.size(), -1) {
     for (std::size_t k = 0; k < in.program->statements.size(); ++k)
       statement_of_[static_cast<std::size_t>(in.program->statements[k].tensor)] =
@@ -359,14 +364,14 @@ class LazyStore final : public Store {
   Term computed(int tensor, std::int64_t linear) override {
     if (eager_[static_cast<std::size_t>(tensor)]) return whole_.computed(tensor, linear);
     if (in_.numel(tensor) > remembered_) return compute(tensor, linear);
-    auto& memo = memo_[static_cast<std::size_t>(tensor)];
+    // No iterator is held across compute(): a reduction inside it may run this thread's other
+    // work, which fills the same memo.
+    auto& memo = memo_.local()[static_cast<std::size_t>(tensor)];
     if (auto it = memo.find(linear); it != memo.end()) return it->second;
     const Term t = compute(tensor, linear);
     memo.emplace(linear, t);
     return t;
   }
-  // Its memo fills as it is read.
-  bool shared_reads() const override { return false; }
 
  private:
   Term compute(int tensor, std::int64_t linear) {
@@ -387,7 +392,8 @@ class LazyStore final : public Store {
   FullStore& whole_;
   const std::vector<bool>& eager_;
   std::int64_t remembered_;
-  std::vector<std::unordered_map<std::int64_t, Term>> memo_;
+  using Memo = std::vector<std::unordered_map<std::int64_t, Term>>;  // by tensor
+  tbb::enumerable_thread_specific<Memo> memo_;
   std::vector<int> statement_of_;
 };
 

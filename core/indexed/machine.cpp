@@ -227,10 +227,6 @@ std::vector<Machine::Part> Machine::reduce_chunks(const Node& n, Frame& f, std::
     parts[k] = m.reduce_range(n, frame, c * kReduceChunk, std::min(count, (c + 1) * kReduceChunk),
                               sum_starts.empty() ? SumBound{} : sum_starts[k]);
   };
-  if (!store_.shared_reads()) {  // one after another, here
-    for (std::int64_t c = 0; c < chunks; ++c) run(*this, f, c);
-    return parts;
-  }
   // Side by side, each thread with its own machine and frame; the first chunk's error in the
   // walk's order is the one reported, whichever thread met its error first.
   std::vector<std::string> errors(static_cast<std::size_t>(chunks));

@@ -22,16 +22,13 @@ namespace kq::ix {
 class Store {
  public:
   virtual ~Store() = default;
+  // Several threads read it at once: a long reduction's chunks run side by side.
   virtual Term computed(int tensor, std::int64_t linear) = 0;
-  // Whether several threads may read it at once (a long reduction's chunks run side by side
-  // where it is; one after another, with the same bits, where it is not).
-  virtual bool shared_reads() const { return true; }
 };
 
-// Reductions over more terms than this run in chunks of this many, each accumulated on its own
-// and the chunks combined in order: the same bits whether they run one after another (a store
-// that is not safe to share) or side by side. A loss over a 32768 x 32768 input took 151 s
-// in one thread.
+// Reductions over more terms than this run in chunks of this many, side by side, each
+// accumulated on its own and the chunks combined in order: the same bits at any thread count.
+// A loss over a 32768 x 32768 input took 151 s in one thread.
 inline constexpr std::int64_t kReduceChunk = std::int64_t{1} << 16;
 
 // The precomputed values of a statement's scans along the current line, by scan node.

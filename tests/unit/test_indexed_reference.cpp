@@ -514,8 +514,7 @@ TEST_CASE("long reductions run in chunks: the loops' values, the same bits at an
   check_close(values_of(clean.at("s")), {want});
   CHECK(values_of(clean.at("at"))[1] == 10);
 
-  // The sampled walk (its store not shared between threads: the chunks one after another) gives
-  // the same bits.
+  // The sampled walk (its chunks side by side too) gives the same bits.
   const std::vector<Sample> samples = {{"s", {}}, {"p", {0}}, {"hi", {1}}, {"at", {0}}};
   const std::vector<double> got = evaluate_at(prog, dims, clean_inputs, samples, 0);
   CHECK(std::bit_cast<std::uint64_t>(got[0]) ==
@@ -524,6 +523,47 @@ TEST_CASE("long reductions run in chunks: the loops' values, the same bits at an
         std::bit_cast<std::uint64_t>(values_of(clean.at("p"))[0]));
   CHECK(got[2] == values_of(clean.at("hi"))[1]);
   CHECK(got[3] == values_of(clean.at("at"))[0]);
+}
+
+TEST_CASE("a sampled loss through temporaries: its chunks side by side, the full walk's bits") {
+  // z and r are computed on demand (no eager tensors) and remembered by each thread on its own
+  // while the loss's chunks run side by side; each term reads z three times and r once.
+  constexpr std::int64_t kN = 5 * kReduceChunk + 17;
+  Declarations d;
+  d.dims = {{"M", DimKind::reduced}, {"N", DimKind::reduced}};
+  d.tensors = {{"x", Role::input, DType::f64, {"M", "N"}},
+               {"z", Role::temporary, DType::f64, {"M", "N"}},
+               {"r", Role::temporary, DType::f64, {"M"}},
+               {"loss", Role::output, DType::f64, {}}};
+  const Program prog = parse(
+      "z[m, n] = abs(x[m, n] - 0.25)\n"
+      "r[m] = max(n, x[m, n])\n"
+      "loss = sum((m, n), select(z[m, n] < 0.5, z[m, n] * z[m, n], z[m, n] - r[m])) / 3\n",
+      d);
+  const Tensors inputs = {
+      {"x", Buffer::of(DType::f64, {3, kN}, random_values(static_cast<std::size_t>(3 * kN), 5))}};
+  const DimValues dims = {{"M", 3}, {"N", kN}};
+  const double full = values_of(evaluate(prog, dims, inputs).at("loss"))[0];
+  double want = 0.0;  // the loop's, for the value; the bits are the full walk's
+  const std::vector<double> x = values_of(inputs.at("x"));
+  for (std::int64_t m = 0; m < 3; ++m) {
+    double r = x[static_cast<std::size_t>(m * kN)];
+    for (std::int64_t n = 0; n < kN; ++n) r = std::max(r, x[static_cast<std::size_t>(m * kN + n)]);
+    for (std::int64_t n = 0; n < kN; ++n) {
+      const double z = std::abs(x[static_cast<std::size_t>(m * kN + n)] - 0.25);
+      want += z < 0.5 ? z * z : z - r;
+    }
+  }
+  check_close({full}, {want / 3});
+  for (const int threads : {1, 4}) {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, threads);
+    const std::vector<Sample> samples = {{"loss", {}}};
+    const std::vector<double> got = evaluate_at(prog, dims, inputs, samples, 0);
+    CHECK(std::bit_cast<std::uint64_t>(got[0]) == std::bit_cast<std::uint64_t>(full));
+    const SampledEvaluation b = evaluate_at_with_bounds(prog, dims, inputs, samples, 0);
+    CHECK(std::bit_cast<std::uint64_t>(b.values[0]) == std::bit_cast<std::uint64_t>(full));
+    CHECK(b.bounds[0] > 0.0);
+  }
 }
 
 TEST_CASE("outputs and bounds placed in the caller's memory: the same bits") {
