@@ -154,10 +154,11 @@ void Progress::on(const rec::CaseStart& c) {
 
 // A worker waiting before a case (its data still being computed beside the workers, or its
 // turn at the device for a large one) says so every few seconds: shown as the wait since the
-// first, not as the case before it running on.
+// first, not as the case before it running on, and what it waits for.
 void Progress::on(const rec::Waiting& w) {
   const std::string key = w.arm + pass_of(w.pass);
-  const std::string what = "waiting to start " + w.case_name;
+  const std::string what =
+      (w.turn ? "waiting for the device for " : "waiting for the data of ") + w.case_name;
   auto it = running_.find(key);
   if (it != running_.end() && it->second.what == what) return;
   running_[key] = {what, Clock::now()};

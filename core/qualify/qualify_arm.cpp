@@ -161,7 +161,7 @@ rec::VerdictRecord qualify_arm(IKernelArm& arm, const ArmIdentity& id, const Spe
     std::unique_ptr<BigCaseLock> turn;
     if (c.numel() > kBigCaseElements)
       turn = std::make_unique<BigCaseLock>(id.device, [&] {
-        emit(rec::Waiting{id.name, c.name, {}});
+        emit(rec::Waiting{id.name, c.name, {}, /*turn=*/true});
       });
     emit(rec::CaseStart{
         id.name, c.name, case_budget_seconds(spec, c), {}, prepare_budget_seconds(spec, c)});

@@ -48,6 +48,7 @@ KQ_JSON_FIELDS(Waiting) {
   f("arm", r.arm);
   f("case", r.case_name);
   f("pass", r.pass);
+  f("turn", r.turn);
 }
 KQ_JSON_FIELDS(CaseResult) {
   f("arm", r.arm);

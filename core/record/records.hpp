@@ -63,10 +63,13 @@ struct Prepared {
   double seconds = 0;  // how long prepare() took
 };
 
+// A worker that cannot start a case yet: its inputs and references are still being computed
+// beside the workers, or (turn) a large case waits for another's to leave the device.
 struct Waiting {
   static constexpr std::string_view kType = "waiting";
   std::string arm, case_name;
   std::optional<std::string> pass;
+  bool turn = false;
 };
 
 // Seconds one case (or, summed, one arm's cases) spent in each stage of qualification:

@@ -36,11 +36,26 @@ TEST_CASE("a worker waiting for a case's data is shown waiting, from its first w
   }
   const std::string text = out.text.str();
   INFO(text);
-  CHECK(text.find("still running: arm_a waiting to start timing/M=4096,N=393216 (1 s)") !=
+  CHECK(text.find("still running: arm_a waiting for the data of timing/M=4096,N=393216 (1 s)") !=
         std::string::npos);
-  CHECK(text.find("waiting to start timing/M=4096,N=393216 (0 s)", text.find("(1 s)")) ==
+  CHECK(text.find("waiting for the data of timing/M=4096,N=393216 (0 s)", text.find("(1 s)")) ==
         std::string::npos);
   CHECK(text.find("arm_a point/M=1,N=1 (") == std::string::npos);
+}
+
+TEST_CASE("a worker waiting for a large case's turn at the device says so") {
+  Captured out;
+  {
+    kq::Progress progress(std::chrono::milliseconds(300));
+    progress.record(
+        nlohmann::json(kq::rec::Waiting{"arm_b", "timing/M=32768,N=32768", {}, /*turn=*/true}));
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    progress.finish();
+  }
+  const std::string text = out.text.str();
+  INFO(text);
+  CHECK(text.find("arm_b waiting for the device for timing/M=32768,N=32768 (") !=
+        std::string::npos);
 }
 
 TEST_CASE("an arm left out at a point is said by the point's name, before the point starts") {
