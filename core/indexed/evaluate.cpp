@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
@@ -342,9 +343,11 @@ std::vector<bool> eager_tensors(const Instance& in, std::int64_t limit) {
 // one's are computed again where read again: a sampled row reads them once or twice, and
 // remembering every element of every sampled row would hold millions.
 //
-// Each thread remembers on its own, so that a long reduction's chunks run side by side (a
-// scalar loss over 32768 x 32768 through a temporary took over 250 s in one thread): a value
-// computed twice is the same bits, and no lock sits in the terms' walk.
+// A long reduction's chunks run side by side (a scalar loss over 32768 x 32768 through a
+// temporary took over 250 s in one thread), each task through a fork that remembers in its
+// thread's own memo, looked up once: a value computed twice is the same bits, and no lock or
+// thread lookup sits in the terms' walk (a lookup on every read made a sampled softmax 25%
+// slower).
 class LazyStore final : public Store {
  public:
   LazyStore(const Instance& in, bool bounds, FullStore& whole, const std::vector<bool>& eager,
@@ -354,28 +357,50 @@ class LazyStore final : public Store {
         whole_(whole),
         eager_(eager),
         remembered_(remembered),
-        memo_(Memo(in.shapes.size())),
-        statement_of_(in.shapes.size(), -1) {
-    for (std::size_t k = 0; k < in.program->statements.size(); ++k)
-      statement_of_[static_cast<std::size_t>(in.program->statements[k].tensor)] =
-          static_cast<int>(k);
-  }
+        statement_of_(statements_by_tensor(in)),
+        own_(in.shapes.size()),
+        memo_(&own_),
+        threads_(std::make_shared<tbb::enumerable_thread_specific<Memo>>(own_)) {}
 
   Term computed(int tensor, std::int64_t linear) override {
     if (eager_[static_cast<std::size_t>(tensor)]) return whole_.computed(tensor, linear);
     if (in_.numel(tensor) > remembered_) return compute(tensor, linear);
     // No iterator is held across compute(): a reduction inside it may run this thread's other
-    // work, which fills the same memo.
-    auto& memo = memo_.local()[static_cast<std::size_t>(tensor)];
+    // tasks, which fill the same memo.
+    auto& memo = (*memo_)[static_cast<std::size_t>(tensor)];
     if (auto it = memo.find(linear); it != memo.end()) return it->second;
     const Term t = compute(tensor, linear);
     memo.emplace(linear, t);
     return t;
   }
 
+  // Called on the thread that runs the task.
+  std::unique_ptr<Store> fork() override {
+    return std::unique_ptr<Store>(new LazyStore(*this, threads_->local()));
+  }
+
  private:
+  using Memo = std::vector<std::unordered_map<std::int64_t, Term>>;  // by tensor
+
+  LazyStore(const LazyStore& root, Memo& memo)
+      : in_(root.in_),
+        bounds_(root.bounds_),
+        whole_(root.whole_),
+        eager_(root.eager_),
+        remembered_(root.remembered_),
+        statement_of_(root.statement_of_),
+        memo_(&memo),
+        threads_(root.threads_) {}
+
+  static std::shared_ptr<const std::vector<int>> statements_by_tensor(const Instance& in) {
+    auto of = std::make_shared<std::vector<int>>(in.shapes.size(), -1);
+    for (std::size_t k = 0; k < in.program->statements.size(); ++k)
+      (*of)[static_cast<std::size_t>(in.program->statements[k].tensor)] = static_cast<int>(k);
+    return of;
+  }
+
   Term compute(int tensor, std::int64_t linear) {
-    const int statement = statement_of_[static_cast<std::size_t>(tensor)];
+    const int statement = (*statement_of_)[static_cast<std::size_t>(tensor)];
     const Statement& s = in_.program->statements[static_cast<std::size_t>(statement)];
     Frame f(in_, statement);
     const std::vector<std::int64_t>& shape = in_.shapes[static_cast<std::size_t>(tensor)];
@@ -392,9 +417,10 @@ class LazyStore final : public Store {
   FullStore& whole_;
   const std::vector<bool>& eager_;
   std::int64_t remembered_;
-  using Memo = std::vector<std::unordered_map<std::int64_t, Term>>;  // by tensor
-  tbb::enumerable_thread_specific<Memo> memo_;
-  std::vector<int> statement_of_;
+  std::shared_ptr<const std::vector<int>> statement_of_;
+  Memo own_;    // the root's (its thread's walk)
+  Memo* memo_;  // own_, or a fork's thread's
+  std::shared_ptr<tbb::enumerable_thread_specific<Memo>> threads_;  // the forks' memos, by thread
 };
 
 // evaluate_at's walk, with each sample's bound where `bounds`.

@@ -232,7 +232,8 @@ std::vector<Machine::Part> Machine::reduce_chunks(const Node& n, Frame& f, std::
   std::vector<std::string> errors(static_cast<std::size_t>(chunks));
   tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, chunks, 1),
                     [&](const tbb::blocked_range<std::int64_t>& r) {
-                      Machine m(in_, store_, bounds_);
+                      const std::unique_ptr<Store> own = store_.fork();
+                      Machine m(in_, own ? *own : store_, bounds_);
                       m.given_ = given_;
                       m.given_value_ = given_value_;
                       Frame frame = f;

@@ -22,8 +22,10 @@ namespace kq::ix {
 class Store {
  public:
   virtual ~Store() = default;
-  // Several threads read it at once: a long reduction's chunks run side by side.
   virtual Term computed(int tensor, std::int64_t linear) = 0;
+  // What one task of a long reduction's chunks, run side by side, reads through: a store of its
+  // own, or null where this one may be read by several threads at once.
+  virtual std::unique_ptr<Store> fork() { return nullptr; }
 };
 
 // Reductions over more terms than this run in chunks of this many, side by side, each
