@@ -232,6 +232,13 @@ TEST_CASE("torch_conv: convolutions recognised by their statements, F.conv into 
   const auto found =
       problems(py::module_::import("torch_conv_check").attr("problems")(convs, others));
   for (const auto& p : found) CHECK_MESSAGE(false, p);
+  // The CUDA arm's cuDNN precision: IEEE under an f32 contract, TF32 where admitted.
+  const kq::Spec conv2d = kq::load_spec(kq::test::source_dir() /
+                                        "specs/kernelbench/63_conv_standard_2d_square_kernel.yaml");
+  for (const auto& p :
+       problems(py::module_::import("torch_conv_check")
+                    .attr("precision_problems")(kq::python::spec_object(conv2d.op))))
+    CHECK_MESSAGE(false, p);
   const kq::Spec separable = kq::load_spec(kq::test::source_dir() /
                                            "specs/kernelbench/86_conv_depthwise_separable_2d.yaml");
   for (const auto& p :

@@ -182,6 +182,68 @@ _POINTS = {
 }
 
 
+def _precision_now():
+    """cuDNN's f32 convolution precision as the arm sets it (torch_conv.ConvPrecision)."""
+    probe = torch_conv.ConvPrecision(False)
+    return getattr(probe._owner, probe._attr)
+
+
+def precision_problems(spec):
+    """What is wrong with the CUDA arm's precision: during its F.conv call, cuDNN's f32
+    convolutions are IEEE (a spec that admits TF32: TF32), whatever they were before; after the
+    call, and after a call that raised, what they were. Run on the CPU: the arm is prepared as
+    on CUDA (its synchronisation a no-op) and its F.conv watched."""
+    import torch
+
+    base = _POINTS[spec.op][0]
+    dims = _dims(spec, base)
+    p = spec.program
+    inputs = [torch.randn(*_shape(t, dims), generator=torch.Generator().manual_seed(1))
+              for t in p.tensors if t.role == "input"]
+    out = [t for t in p.tensors if t.role == "output"][0]
+    ieee, tf32 = torch_conv.ConvPrecision(False)._want, torch_conv.ConvPrecision(True)._want
+    found = []
+    synchronize = torch.cuda.synchronize
+    torch.cuda.synchronize = lambda *args: None
+    try:
+        for admits in (False, True):
+            s = types.SimpleNamespace(**vars(spec))
+            s.tf32 = admits
+            want = tf32 if admits else ieee
+            for before in (tf32, ieee):
+                with torch_conv.ConvPrecision(before == tf32):
+                    arm = torch_conv.TorchConv()
+                    y = torch.full(_shape(out, dims), float("nan"))
+                    arm.prepare(types.SimpleNamespace(spec=s, inputs=inputs, outputs=[y]))
+                    seen, fn, fail = [], arm._fn, []
+
+                    def watched(*args, **kwargs):
+                        seen.append(_precision_now())
+                        if fail:
+                            raise RuntimeError("a failing call")
+                        return fn(*args, **kwargs)
+
+                    arm._fn = watched
+                    arm.run(inputs, [y])
+                    fail.append(True)
+                    try:
+                        arm.run(inputs, [y])
+                    except RuntimeError:
+                        pass
+                    where = "tf32 %s, %r before" % (admits, before)
+                    if seen != [want, want]:
+                        found.append("%s: %s: F.conv ran under %r, not %r" % (spec.op, where,
+                                                                                seen, want))
+                    if _precision_now() != before:
+                        found.append("%s: %s: %r after the calls" % (spec.op, where,
+                                                                     _precision_now()))
+                    if bool(torch.isnan(y).any()):
+                        found.append("%s: %s: the output not written" % (spec.op, where))
+    finally:
+        torch.cuda.synchronize = synchronize
+    return found
+
+
 def separable_problems(spec):
     """What is wrong with the translated statements of KernelBench 86 (a depthwise convolution,
     padded, then a pointwise one: two statements, which torch_conv declines)."""

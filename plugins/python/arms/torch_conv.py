@@ -25,10 +25,43 @@ behind first (x declared `pad: 0`: a read there gives 0). x, w, the bias and y m
 float dtype.
 
 F.conv has no out=: its result is copied into kq's output, one more pass over y.
+
+On CUDA, cuDNN's f32 convolutions run in IEEE f32 unless the spec admits TF32 (compute: tf32):
+PyTorch lets them use TF32 by default, which an f32 contract does not admit (KernelBench 66 on
+the H100: errors of 7e-4 relative, the arm rejected by values). The setting is the call's
+alone, put back after: every arm of a worker shares the interpreter.
 """
 import kq
 
 _FLOATS = ("f32", "f16", "bf16")
+
+
+class ConvPrecision:
+    """cuDNN's f32 convolution precision for the calls inside `with`: TF32 where tf32, else
+    IEEE; what it was, put back after. PyTorch 2.9 on says it through
+    torch.backends.cudnn.conv.fp32_precision ("tf32", "ieee"), earlier ones through
+    torch.backends.cudnn.allow_tf32."""
+
+    def __init__(self, tf32):
+        import torch
+
+        conv = getattr(torch.backends.cudnn, "conv", None)
+        if conv is not None and hasattr(conv, "fp32_precision"):
+            self._owner, self._attr, self._want = conv, "fp32_precision", "tf32" if tf32 else "ieee"
+        else:
+            self._owner, self._attr, self._want = torch.backends.cudnn, "allow_tf32", bool(tf32)
+        self._was = None
+
+    def __enter__(self):
+        self._was = getattr(self._owner, self._attr)
+        if self._was != self._want:
+            setattr(self._owner, self._attr, self._want)
+        return self
+
+    def __exit__(self, *exc):
+        if self._was != self._want:
+            setattr(self._owner, self._attr, self._was)
+        return False
 
 
 def _poly(p, i):
@@ -204,6 +237,8 @@ class _TorchConv(kq.Arm):
         import torch.nn.functional as F
 
         conv = self._conv = recognise(problem.spec)
+        self._precision = ConvPrecision(getattr(problem.spec, "tf32", False)) \
+            if self.device == "cuda" else None
         p = problem.spec.program
         order = [k for k, t in enumerate(p.tensors) if t.role == "input"]
         self._at = {t: order.index(t) for t in (conv.x, conv.w, conv.bias) if t is not None}
@@ -262,8 +297,13 @@ class _TorchConv(kq.Arm):
         if self._behind:
             x = F.pad(x, self._behind)
         bias = inputs[self._at[conv.bias]] if conv.bias is not None else None
-        z = self._fn(x, w, bias, stride=conv.stride, padding=conv.padding,
-                     dilation=conv.dilation, groups=self._groups)
+        if self._precision is None:
+            z = self._fn(x, w, bias, stride=conv.stride, padding=conv.padding,
+                         dilation=conv.dilation, groups=self._groups)
+        else:
+            with self._precision:
+                z = self._fn(x, w, bias, stride=conv.stride, padding=conv.padding,
+                             dilation=conv.dilation, groups=self._groups)
         y.copy_(z if z.shape == y.shape else z[self._slice])
 
 
