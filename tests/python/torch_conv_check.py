@@ -184,8 +184,7 @@ _POINTS = {
 
 def _precision_now():
     """cuDNN's f32 convolution precision as the arm sets it (torch_conv.ConvPrecision)."""
-    probe = torch_conv.ConvPrecision(False)
-    return getattr(probe._owner, probe._attr)
+    return torch_conv.ConvPrecision(False).now()
 
 
 def precision_problems(spec):
@@ -201,7 +200,10 @@ def precision_problems(spec):
     inputs = [torch.randn(*_shape(t, dims), generator=torch.Generator().manual_seed(1))
               for t in p.tensors if t.role == "input"]
     out = [t for t in p.tensors if t.role == "output"][0]
-    ieee, tf32 = torch_conv.ConvPrecision(False)._want, torch_conv.ConvPrecision(True)._want
+    with torch_conv.ConvPrecision(False) as c:
+        ieee = c.now()
+    with torch_conv.ConvPrecision(True) as c:
+        tf32 = c.now()
     found = []
     synchronize = torch.cuda.synchronize
     torch.cuda.synchronize = lambda *args: None

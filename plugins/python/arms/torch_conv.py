@@ -39,28 +39,41 @@ _FLOATS = ("f32", "f16", "bf16")
 class ConvPrecision:
     """cuDNN's f32 convolution precision for the calls inside `with`: TF32 where tf32, else
     IEEE; what it was, put back after. PyTorch 2.9 on says it through
-    torch.backends.cudnn.conv.fp32_precision ("tf32", "ieee"), earlier ones through
+    torch.backends.cudnn.conv.fp32_precision ("tf32", "ieee"), set with its rnn twin: PyTorch
+    refuses to read cuDNN's one TF32 flag while the two differ. Earlier ones say it through
     torch.backends.cudnn.allow_tf32."""
 
     def __init__(self, tf32):
         import torch
 
-        conv = getattr(torch.backends.cudnn, "conv", None)
+        cudnn = torch.backends.cudnn
+        conv = getattr(cudnn, "conv", None)
         if conv is not None and hasattr(conv, "fp32_precision"):
-            self._owner, self._attr, self._want = conv, "fp32_precision", "tf32" if tf32 else "ieee"
+            self._targets = [(conv, "fp32_precision")]
+            rnn = getattr(cudnn, "rnn", None)
+            if rnn is not None and hasattr(rnn, "fp32_precision"):
+                self._targets.append((rnn, "fp32_precision"))
+            self._want = "tf32" if tf32 else "ieee"
         else:
-            self._owner, self._attr, self._want = torch.backends.cudnn, "allow_tf32", bool(tf32)
-        self._was = None
+            self._targets, self._want = [(cudnn, "allow_tf32")], bool(tf32)
+        self._was = []
+
+    def now(self):
+        """The convolutions' setting (the first target's)."""
+        owner, attr = self._targets[0]
+        return getattr(owner, attr)
 
     def __enter__(self):
-        self._was = getattr(self._owner, self._attr)
-        if self._was != self._want:
-            setattr(self._owner, self._attr, self._want)
+        self._was = [getattr(owner, attr) for owner, attr in self._targets]
+        for (owner, attr), was in zip(self._targets, self._was):
+            if was != self._want:
+                setattr(owner, attr, self._want)
         return self
 
     def __exit__(self, *exc):
-        if self._was != self._want:
-            setattr(self._owner, self._attr, self._was)
+        for (owner, attr), was in zip(self._targets, self._was):
+            if was != self._want:
+                setattr(owner, attr, was)
         return False
 
 
