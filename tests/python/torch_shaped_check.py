@@ -601,9 +601,42 @@ def _cuda_source_problems(spec):
     return problems
 
 
+def _precision_problems(spec):
+    """The f32 products' precision inside a call of torch_arms._Reductions: IEEE ("highest")
+    under the spec's f32 contract, TF32 ("high") where it admits TF32, whatever it was before;
+    after the call, what it was."""
+    import types
+
+    import torch
+    import torch_arms
+
+    problems = []
+    saved = torch.get_float32_matmul_precision()
+    try:
+        for admits in (False, True):
+            s = types.SimpleNamespace(**vars(spec))
+            s.tf32 = admits
+            want = "high" if admits else "highest"
+            for before in ("high", "highest"):
+                torch.set_float32_matmul_precision(before)
+                with torch_arms._Reductions(s):
+                    inside = torch.get_float32_matmul_precision()
+                after = torch.get_float32_matmul_precision()
+                if inside != want:
+                    problems.append("%s (tf32 %s, %s before): %s inside a call, not %s"
+                                    % (spec.op, admits, before, inside, want))
+                if after != before:
+                    problems.append("%s (tf32 %s): %s after a call, not %s"
+                                    % (spec.op, admits, after, before))
+    finally:
+        torch.set_float32_matmul_precision(saved)
+    return problems
+
+
 def _reductions_problems(spec):
     """torch_arms._Reductions on the product specs: the flags off inside a call (the spec
-    computes in f32), as they were after it; softmax, layer norm and argmax hold no product."""
+    computes in f32), as they were after it, and the f32 products' precision the spec's;
+    softmax, layer norm and argmax hold no product."""
     import torch
     import torch_arms
 
@@ -611,6 +644,10 @@ def _reductions_problems(spec):
     products, none = set(_CUDA_EXPECT) | {"matmul"}, {"softmax", "layer_norm", "argmax"}
     if (spec.op in products and not has) or (spec.op in none and has):
         return ["_has_product is %s on %s" % (has, spec.op)]
+    if has:
+        precision = _precision_problems(spec)
+        if precision:
+            return precision
     m = torch.backends.cuda.matmul
     # torch 1.13 has the f16 flag alone; 2.x both.
     flags = [f for f in torch_arms._Reductions._FLAGS if torch_arms._has_flag(m, f)]

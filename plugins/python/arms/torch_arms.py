@@ -301,25 +301,37 @@ class _Reductions:
     then had a quarter of its elements beyond float32 accumulation's bound. For each call of
     these arms on a CUDA spec with a product, the flags say what the spec computes in (allowed
     only where that is the 16-bit dtype) and are put back after it: they are torch's
-    process-wide state, and a candidate timed in the same worker runs as its author left them."""
+    process-wide state, and a candidate timed in the same worker runs as its author left them.
+
+    So does the f32 products' precision: TF32 ("high") where the spec admits it (compute:
+    tf32), else IEEE ("highest", torch's default), set through set_float32_matmul_precision,
+    which keeps PyTorch 2.9's per-backend setting and its legacy flag equal (cuBLAS refuses to
+    read them unequal). Inductor reads it when it compiles: the warm-up runs under it too."""
 
     _FLAGS = ("allow_bf16_reduced_precision_reduction", "allow_fp16_reduced_precision_reduction")
 
     def __init__(self, spec):
         import torch
 
+        self.torch = torch
         self.matmul = torch.backends.cuda.matmul
         self.allow = spec.compute in ("f16", "bf16")
         self.flags = [f for f in self._FLAGS if _has_flag(self.matmul, f)]
+        self.precision = "high" if getattr(spec, "tf32", False) else "highest"
 
     def __enter__(self):
         self.saved = [getattr(self.matmul, f) for f in self.flags]
         for f in self.flags:
             setattr(self.matmul, f, self.allow)
+        self.saved_precision = self.torch.get_float32_matmul_precision()
+        if self.saved_precision != self.precision:
+            self.torch.set_float32_matmul_precision(self.precision)
 
     def __exit__(self, *exc):
         for f, v in zip(self.flags, self.saved):
             setattr(self.matmul, f, v)
+        if self.saved_precision != self.precision:
+            self.torch.set_float32_matmul_precision(self.saved_precision)
         return False
 
 
@@ -377,10 +389,11 @@ class _TorchArm(kq.Arm):
 
     def prepare(self, problem):
         spec = problem.spec
+        tf32 = getattr(spec, "tf32", False)
         key = (spec.semantics, spec.dtype, spec.compute, tuple(spec.inputs))
         if _shaped(spec):
             p = spec.program
-            key = (spec.op, spec.compute, tuple(s.text for s in p.statements),
+            key = (spec.op, spec.compute, tf32, tuple(s.text for s in p.statements),
                    tuple((t.name, t.role, t.dtype, tuple(t.shape)) for t in p.tensors),
                    tuple((d.name, d.value) for d in p.params))
         self._reductions = _Reductions(spec) if self.device == "cuda" and _has_product(spec) \
