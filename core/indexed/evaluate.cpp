@@ -362,6 +362,10 @@ class LazyStore final : public Store {
         memo_(&own_),
         threads_(std::make_shared<tbb::enumerable_thread_specific<Memo>>(own_)) {}
 
+  // memo_ may point into the store itself: never copied.
+  LazyStore(const LazyStore&) = delete;
+  LazyStore& operator=(const LazyStore&) = delete;
+
   Term computed(int tensor, std::int64_t linear) override {
     if (eager_[static_cast<std::size_t>(tensor)]) return whole_.computed(tensor, linear);
     if (in_.numel(tensor) > remembered_) return compute(tensor, linear);

@@ -227,8 +227,9 @@ std::vector<Machine::Part> Machine::reduce_chunks(const Node& n, Frame& f, std::
     parts[k] = m.reduce_range(n, frame, c * kReduceChunk, std::min(count, (c + 1) * kReduceChunk),
                               sum_starts.empty() ? SumBound{} : sum_starts[k]);
   };
-  // Side by side, each thread with its own machine and frame; the first chunk's error in the
-  // walk's order is the one reported, whichever thread met its error first.
+  // Side by side, each task with its own machine, frame and (where the store remembers what it
+  // computed) fork of the store; the first chunk's error in the walk's order is the one
+  // reported, whichever thread met its error first.
   std::vector<std::string> errors(static_cast<std::size_t>(chunks));
   tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, chunks, 1),
                     [&](const tbb::blocked_range<std::int64_t>& r) {
