@@ -644,19 +644,17 @@ def _reductions_problems(spec):
     products, none = set(_CUDA_EXPECT) | {"matmul"}, {"softmax", "layer_norm", "argmax"}
     if (spec.op in products and not has) or (spec.op in none and has):
         return ["_has_product is %s on %s" % (has, spec.op)]
-    if has:
-        precision = _precision_problems(spec)
-        if precision:
-            return precision
+    if not has:
+        return []
+    problems = _precision_problems(spec)
     m = torch.backends.cuda.matmul
     # torch 1.13 has the f16 flag alone; 2.x both.
     flags = [f for f in torch_arms._Reductions._FLAGS if torch_arms._has_flag(m, f)]
-    if not has or not flags:
-        return []
+    if not flags:
+        return problems
     before = [getattr(m, f) for f in flags]
     for f in flags:
         setattr(m, f, True)
-    problems = []
     with torch_arms._Reductions(spec):
         problems += ["%s: %s allowed inside a call" % (spec.op, f) for f in flags
                      if getattr(m, f) is not False]
