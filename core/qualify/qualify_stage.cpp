@@ -192,15 +192,17 @@ namespace {
 // How many workers share an arm's cases. An arm loaded from a file compiles as it goes
 // (torch.compile builds every static shape anew, max-autotune tunes each, Triton JITs each
 // kernel) and is the longest of a stage by far: where the stage runs four workers or more at
-// once, half as many as it runs share its cases, two to four. On the H200 (8 at once) the
-// KernelBench products' torch_compile_autotune took 145 s of a 190 s run with two.
+// once, as many as it runs share its cases, at most eight. A shape's build is a worker's
+// latency (about 0.8 s in torch.compile, 1 s under max-autotune, whether four or eight shared
+// an arm), not the host's cores: on an H100 host of 16 cores eight halved what four took
+// (KernelBench's 44_avg_pool_1d, 329 shapes, 74 s a task; 41_max_pool_1d's 265 took 114 s).
 // KQ_QUALIFY_SHARDS sets it for every arm from a file (1: none shared, at most 16), to measure
 // what more workers buy on a host of many cores.
 int shards_for(const StageArm& a, const QualifyStageOptions& opt) {
   if (a.identity.origin.empty()) return 1;
   if (const auto n = env_number("KQ_QUALIFY_SHARDS"))
     return static_cast<int>(std::clamp<std::uint64_t>(*n, 1, 16));
-  return opt.jobs >= 4 ? std::clamp(opt.jobs / 2, 2, 4) : 1;
+  return opt.jobs >= 4 ? std::clamp(opt.jobs, 4, 8) : 1;
 }
 
 // One arm's qualification: its worker (or workers, shards_for), then (for a CUDA arm with
