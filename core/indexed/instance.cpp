@@ -7,6 +7,70 @@ std::int64_t extent_value(const Extent& e, const std::vector<std::int64_t>& dims
   return e.is_dim() ? dims[static_cast<std::size_t>(e.dim)] : e.constant;
 }
 
+// Node i as an affine index expression (its args' folded first: they come before it).
+AffineIndex fold(const Program& p, const std::vector<std::int64_t>& dims,
+                 const std::vector<AffineIndex>& done, int i) {
+  const Node& n = p.nodes[static_cast<std::size_t>(i)];
+  AffineIndex a;
+  switch (n.kind) {
+    case NodeKind::number:
+      a.ok = true;
+      a.c = static_cast<std::int64_t>(n.value);
+      return a;
+    case NodeKind::dim:
+      a.ok = true;
+      a.c = dims[static_cast<std::size_t>(n.ref)];
+      return a;
+    case NodeKind::index:
+      a.ok = true;
+      a.n = 1;
+      a.var[0] = n.ref;
+      a.coef[0] = 1;
+      return a;
+    case NodeKind::apply:
+      break;
+    default:
+      return a;
+  }
+  for (int arg : n.args)
+    if (arg >= i || !done[static_cast<std::size_t>(arg)].ok) return a;
+  auto arg = [&](std::size_t k) { return done[static_cast<std::size_t>(n.args[k])]; };
+  // x + s * y, merging y's terms into x's.
+  auto add = [](AffineIndex x, const AffineIndex& y, std::int64_t s) {
+    x.c += s * y.c;
+    for (int k = 0; k < y.n; ++k) {
+      int at = 0;
+      while (at < x.n && x.var[static_cast<std::size_t>(at)] != y.var[static_cast<std::size_t>(k)])
+        ++at;
+      if (at == x.n) {
+        if (x.n == AffineIndex::kMaxVars) return AffineIndex{};
+        x.var[static_cast<std::size_t>(x.n)] = y.var[static_cast<std::size_t>(k)];
+        ++x.n;
+      }
+      x.coef[static_cast<std::size_t>(at)] += s * y.coef[static_cast<std::size_t>(k)];
+    }
+    return x;
+  };
+  switch (n.op) {
+    case Op::add:
+      return add(arg(0), arg(1), 1);
+    case Op::sub:
+      return add(arg(0), arg(1), -1);
+    case Op::neg:
+      return add(AffineIndex{.ok = true}, arg(0), -1);
+    case Op::mul: {
+      AffineIndex x = arg(0), y = arg(1);
+      if (x.n > 0) std::swap(x, y);
+      if (x.n > 0) return a;  // a product of two indices
+      for (int k = 0; k < y.n; ++k) y.coef[static_cast<std::size_t>(k)] *= x.c;
+      y.c *= x.c;
+      return y;
+    }
+    default:
+      return a;
+  }
+}
+
 }  // namespace
 
 std::int64_t Instance::numel(int tensor) const {
@@ -54,6 +118,9 @@ Instance make_instance(const Program& p, const DimValues& dims, const Tensors& i
     in.strides.push_back(std::move(strides));
     in.inputs.push_back(buffer);
   }
+  in.affine.reserve(p.nodes.size());
+  for (std::size_t i = 0; i < p.nodes.size(); ++i)
+    in.affine.push_back(fold(p, in.dims, in.affine, static_cast<int>(i)));
   int next = 0;
   for (const Statement& s : p.statements) {
     in.first_node.push_back(next);

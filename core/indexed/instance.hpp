@@ -1,12 +1,26 @@
 // A program bound to concrete dim values and input buffers: every extent, shape and stride as a
 // number, checked once before anything is evaluated.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <vector>
 
 #include "indexed/evaluate.hpp"
 
 namespace kq::ix {
+
+// An index expression folded to c + sum(coef[k] * idx[var[k]]) for these dims: what
+// Machine::subscript computes by walking its nodes, in one pass (the walk took two thirds of a
+// 3-D pooling's reference). `ok` false where the expression is not of that form (a gather, a
+// product of two indices, more than kMaxVars indices).
+struct AffineIndex {
+  static constexpr int kMaxVars = 4;
+  bool ok = false;
+  int n = 0;
+  std::array<int, kMaxVars> var{};
+  std::array<std::int64_t, kMaxVars> coef{};
+  std::int64_t c = 0;
+};
 
 struct Instance {
   const Program* program = nullptr;
@@ -16,6 +30,7 @@ struct Instance {
   std::vector<std::vector<std::int64_t>> strides;  // by tensor, row-major
   std::vector<const Buffer*> inputs;               // by tensor; null for the assigned ones
   std::vector<int> first_node;                     // by statement: its first node
+  std::vector<AffineIndex> affine;                 // by node (empty: none folded)
 
   std::int64_t numel(int tensor) const;
 };

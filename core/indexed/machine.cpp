@@ -113,6 +113,15 @@ Term Machine::eval(int node, Frame& f) {
 
 // Index arithmetic in integers, so that offsets beyond 2^53 stay exact.
 std::int64_t Machine::subscript(int node, Frame& f) {
+  if (static_cast<std::size_t>(node) < in_.affine.size()) {
+    if (const AffineIndex& a = in_.affine[static_cast<std::size_t>(node)]; a.ok) {
+      std::int64_t i = a.c;
+      for (int k = 0; k < a.n; ++k)
+        i += a.coef[static_cast<std::size_t>(k)] *
+             f.idx[static_cast<std::size_t>(a.var[static_cast<std::size_t>(k)])];
+      return i;
+    }
+  }
   const Node& n = p_.nodes[static_cast<std::size_t>(node)];
   switch (n.kind) {
     case NodeKind::index:

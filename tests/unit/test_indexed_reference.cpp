@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "indexed/evaluate.hpp"
+#include "indexed/instance.hpp"
 #include "indexed/machine.hpp"  // kReduceChunk
 #include "indexed/parser.hpp"
 #include "kq/half.hpp"
@@ -308,6 +309,50 @@ TEST_CASE("a 2-D view through index arithmetic") {
       evaluate(p, {{"G", 2}, {"CG", 3}}, {{"x", Buffer::of(DType::f32, {2, 3}, x)}});
   CHECK(values_of(out.at("y")) == std::vector<double>{0, 3, 1, 4, 2, 5});
   CHECK(values_of(out.at("z")) == std::vector<double>{5, 4, 3, 2, 1, 0});
+}
+
+// Subscripts are folded once an instance to c + sum(k * index) (instance.hpp's AffineIndex):
+// a strided, dilated, padded window, an index met twice, negations and the dims; a product of
+// two indices is walked node by node. The values: loops written here.
+TEST_CASE("index arithmetic folded or walked: the loops' values") {
+  Declarations d;
+  d.dims = {{"M", DimKind::free}, {"L", DimKind::free}, {"J", DimKind::free}};
+  TensorDecl x{"x", Role::input, DType::f32, {"L"}};
+  x.pad = 0.0;
+  d.tensors = {
+      x, {"y", Role::output, DType::f32, {"M"}}, {"z", Role::output, DType::f32, {"M", "J"}}};
+  const Program p = parse(
+      "y[i] = sum((q : 3), x[2 * i + 3 * q - 1]) + x[(i + 1) * 2 - i - 2] * 10"
+      " + x[-(0 - i) + L - M] * 100 + x[2 * (M - 1 - i)] * 1000\n"
+      "z[i, j] = x[i * j] + x[j * 2 * i + 1]\n",
+      d);
+  constexpr std::int64_t m = 6, l = 2 * m + 5, jn = 2;
+  std::vector<double> xv = random_values(l, 11);
+  for (double& v : xv) v = static_cast<float>(v);  // what an f32 buffer holds
+  auto at = [&](std::int64_t k) { return k >= 0 && k < l ? xv[static_cast<std::size_t>(k)] : 0.0; };
+  const DimValues dims = {{"M", m}, {"L", l}, {"J", jn}};
+  const Tensors in = {{"x", Buffer::of(DType::f32, {l}, xv)}};
+  const Tensors out = evaluate(p, dims, in);
+  std::vector<double> y, z;
+  for (std::int64_t i = 0; i < m; ++i) {
+    double s = 0;
+    for (std::int64_t q = 0; q < 3; ++q) s += at(2 * i + 3 * q - 1);
+    y.push_back(
+        static_cast<float>(s + at(i) * 10 + at(i + l - m) * 100 + at(2 * (m - 1 - i)) * 1000));
+    for (std::int64_t j = 0; j < jn; ++j)
+      z.push_back(static_cast<float>(at(i * j) + at(2 * i * j + 1)));
+  }
+  check_close(values_of(out.at("y")), y);
+  check_close(values_of(out.at("z")), z);
+
+  // Which subscripts were folded: every one of y's, none of z's (each holds a product of two
+  // indices).
+  const Instance inst = make_instance(p, dims, in);
+  std::vector<bool> folded;
+  for (const Node& n : p.nodes)
+    if (n.kind == NodeKind::access)
+      for (int a : n.args) folded.push_back(inst.affine[static_cast<std::size_t>(a)].ok);
+  CHECK(folded == std::vector<bool>{true, true, true, true, false, false});
 }
 
 TEST_CASE("outputs are rounded once to f16 and bf16; temporaries are not rounded") {
