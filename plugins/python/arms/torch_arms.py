@@ -26,6 +26,7 @@ the eager arms decline the spec with PyTorch's own message.
 import keyword
 import math
 
+import _torch_flags
 import _torch_shaped
 import kq
 
@@ -295,7 +296,7 @@ def _has_flag(obj, name):
         return False
 
 
-class _Reductions:
+class _Reductions(_torch_flags.Settings):
     """cuBLAS may split K and sum the parts in the output's 16-bit type; torch allows it by
     default (allow_bf16/fp16_reduced_precision_reduction). On the H200 a 1025^3 bf16 product
     then had a quarter of its elements beyond float32 accumulation's bound. For each call of
@@ -306,36 +307,22 @@ class _Reductions:
     So does the f32 products' precision: TF32 ("high") where the spec admits it (compute:
     tf32), else IEEE ("highest", torch's default), set through set_float32_matmul_precision,
     which keeps PyTorch 2.9's per-backend setting and its legacy flag equal (cuBLAS refuses to
-    read them unequal). Inductor reads it when it compiles: the warm-up runs under it too."""
+    read them unequal; where code beside left them so, it stays as found). Inductor reads it
+    when it compiles: the warm-up runs under it too."""
 
     _FLAGS = ("allow_bf16_reduced_precision_reduction", "allow_fp16_reduced_precision_reduction")
 
     def __init__(self, spec):
         import torch
 
-        self.torch = torch
-        self.matmul = torch.backends.cuda.matmul
-        self.allow = spec.compute in ("f16", "bf16")
-        self.flags = [f for f in self._FLAGS if _has_flag(self.matmul, f)]
-        self.precision = "high" if getattr(spec, "tf32", False) else "highest"
-
-    def __enter__(self):
-        self.saved = [getattr(self.matmul, f) for f in self.flags]
-        for f in self.flags:
-            setattr(self.matmul, f, self.allow)
-        try:
-            self.saved_precision = self.torch.get_float32_matmul_precision()
-        except RuntimeError:  # left unequal by code beside (PyTorch refuses to read it): as is
-            self.saved_precision = self.precision
-        if self.saved_precision != self.precision:
-            self.torch.set_float32_matmul_precision(self.precision)
-
-    def __exit__(self, *exc):
-        for f, v in zip(self.flags, self.saved):
-            setattr(self.matmul, f, v)
-        if self.saved_precision != self.precision:
-            self.torch.set_float32_matmul_precision(self.saved_precision)
-        return False
+        matmul = torch.backends.cuda.matmul
+        Flag = _torch_flags.Flag
+        allow = spec.compute in ("f16", "bf16")
+        wanted = [(Flag.attribute(matmul, f), allow) for f in self._FLAGS if _has_flag(matmul, f)]
+        precision = "high" if getattr(spec, "tf32", False) else "highest"
+        wanted.append((Flag(torch.get_float32_matmul_precision,
+                            torch.set_float32_matmul_precision), precision))
+        super().__init__(wanted)
 
 
 class _TorchArm(kq.Arm):

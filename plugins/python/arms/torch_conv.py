@@ -31,12 +31,13 @@ PyTorch lets them use TF32 by default, which an f32 contract does not admit (Ker
 the H100: errors of 7e-4 relative, the arm rejected by values). The setting is the call's
 alone, put back after: every arm of a worker shares the interpreter.
 """
+import _torch_flags
 import kq
 
 _FLOATS = ("f32", "f16", "bf16")
 
 
-class ConvPrecision:
+class ConvPrecision(_torch_flags.Settings):
     """cuDNN's f32 convolution precision for the calls inside `with`: TF32 where tf32, else
     IEEE; what it was, put back after. PyTorch 2.9 on says it through
     torch.backends.cudnn.conv.fp32_precision ("tf32", "ieee"), set with its rnn twin: PyTorch
@@ -47,34 +48,20 @@ class ConvPrecision:
         import torch
 
         cudnn = torch.backends.cudnn
-        conv = getattr(cudnn, "conv", None)
-        if conv is not None and hasattr(conv, "fp32_precision"):
-            self._targets = [(conv, "fp32_precision")]
-            rnn = getattr(cudnn, "rnn", None)
-            if rnn is not None and hasattr(rnn, "fp32_precision"):
-                self._targets.append((rnn, "fp32_precision"))
-            self._want = "tf32" if tf32 else "ieee"
+        Flag = _torch_flags.Flag
+        owners = [o for o in (getattr(cudnn, "conv", None), getattr(cudnn, "rnn", None))
+                  if o is not None and hasattr(o, "fp32_precision")]
+        if owners and owners[0] is getattr(cudnn, "conv", None):
+            wanted = [(Flag.attribute(o, "fp32_precision"), "tf32" if tf32 else "ieee")
+                      for o in owners]
         else:
-            self._targets, self._want = [(cudnn, "allow_tf32")], bool(tf32)
-        self._was = []
+            wanted = [(Flag.attribute(cudnn, "allow_tf32"), bool(tf32))]
+        super().__init__(wanted)
+        self._convolutions = wanted[0][0]
 
     def now(self):
-        """The convolutions' setting (the first target's)."""
-        owner, attr = self._targets[0]
-        return getattr(owner, attr)
-
-    def __enter__(self):
-        self._was = [getattr(owner, attr) for owner, attr in self._targets]
-        for (owner, attr), was in zip(self._targets, self._was):
-            if was != self._want:
-                setattr(owner, attr, self._want)
-        return self
-
-    def __exit__(self, *exc):
-        for (owner, attr), was in zip(self._targets, self._was):
-            if was != self._want:
-                setattr(owner, attr, was)
-        return False
+        """The convolutions' setting."""
+        return self._convolutions.read()
 
 
 def _poly(p, i):
