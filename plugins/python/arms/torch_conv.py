@@ -49,9 +49,9 @@ class ConvPrecision(_torch_flags.Settings):
 
         cudnn = torch.backends.cudnn
         Flag = _torch_flags.Flag
-        owners = [o for o in (getattr(cudnn, "conv", None), getattr(cudnn, "rnn", None))
-                  if o is not None and hasattr(o, "fp32_precision")]
-        if owners and owners[0] is getattr(cudnn, "conv", None):
+        conv, rnn = getattr(cudnn, "conv", None), getattr(cudnn, "rnn", None)
+        if hasattr(conv, "fp32_precision"):
+            owners = [conv] + ([rnn] if hasattr(rnn, "fp32_precision") else [])
             wanted = [(Flag.attribute(o, "fp32_precision"), "tf32" if tf32 else "ieee")
                       for o in owners]
         else:
