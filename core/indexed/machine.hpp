@@ -23,6 +23,16 @@ class Store {
  public:
   virtual ~Store() = default;
   virtual Term computed(int tensor, std::int64_t linear) = 0;
+  // computed() of `count` elements from `linear`, `step` apart, into v and e: a store that
+  // computes its elements on demand computes a run of neighbours together.
+  virtual void computed_run(int tensor, std::int64_t linear, std::int64_t step, int count,
+                            double* v, double* e) {
+    for (int l = 0; l < count; ++l) {
+      const Term t = computed(tensor, linear + l * step);
+      v[l] = t.v;
+      e[l] = t.e;
+    }
+  }
   // What one task of a long reduction's chunks, run side by side, reads through: a store of its
   // own, or null where this one may be read by several threads at once.
   virtual std::unique_ptr<Store> fork() { return nullptr; }

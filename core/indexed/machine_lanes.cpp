@@ -157,11 +157,7 @@ void Machine::read_lanes(int node, Frame& f, int var, int count, LaneTerms& out)
     for (int l = 0; l < count; ++l) out.e[l] = 0.0;
     return;
   }
-  for (int l = 0; l < count; ++l) {
-    const Term r = store_.computed(n.ref, offset + l * step);
-    out.v[l] = r.v;
-    out.e[l] = r.e;
-  }
+  store_.computed_run(n.ref, offset, step, count, out.v.data(), out.e.data());
 }
 
 bool Machine::affine_access(int node, int var) {

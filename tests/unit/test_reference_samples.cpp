@@ -182,6 +182,37 @@ TEST_CASE("evaluate_at_with_bounds gives the full evaluation's values and bounds
   }
 }
 
+// A temporary too large to remember (above kEagerElements) is read a run of neighbours at a
+// time (LazyStore::computed_run): a scalar loss through it, on demand, is the full walk's bits.
+TEST_CASE("a loss through a temporary too large to remember, sampled, is the full walk's") {
+  kq::ix::Declarations d;
+  d.dims = {{"M", kq::ix::DimKind::reduced}, {"N", kq::ix::DimKind::reduced}};
+  d.tensors = {{"p", kq::ix::Role::input, kq::DType::f32, {"M", "N"}},
+               {"z", kq::ix::Role::temporary, kq::DType::f32, {"M", "N"}},
+               {"loss", kq::ix::Role::output, kq::DType::f32, {}}};
+  const kq::ix::ParseResult r = kq::ix::parse_program(
+      "z[m, n] = abs(p[m, n] - 0.25 * n)\n"
+      "loss = sum((m, n), select(z[m, n] < 1, 0.5 * z[m, n] * z[m, n], z[m, n] - 0.5)) / (M * N)\n",
+      d);
+  REQUIRE(r.program);
+  // Rows of 4099: runs of 64 stop at each row's end, not at a multiple of 64.
+  const std::int64_t n = 4099, m = kq::ix::kEagerElements / n + 1;
+  std::vector<double> p(static_cast<std::size_t>(m * n));
+  for (std::size_t i = 0; i < p.size(); ++i)
+    p[i] = std::sin(0.37 * static_cast<double>(i)) * 3.0 + static_cast<double>(i % n) * 0.25;
+  const kq::ix::DimValues dims = {{"M", m}, {"N", n}};
+  const kq::ix::Tensors in = {{"p", kq::ix::Buffer::of(kq::DType::f32, {m, n}, p)}};
+  const int outputs[] = {2};
+  const kq::ix::Evaluation full = kq::ix::evaluate_with_bounds(*r.program, dims, in, outputs);
+  const std::vector<kq::ix::Sample> samples = {{"loss", {}}};
+  const kq::ix::SampledEvaluation got =
+      kq::ix::evaluate_at_with_bounds(*r.program, dims, in, samples, 0);
+  CHECK(std::bit_cast<std::uint64_t>(got.values.at(0)) ==
+        std::bit_cast<std::uint64_t>(full.outputs.at("loss").get(0)));
+  CHECK(std::bit_cast<std::uint64_t>(got.bounds.at(0)) ==
+        std::bit_cast<std::uint64_t>(full.bounds.at("loss").get(0)));
+}
+
 TEST_CASE("an output's samples: corners, edges, block boundaries, the 32-bit wraps, random ones") {
   const kq::Spec spec = kq::load_spec(kV2 / "softmax_f32.yaml");
   const std::int64_t m = 524161, n = 4097;  // the huge point: M*N just above 2^31
