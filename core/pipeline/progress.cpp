@@ -22,6 +22,19 @@ std::chrono::milliseconds heartbeat_from_env(std::chrono::milliseconds fallback)
   return ms > 0 ? std::chrono::milliseconds(ms) : fallback;
 }
 
+// "; checks 24.1 s, 13 of 15 on the host (no device memory for the reference's 6442 MB)": what
+// the rounds' output checks took, where the checks were not all made on the device.
+std::string checks_text(const rec::SizeEnd& e) {
+  if (!e.check_s || !e.checks) return "";
+  char took[32];
+  std::snprintf(took, sizeof took, "; checks %.1f s", *e.check_s);
+  const int host = e.host_checks.value_or(0);
+  if (host == 0) return took;
+  return took +
+         (", " + std::to_string(host) + " of " + std::to_string(*e.checks) + " on the host") +
+         (e.host_checks_why.empty() ? "" : " (" + e.host_checks_why + ")");
+}
+
 }  // namespace
 
 Progress::Progress(std::chrono::milliseconds heartbeat)
@@ -220,7 +233,7 @@ void Progress::on(const rec::SizeEnd& e) {
   char took[64];
   std::snprintf(took, sizeof took, " (%.1f s; set-up %.1f s", e.elapsed_s, e.setup_s.value_or(0));
   line("  " + where(e.size) + ": " + std::to_string(e.rounds) + " rounds, stopped by " +
-       e.stopped_by + took + slowest_setup_ + ")");
+       e.stopped_by + took + checks_text(e) + slowest_setup_ + ")");
 }
 
 void Progress::on(const rec::ArmSkip& k) {

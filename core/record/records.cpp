@@ -172,6 +172,10 @@ KQ_JSON_FIELDS(SizeEnd) {
   f("stopped_by", r.stopped_by);
   f("elapsed_s", r.elapsed_s);
   f("setup_s", r.setup_s);
+  f("check_s", r.check_s);
+  f("checks", r.checks);
+  f("host_checks", r.host_checks);
+  f("host_checks_why", r.host_checks_why);
 }
 KQ_JSON_FIELDS(Recheck) {
   f("arm", r.arm);

@@ -237,6 +237,11 @@ struct SizeEnd {
   std::string stopped_by;
   double elapsed_s = 0;           // the rounds
   std::optional<double> setup_s;  // before them: the arms', the reference, the checks
+  // Of the rounds: the checked samples' comparisons (the changed inputs' reference evaluated
+  // again, the output compared), how many, and how many of those on the host, with why.
+  std::optional<double> check_s;
+  std::optional<int> checks, host_checks;
+  std::string host_checks_why;
 };
 
 struct Recheck {  // a size's output checks, summed up per arm

@@ -303,20 +303,31 @@ class SizeRun {
       bounds.push_back(rules_[o].by_bound() ? bounds_[o].data() : nullptr);
     }
     case_reference(spec_, case_, t.pristine_input_views(), dst, bounds);
+    no_device_reference_ = device_reference(t);
+  }
+
+  // The reference's copy on the device, for the checks of CUDA arms' outputs there; else why
+  // they are downloaded and compared on the host ("" where no CUDA arm is timed).
+  std::string device_reference(const CaseTensors& t) {
+    if (!cuda_stream_) return "";
+    // The device's kernels compare every element of one output by a plain rule.
+    if (t.outputs() != 1) return "several outputs";
+    if (rules_[0].sampled()) return "a sampled reference";
+    if (rules_[0].by_bound()) return "compared by the accumulation bound";
+    if (case_.numel() < std::max<std::int64_t>(device_check_min_elements(), 1))
+      return "a small output";
 #if KQ_HAVE_CUDA
-    // The device's kernels compare every element by a plain rule: not a sampled reference, nor
-    // the accumulation bound.
-    if (!cuda_stream_ || t.outputs() != 1 || rules_[0].sampled() || rules_[0].by_bound() ||
-        case_.numel() < std::max<std::int64_t>(device_check_min_elements(), 1))
-      return;
     try {
       want_on_device_ = DeviceMemory(Device::cuda, want_[0].size());
       want_on_device_.upload(want_[0].data(), 0, want_[0].size());
+      return "";
     } catch (const CudaError& e) {
       if (e.sticky()) throw;  // else no device memory for it: the outputs are downloaded
       want_on_device_ = DeviceMemory();
     }
 #endif
+    return "no device memory for the reference's " + std::to_string(want_[0].size() / 1000000) +
+           " MB";
   }
 
   // The graph, replayed once on a poisoned output, must give the reference.
@@ -331,12 +342,25 @@ class SizeRun {
   // samples, graph_output for graph replays).
   void check(Slot& s, CaseTensors& t, const char* mode, int round, const char* check_name) {
     ++s.checked;
+    ++checks_;
+    const auto t0 = clock_type::now();
+    struct Took {  // however the check ends
+      double& into;
+      clock_type::time_point t0;
+      ~Took() { into += since(t0); }
+    } took{check_s_, t0};
     // The reference of what this call was given: the size's, with t's changed inputs' region
     // evaluated again, for the comparison alone.
     std::vector<FreshInputs::Patch> patch = fresh_->patches(t);
     const bool unknown_any = std::any_of(
         patch.begin(), patch.end(), [](const FreshInputs::Patch& p) { return !p.unknown.empty(); });
     const bool on_device = want_on_device_.data() != nullptr && device_checkable(t) && !unknown_any;
+    if (!on_device && s.cuda()) {
+      ++host_checks_;
+      host_checks_why_.insert(!want_on_device_.data() ? no_device_reference_
+                              : unknown_any ? "inputs changed where the reference is not known"
+                                            : "an output the device cannot check");
+    }
     swap_patch(patch);
     OutputFinding f;
     try {
@@ -414,7 +438,13 @@ class SizeRun {
       stopped_by = by_arm.empty() ? "rejected" : stop_reason(by_arm, spec_, round, since(t0));
     }
     if (stopped_by != "rejected") one_round(round++, true);
-    emit_(rec::SizeEnd{size_, round, stopped_by, since(t0), setup_s_});
+    rec::SizeEnd end{size_, round, stopped_by, since(t0), setup_s_};
+    end.check_s = check_s_;
+    end.checks = checks_;
+    end.host_checks = host_checks_;
+    for (const std::string& why : host_checks_why_)
+      end.host_checks_why += (end.host_checks_why.empty() ? "" : "; ") + why;
+    emit_(end);
   }
 
   void one_round(int round, bool closing) {
@@ -534,6 +564,10 @@ class SizeRun {
   const TimedPoint& point_;
   std::int64_t size_;
   double setup_s_ = 0;
+  double check_s_ = 0;  // the rounds' checks: their time, count, and those on the host, why
+  int checks_ = 0, host_checks_ = 0;
+  std::set<std::string> host_checks_why_;
+  std::string no_device_reference_;  // why the reference has no copy on the device, or ""
   Case case_;
   std::vector<OutputRule> rules_;  // by output
   std::map<std::string, std::string>& rejected_;

@@ -82,6 +82,14 @@ TEST_CASE("a good CPU arm: set-up, rounds with checked samples, the size's end a
     checked += r.checked.value_or(false);
   }
   CHECK(checked >= ends[0].rounds / 8 + 1);  // one per block of eight, and the closing round
+  // The size's end counts them and their time; a CPU arm's are on the host, nothing to say why.
+  CHECK(ends[0].checks.value_or(-1) + ends[1].checks.value_or(-1) == checked);
+  for (const auto& e : ends) {
+    CHECK(e.check_s.value_or(-1) >= 0);
+    CHECK(e.check_s.value_or(0) <= e.elapsed_s);
+    CHECK(e.host_checks == 0);
+    CHECK(e.host_checks_why.empty());
+  }
   const auto rechecks = all<kq::rec::Recheck>(records);
   REQUIRE(rechecks.size() == 2);
   CHECK(rechecks[0].ok);
