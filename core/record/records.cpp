@@ -173,6 +173,7 @@ KQ_JSON_FIELDS(SizeEnd) {
   f("elapsed_s", r.elapsed_s);
   f("setup_s", r.setup_s);
   f("check_s", r.check_s);
+  f("patch_s", r.patch_s);
   f("checks", r.checks);
   f("host_checks", r.host_checks);
   f("host_checks_why", r.host_checks_why);

@@ -239,7 +239,7 @@ struct SizeEnd {
   std::optional<double> setup_s;  // before them: the arms', the reference, the checks
   // Of the rounds: the checked samples' comparisons (the changed inputs' reference evaluated
   // again, the output compared), how many, and how many of those on the host, with why.
-  std::optional<double> check_s;
+  std::optional<double> check_s, patch_s;  // patch_s: of check_s, the reference's evaluation
   std::optional<int> checks, host_checks;
   std::string host_checks_why;
 };

@@ -352,6 +352,7 @@ class SizeRun {
     // The reference of what this call was given: the size's, with t's changed inputs' region
     // evaluated again, for the comparison alone.
     std::vector<FreshInputs::Patch> patch = fresh_->patches(t);
+    patch_s_ += since(t0);
     const bool unknown_any = std::any_of(
         patch.begin(), patch.end(), [](const FreshInputs::Patch& p) { return !p.unknown.empty(); });
     const bool on_device = want_on_device_.data() != nullptr && device_checkable(t) && !unknown_any;
@@ -440,6 +441,7 @@ class SizeRun {
     if (stopped_by != "rejected") one_round(round++, true);
     rec::SizeEnd end{size_, round, stopped_by, since(t0), setup_s_};
     end.check_s = check_s_;
+    end.patch_s = patch_s_;
     end.checks = checks_;
     end.host_checks = host_checks_;
     for (const std::string& why : host_checks_why_)
@@ -565,6 +567,7 @@ class SizeRun {
   std::int64_t size_;
   double setup_s_ = 0;
   double check_s_ = 0;  // the rounds' checks: their time, count, and those on the host, why
+  double patch_s_ = 0;  // of check_s_: the changed inputs' reference evaluated again
   int checks_ = 0, host_checks_ = 0;
   std::set<std::string> host_checks_why_;
   std::string no_device_reference_;  // why the reference has no copy on the device, or ""

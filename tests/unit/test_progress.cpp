@@ -80,11 +80,13 @@ TEST_CASE("a size's line says what its checks took, and why where they were on t
     progress.name_points({{1, "M=4096,N=4096"}, {2, "M=4096,N=393216"}});
     kq::rec::SizeEnd quick{1, 12, "confidence", 0.5, 0.2};
     quick.check_s = 0.04;
+    quick.patch_s = 0.01;
     quick.checks = 5;
     quick.host_checks = 0;
     progress.record(nlohmann::json(quick));
     kq::rec::SizeEnd slow{2, 11, "confidence", 26.4, 2.8};
     slow.check_s = 24.1;
+    slow.patch_s = 0.12;
     slow.checks = 15;
     slow.host_checks = 13;
     slow.host_checks_why = "no device memory for the reference's 6442 MB";
@@ -94,8 +96,10 @@ TEST_CASE("a size's line says what its checks took, and why where they were on t
   const std::string text = out.text.str();
   INFO(text);
   CHECK(text.find("M=4096,N=4096: 12 rounds, stopped by confidence (0.5 s; set-up 0.2 s; "
-                  "checks 0.0 s") != std::string::npos);
-  CHECK(text.find("M=4096,N=393216: 11 rounds, stopped by confidence (26.4 s; set-up 2.8 s; "
-                  "checks 24.1 s, 13 of 15 on the host (no device memory for the reference's "
-                  "6442 MB)") != std::string::npos);
+                  "checks 0.0 s, their reference 0.0 s") != std::string::npos);
+  CHECK(text.find(
+            "M=4096,N=393216: 11 rounds, stopped by confidence (26.4 s; set-up 2.8 s; "
+            "checks 24.1 s, their reference 0.1 s, 13 of 15 on the host (no device memory for the "
+            "reference's "
+            "6442 MB)") != std::string::npos);
 }

@@ -87,6 +87,8 @@ TEST_CASE("a good CPU arm: set-up, rounds with checked samples, the size's end a
   for (const auto& e : ends) {
     CHECK(e.check_s.value_or(-1) >= 0);
     CHECK(e.check_s.value_or(0) <= e.elapsed_s);
+    CHECK(e.patch_s.value_or(-1) >= 0);
+    CHECK(e.patch_s.value_or(0) <= e.check_s.value_or(0));
     CHECK(e.host_checks == 0);
     CHECK(e.host_checks_why.empty());
   }
