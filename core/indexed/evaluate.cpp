@@ -339,9 +339,12 @@ std::vector<bool> eager_tensors(const Instance& in, std::int64_t limit) {
 
 // Elements computed on demand: what the samples read of the temporaries, with their bounds when
 // `bounds`; the eager tensors' elements from `whole`, computed already. Those of tensors of at
-// most `remembered` elements (a row's sum that reads a large temporary) are remembered; a large
-// one's are computed again where read again: a sampled row reads them once or twice, and
-// remembering every element of every sampled row would hold millions.
+// most `remembered` elements (a row's sum that reads a large temporary, attention's scores) are
+// remembered; larger ones' are computed again where read again: a sampled row reads them once
+// or twice, and remembering every element of every sampled row would hold millions. Nor is a
+// temporary as large as the largest input and computed from inputs alone, element by element,
+// remembered: a loss's at 4096 x 4096 (the fresh inputs' checks evaluate it on demand) cost
+// 250 ns a term through its memo, 120 computed again where read.
 //
 // A long reduction's chunks run side by side (a scalar loss over 32768 x 32768 through a
 // temporary took over 250 s in one thread), each task through a fork that remembers in its
@@ -356,7 +359,7 @@ class LazyStore final : public Store {
         bounds_(bounds),
         whole_(whole),
         eager_(eager),
-        remembered_(remembered),
+        remembered_(remembered_tensors(in, remembered)),
         statement_of_(statements_by_tensor(in)),
         own_(in.shapes.size()),
         memo_(&own_),
@@ -368,7 +371,7 @@ class LazyStore final : public Store {
 
   Term computed(int tensor, std::int64_t linear) override {
     if (eager_[static_cast<std::size_t>(tensor)]) return whole_.computed(tensor, linear);
-    if (in_.numel(tensor) > remembered_) return compute(tensor, linear);
+    if (!(*remembered_)[static_cast<std::size_t>(tensor)]) return compute(tensor, linear);
     // No iterator is held across compute(): a reduction inside it may run this thread's other
     // tasks, which fill the same memo.
     auto& memo = (*memo_)[static_cast<std::size_t>(tensor)];
@@ -388,7 +391,7 @@ class LazyStore final : public Store {
     const std::vector<std::int64_t>& shape = in_.shapes[t];
     const bool along_last =
         step == 1 && !shape.empty() && linear % shape.back() + count <= shape.back();
-    if (eager_[t] || in_.numel(tensor) <= remembered_ || !along_last || !reference_lanes() ||
+    if (eager_[t] || (*remembered_)[t] || !along_last || !reference_lanes() ||
         in_.program->statements[static_cast<std::size_t>(statement)].scan_index >= 0)
       return Store::computed_run(tensor, linear, step, count, v, e);
     const Statement& s = in_.program->statements[static_cast<std::size_t>(statement)];
@@ -421,6 +424,34 @@ class LazyStore final : public Store {
         memo_(&memo),
         threads_(root.threads_) {}
 
+  // Whether an element of statement k costs its expression alone: no reduction or scan, no
+  // assigned tensor read.
+  static bool elementwise_on_inputs(const Instance& in, int k) {
+    const Program& p = *in.program;
+    for (int i = in.first_node[static_cast<std::size_t>(k)];
+         i <= p.statements[static_cast<std::size_t>(k)].root; ++i) {
+      const Node& n = p.nodes[static_cast<std::size_t>(i)];
+      if (n.kind == NodeKind::reduce || n.kind == NodeKind::scan) return false;
+      if (n.kind == NodeKind::access && !in.inputs[static_cast<std::size_t>(n.ref)]) return false;
+    }
+    return true;
+  }
+
+  static std::shared_ptr<const std::vector<bool>> remembered_tensors(const Instance& in,
+                                                                     std::int64_t limit) {
+    std::int64_t largest_input = 0;
+    for (std::size_t t = 0; t < in.shapes.size(); ++t)
+      if (in.inputs[t]) largest_input = std::max(largest_input, in.numel(static_cast<int>(t)));
+    auto r = std::make_shared<std::vector<bool>>(in.shapes.size(), false);
+    for (std::size_t k = 0; k < in.program->statements.size(); ++k) {
+      const Statement& s = in.program->statements[k];
+      const std::int64_t n = in.numel(s.tensor);
+      (*r)[static_cast<std::size_t>(s.tensor)] =
+          n <= limit && (n < largest_input || !elementwise_on_inputs(in, static_cast<int>(k)));
+    }
+    return r;
+  }
+
   static std::shared_ptr<const std::vector<int>> statements_by_tensor(const Instance& in) {
     auto of = std::make_shared<std::vector<int>>(in.shapes.size(), -1);
     for (std::size_t k = 0; k < in.program->statements.size(); ++k)
@@ -450,7 +481,7 @@ class LazyStore final : public Store {
   bool bounds_;
   FullStore& whole_;
   const std::vector<bool>& eager_;
-  std::int64_t remembered_;
+  std::shared_ptr<const std::vector<bool>> remembered_;  // by tensor
   std::shared_ptr<const std::vector<int>> statement_of_;
   Memo own_;    // the root's (its thread's walk)
   Memo* memo_;  // own_, or a fork's thread's
