@@ -174,6 +174,8 @@ KQ_JSON_FIELDS(SizeEnd) {
   f("setup_s", r.setup_s);
   f("check_s", r.check_s);
   f("patch_s", r.patch_s);
+  f("sample_s", r.sample_s);
+  f("light_s", r.light_s);
   f("checks", r.checks);
   f("host_checks", r.host_checks);
   f("host_checks_why", r.host_checks_why);

@@ -240,6 +240,9 @@ struct SizeEnd {
   // Of the rounds: the checked samples' comparisons (the changed inputs' reference evaluated
   // again, the output compared), how many, and how many of those on the host, with why.
   std::optional<double> check_s, patch_s;  // patch_s: of check_s, the reference's evaluation
+  // The arms' samples whole (a sample's changed inputs, flush, call, check, poison, record) and
+  // the controls' (light_s): the rest of elapsed_s is the stopping rule's.
+  std::optional<double> sample_s, light_s;
   std::optional<int> checks, host_checks;
   std::string host_checks_why;
 };

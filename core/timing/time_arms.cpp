@@ -442,6 +442,8 @@ class SizeRun {
     rec::SizeEnd end{size_, round, stopped_by, since(t0), setup_s_};
     end.check_s = check_s_;
     end.patch_s = patch_s_;
+    end.sample_s = sample_s_;
+    end.light_s = light_s_;
     end.checks = checks_;
     end.host_checks = host_checks_;
     for (const std::string& why : host_checks_why_)
@@ -454,10 +456,14 @@ class SizeRun {
     for (const Step& st : steps_) {
       if (st.kind != StepKind::light && !slots_[static_cast<std::size_t>(st.slot)].rejected.empty())
         continue;
-      if (st.kind == StepKind::light)
+      const auto t0 = clock_type::now();
+      if (st.kind == StepKind::light) {
         light_step(*lights_[static_cast<std::size_t>(st.slot)], round);
-      else
+        light_s_ += since(t0);
+      } else {
         emit_(arm_sample(slots_[static_cast<std::size_t>(st.slot)], st.kind, round, closing));
+        sample_s_ += since(t0);
+      }
     }
   }
 
@@ -566,8 +572,10 @@ class SizeRun {
   const TimedPoint& point_;
   std::int64_t size_;
   double setup_s_ = 0;
-  double check_s_ = 0;  // the rounds' checks: their time, count, and those on the host, why
-  double patch_s_ = 0;  // of check_s_: the changed inputs' reference evaluated again
+  double check_s_ = 0;   // the rounds' checks: their time, count, and those on the host, why
+  double patch_s_ = 0;   // of check_s_: the changed inputs' reference evaluated again
+  double sample_s_ = 0;  // the arms' samples, whole (their checks too), and the controls'
+  double light_s_ = 0;
   int checks_ = 0, host_checks_ = 0;
   std::set<std::string> host_checks_why_;
   std::string no_device_reference_;  // why the reference has no copy on the device, or ""

@@ -89,6 +89,9 @@ TEST_CASE("a good CPU arm: set-up, rounds with checked samples, the size's end a
     CHECK(e.check_s.value_or(0) <= e.elapsed_s);
     CHECK(e.patch_s.value_or(-1) >= 0);
     CHECK(e.patch_s.value_or(0) <= e.check_s.value_or(0));
+    CHECK(e.check_s.value_or(0) <= e.sample_s.value_or(-1));  // the checks are the samples'
+    CHECK(e.sample_s.value_or(0) + e.light_s.value_or(0) <= e.elapsed_s);
+    CHECK(e.light_s.value_or(-1) > 0);  // the host copy's
     CHECK(e.host_checks == 0);
     CHECK(e.host_checks_why.empty());
   }
