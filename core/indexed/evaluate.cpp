@@ -381,9 +381,10 @@ class LazyStore final : public Store {
     return t;
   }
 
-  // A large temporary's neighbours along its last index, a run at a time as a statement's
-  // elements are (Machine::element_lanes: the same bits as one by one): a scalar loss over a
-  // 32768 x 32768 temporary walked it an element at a time at ~3x the cost of computing it whole.
+  // A temporary's neighbours along its last index, where it is not remembered, a run at a time
+  // as a statement's elements are (Machine::element_lanes: the same bits as one by one): a
+  // scalar loss over a 32768 x 32768 temporary walked it an element at a time at ~3x the cost
+  // of computing it whole.
   void computed_run(int tensor, std::int64_t linear, std::int64_t step, int count, double* v,
                     double* e) override {
     const auto t = static_cast<std::size_t>(tensor);

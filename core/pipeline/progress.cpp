@@ -24,14 +24,15 @@ std::chrono::milliseconds heartbeat_from_env(std::chrono::milliseconds fallback)
 
 // "; checks 24.1 s, their reference 0.1 s, 13 of 15 on the host (no device memory for the
 // reference's 6442 MB)": what the rounds' output checks took, of which re-evaluating the reference
-// where the inputs changed, and where the checks were not all made on the device.
+// where the inputs changed, and, where they took a second or more, how many were not made on
+// the device and why (small outputs are compared on the host by design).
 std::string checks_text(const rec::SizeEnd& e) {
   if (!e.check_s || !e.checks) return "";
   char took[64];
   std::snprintf(took, sizeof took, "; checks %.1f s, their reference %.1f s", *e.check_s,
                 e.patch_s.value_or(0));
   const int host = e.host_checks.value_or(0);
-  if (host == 0) return took;
+  if (host == 0 || *e.check_s < 1.0) return took;
   return took +
          (", " + std::to_string(host) + " of " + std::to_string(*e.checks) + " on the host") +
          (e.host_checks_why.empty() ? "" : " (" + e.host_checks_why + ")");

@@ -427,6 +427,10 @@ class SizeRun {
   // Rounds until the stopping rule says enough, then one closing round whose every sample is
   // checked: the last samples of the size are always compared.
   void rounds() {
+    // The set-up's checks (a graph's first replay) are the set-up's.
+    check_s_ = patch_s_ = 0;
+    checks_ = host_checks_ = 0;
+    host_checks_why_.clear();
     auto t0 = clock_type::now();
     int round = 0;
     std::string stopped_by;

@@ -91,6 +91,13 @@ TEST_CASE("a size's line says what its checks took, and why where they were on t
     slow.host_checks = 13;
     slow.host_checks_why = "no device memory for the reference's 6442 MB";
     progress.record(nlohmann::json(slow));
+    kq::rec::SizeEnd small{3, 20, "confidence", 0.9, 0.1};  // on the host by design: unsaid
+    small.check_s = 0.3;
+    small.patch_s = 0.0;
+    small.checks = 4;
+    small.host_checks = 4;
+    small.host_checks_why = "a small output";
+    progress.record(nlohmann::json(small));
     progress.finish();
   }
   const std::string text = out.text.str();
@@ -102,4 +109,6 @@ TEST_CASE("a size's line says what its checks took, and why where they were on t
             "checks 24.1 s, their reference 0.1 s, 13 of 15 on the host (no device memory for the "
             "reference's "
             "6442 MB)") != std::string::npos);
+  CHECK(text.find("checks 0.3 s, their reference 0.0 s)") != std::string::npos);
+  CHECK(text.find("a small output") == std::string::npos);
 }
