@@ -337,9 +337,37 @@ std::vector<bool> eager_tensors(const Instance& in, std::int64_t limit) {
   return eager;
 }
 
+// Whether an element of statement k costs its expression alone: no reduction or scan, no
+// assigned tensor read.
+bool elementwise_on_inputs(const Instance& in, int k) {
+  const Program& p = *in.program;
+  for (int i = in.first_node[static_cast<std::size_t>(k)];
+       i <= p.statements[static_cast<std::size_t>(k)].root; ++i) {
+    const Node& n = p.nodes[static_cast<std::size_t>(i)];
+    if (n.kind == NodeKind::reduce || n.kind == NodeKind::scan) return false;
+    if (n.kind == NodeKind::access && !in.inputs[static_cast<std::size_t>(n.ref)]) return false;
+  }
+  return true;
+}
+
+// By tensor: whether LazyStore remembers its elements (below).
+std::vector<bool> remembered_tensors(const Instance& in, std::int64_t limit) {
+  std::int64_t largest_input = 0;
+  for (std::size_t t = 0; t < in.shapes.size(); ++t)
+    if (in.inputs[t]) largest_input = std::max(largest_input, in.numel(static_cast<int>(t)));
+  std::vector<bool> r(in.shapes.size(), false);
+  for (std::size_t k = 0; k < in.program->statements.size(); ++k) {
+    const Statement& s = in.program->statements[k];
+    const std::int64_t n = in.numel(s.tensor);
+    r[static_cast<std::size_t>(s.tensor)] =
+        n <= limit && (n < largest_input || !elementwise_on_inputs(in, static_cast<int>(k)));
+  }
+  return r;
+}
+
 // Elements computed on demand: what the samples read of the temporaries, with their bounds when
 // `bounds`; the eager tensors' elements from `whole`, computed already. Those of tensors of at
-// most `remembered` elements (a row's sum that reads a large temporary, attention's scores) are
+// most kEagerElements elements (a row's sum that reads a large temporary, attention's scores) are
 // remembered; larger ones' are computed again where read again: a sampled row reads them once
 // or twice, and remembering every element of every sampled row would hold millions. Nor is a
 // temporary as large as the largest input and computed from inputs alone, element by element,
@@ -354,12 +382,12 @@ std::vector<bool> eager_tensors(const Instance& in, std::int64_t limit) {
 class LazyStore final : public Store {
  public:
   LazyStore(const Instance& in, bool bounds, FullStore& whole, const std::vector<bool>& eager,
-            std::int64_t remembered)
+            const std::vector<bool>& remembered)
       : in_(in),
         bounds_(bounds),
         whole_(whole),
         eager_(eager),
-        remembered_(remembered_tensors(in, remembered)),
+        remembered_(remembered),
         statement_of_(statements_by_tensor(in)),
         own_(in.shapes.size()),
         memo_(&own_),
@@ -371,7 +399,7 @@ class LazyStore final : public Store {
 
   Term computed(int tensor, std::int64_t linear) override {
     if (eager_[static_cast<std::size_t>(tensor)]) return whole_.computed(tensor, linear);
-    if (!(*remembered_)[static_cast<std::size_t>(tensor)]) return compute(tensor, linear);
+    if (!remembered_[static_cast<std::size_t>(tensor)]) return compute(tensor, linear);
     // No iterator is held across compute(): a reduction inside it may run this thread's other
     // tasks, which fill the same memo.
     auto& memo = (*memo_)[static_cast<std::size_t>(tensor)];
@@ -389,13 +417,12 @@ class LazyStore final : public Store {
                     double* e) override {
     const auto t = static_cast<std::size_t>(tensor);
     const int statement = (*statement_of_)[t];
+    const Statement& s = in_.program->statements[static_cast<std::size_t>(statement)];
     const std::vector<std::int64_t>& shape = in_.shapes[t];
     const bool along_last =
         step == 1 && !shape.empty() && linear % shape.back() + count <= shape.back();
-    if (eager_[t] || (*remembered_)[t] || !along_last || !reference_lanes() ||
-        in_.program->statements[static_cast<std::size_t>(statement)].scan_index >= 0)
+    if (eager_[t] || remembered_[t] || !along_last || !reference_lanes() || s.scan_index >= 0)
       return Store::computed_run(tensor, linear, step, count, v, e);
-    const Statement& s = in_.program->statements[static_cast<std::size_t>(statement)];
     Frame f = frame_at(statement, linear);
     Machine machine(in_, *this, bounds_);
     try {
@@ -424,34 +451,6 @@ class LazyStore final : public Store {
         statement_of_(root.statement_of_),
         memo_(&memo),
         threads_(root.threads_) {}
-
-  // Whether an element of statement k costs its expression alone: no reduction or scan, no
-  // assigned tensor read.
-  static bool elementwise_on_inputs(const Instance& in, int k) {
-    const Program& p = *in.program;
-    for (int i = in.first_node[static_cast<std::size_t>(k)];
-         i <= p.statements[static_cast<std::size_t>(k)].root; ++i) {
-      const Node& n = p.nodes[static_cast<std::size_t>(i)];
-      if (n.kind == NodeKind::reduce || n.kind == NodeKind::scan) return false;
-      if (n.kind == NodeKind::access && !in.inputs[static_cast<std::size_t>(n.ref)]) return false;
-    }
-    return true;
-  }
-
-  static std::shared_ptr<const std::vector<bool>> remembered_tensors(const Instance& in,
-                                                                     std::int64_t limit) {
-    std::int64_t largest_input = 0;
-    for (std::size_t t = 0; t < in.shapes.size(); ++t)
-      if (in.inputs[t]) largest_input = std::max(largest_input, in.numel(static_cast<int>(t)));
-    auto r = std::make_shared<std::vector<bool>>(in.shapes.size(), false);
-    for (std::size_t k = 0; k < in.program->statements.size(); ++k) {
-      const Statement& s = in.program->statements[k];
-      const std::int64_t n = in.numel(s.tensor);
-      (*r)[static_cast<std::size_t>(s.tensor)] =
-          n <= limit && (n < largest_input || !elementwise_on_inputs(in, static_cast<int>(k)));
-    }
-    return r;
-  }
 
   static std::shared_ptr<const std::vector<int>> statements_by_tensor(const Instance& in) {
     auto of = std::make_shared<std::vector<int>>(in.shapes.size(), -1);
@@ -482,7 +481,7 @@ class LazyStore final : public Store {
   bool bounds_;
   FullStore& whole_;
   const std::vector<bool>& eager_;
-  std::shared_ptr<const std::vector<bool>> remembered_;  // by tensor
+  const std::vector<bool>& remembered_;  // by tensor: remembered_tensors'
   std::shared_ptr<const std::vector<int>> statement_of_;
   Memo own_;    // the root's (its thread's walk)
   Memo* memo_;  // own_, or a fork's thread's
@@ -494,6 +493,7 @@ SampledEvaluation sampled(const Program& p, const DimValues& dims, const Tensors
                           std::span<const Sample> samples, bool bounds, std::int64_t eager_limit) {
   const Instance in = make_instance(p, dims, inputs);
   const std::vector<bool> eager = eager_tensors(in, eager_limit);
+  const std::vector<bool> remembered = remembered_tensors(in, kEagerElements);
   FullStore whole(in, bounds);
   for (std::size_t k = 0; k < p.statements.size(); ++k)
     if (eager[static_cast<std::size_t>(p.statements[k].tensor)])
@@ -528,7 +528,7 @@ SampledEvaluation sampled(const Program& p, const DimValues& dims, const Tensors
   FirstError first;
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, samples.size(), kSampleGrain),
                     [&](const tbb::blocked_range<std::size_t>& r) {
-                      LazyStore store(in, bounds, whole, eager, kEagerElements);
+                      LazyStore store(in, bounds, whole, eager, remembered);
                       for (std::size_t j = r.begin(); j < r.end(); ++j) {
                         try {
                           terms[j] = store.computed(at[j].first, at[j].second);
