@@ -254,9 +254,14 @@ CaseTensors::Finding device_guard_finding(const CaseTensors& t) {
 CaseTensors::Mismatch device_mismatch(const CaseTensors& t, const void* got,
                                       const void* want_on_device, const unsigned char* want,
                                       const CompareRule& rule, void* stream) {
+  const devcheck::Scan s = devcheck::compare_elements(got, want_on_device, t.output_view().numel(),
+                                                      t.dtype(), rule, stream);
+  return scan_mismatch(t, s, got, want, stream);
+}
+
+CaseTensors::Mismatch scan_mismatch(const CaseTensors& t, const devcheck::Scan& s, const void* got,
+                                    const unsigned char* want, void* stream) {
   const DType dt = t.dtype();
-  const devcheck::Scan s =
-      devcheck::compare_elements(got, want_on_device, t.output_view().numel(), dt, rule, stream);
   CaseTensors::Mismatch m;
   if (s.count == 0) return m;
   m.index = s.first;

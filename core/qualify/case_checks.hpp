@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "device/check_kernels.hpp"
 #include "qualify/case_tensors.hpp"
 #include "qualify/compare.hpp"
 #include "spec/spec.hpp"
@@ -87,5 +88,9 @@ CaseTensors::Finding device_guard_finding(const CaseTensors& t);
 CaseTensors::Mismatch device_mismatch(const CaseTensors& t, const void* got,
                                       const void* want_on_device, const unsigned char* want,
                                       const CompareRule& rule, void* stream);
+// The mismatch a device scan of `got` found (none where its count is 0): the reference's bits
+// from `want` (host), the output's from `got` (device), on `stream`.
+CaseTensors::Mismatch scan_mismatch(const CaseTensors& t, const devcheck::Scan& s, const void* got,
+                                    const unsigned char* want, void* stream);
 
 }  // namespace kq

@@ -27,18 +27,18 @@ bool CheckSchedule::next() {
 namespace {
 
 // The one output checked where it lies: its guard zones, then its elements.
-OutputFinding on_device(const CaseTensors& t, const CompareRule& rule, const HostBytes& want,
-                        const void* want_on_device, void* stream) {
-  OutputFinding f;
+OutputFinding checked_on_device(const CaseTensors& t, const CompareRule& rule,
+                                const HostBytes& want, const ReferenceCopy& reference,
+                                void* stream) {
 #if KQ_HAVE_CUDA
   if (auto s = device_guard_finding(t); !s.check.empty()) return {false, s.message, -1, {}, {}};
-  const CaseTensors::Mismatch m =
-      device_mismatch(t, t.output_view().data, want_on_device, want.data(), rule, stream);
-  if (m.count > 0) return mismatch_finding(t, m);
+  const void* got = t.output_view().data;
+  const devcheck::Scan s = reference.compare(got, t.output_view().numel(), rule, stream);
+  if (s.count > 0) return mismatch_finding(t, scan_mismatch(t, s, got, want.data(), stream));
 #else
-  (void)t, (void)rule, (void)want, (void)want_on_device, (void)stream;
+  (void)t, (void)rule, (void)want, (void)reference, (void)stream;
 #endif
-  return f;
+  return {};
 }
 
 }  // namespace
@@ -57,10 +57,10 @@ OutputFinding mismatch_finding(const CaseTensors& t, const CaseTensors::Mismatch
 OutputFinding check_timed_output(const CaseTensors& t, const std::vector<OutputRule>& rules,
                                  const std::vector<HostBytes>& want,
                                  const std::vector<std::vector<double>>& bounds, HostBytes& scratch,
-                                 const void* want_on_device, void* stream,
+                                 const ReferenceCopy* on_device, void* stream,
                                  const std::vector<std::vector<std::size_t>>& unknown) {
-  // Device checks take format 1's one output, never a bound.
-  if (want_on_device) return on_device(t, rules[0].rule, want[0], want_on_device, stream);
+  // Device checks take the one output, never a bound.
+  if (on_device) return checked_on_device(t, rules[0].rule, want[0], *on_device, stream);
   HostBytes accepted;  // want[o] with the output's own bits at its unknown elements
   for (std::size_t o = 0; o < t.outputs(); ++o) {
     t.download_output(scratch, o);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "device/reference_copy.hpp"
 #include "qualify/case_tensors.hpp"
 #include "qualify/compare.hpp"
 #include "spec/spec.hpp"
@@ -41,15 +42,15 @@ OutputFinding mismatch_finding(const CaseTensors& t, const CaseTensors::Mismatch
 // The outputs of `t` (each downloaded into `scratch`, whose memory is reused) against want[o]
 // (output o's reference, dense): guard zones, then every element by rules[o] (bounds[o]: the
 // reference's bounds where output o is compared by the accumulation bound). With
-// `want_on_device` (the one output's reference on t's CUDA device; t's output
-// device_checkable), the output is checked where it lies instead (qualify/case_checks.hpp), on
-// `stream`: the same findings. `unknown[o]` (positions in want[o], where given) are elements
-// whose reference is not known (fresh inputs changed them and they were not evaluated again):
-// whatever the output holds there is accepted. Host checks only.
+// `on_device` (the one output's reference made comparable on t's CUDA device: want[0], whole or
+// streamed; t's output device_checkable), the output is checked where it lies instead
+// (qualify/case_checks.hpp), on `stream`: the same findings. `unknown[o]` (positions in want[o],
+// where given) are elements whose reference is not known (fresh inputs changed them and they were
+// not evaluated again): whatever the output holds there is accepted. Host checks only.
 OutputFinding check_timed_output(const CaseTensors& t, const std::vector<OutputRule>& rules,
                                  const std::vector<HostBytes>& want,
                                  const std::vector<std::vector<double>>& bounds, HostBytes& scratch,
-                                 const void* want_on_device = nullptr, void* stream = nullptr,
+                                 const ReferenceCopy* on_device = nullptr, void* stream = nullptr,
                                  const std::vector<std::vector<std::size_t>>& unknown = {});
 
 }  // namespace kq

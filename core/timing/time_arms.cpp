@@ -12,6 +12,7 @@
 #include "device/cuda_check.hpp"
 #include "device/device_state.hpp"
 #include "device/kernel_profile.hpp"
+#include "device/reference_copy.hpp"
 #include "device/stream_discipline.hpp"
 #include "plan/timed_points.hpp"
 #include "qualify/case_checks.hpp"
@@ -287,9 +288,11 @@ class SizeRun {
 
   // The reference for the size's inputs (every set of every arm holds the same values), one per
   // output, and for one output a copy on the CUDA device when the CUDA arms' outputs are checked
-  // there (large sizes; none where device memory is short: they are then downloaded).
+  // there (large sizes: whole, else streamed from the host's; none where even a chunk of device
+  // memory cannot be had: the outputs are then downloaded).
   void reference() {
     const CaseTensors& t = *slots_.front().sets.front();
+    on_device_ = ReferenceCopy();  // it reads want_[0], which changes now
     want_.resize(t.outputs());
     bounds_.resize(t.outputs());
     std::vector<unsigned char*> dst;
@@ -306,8 +309,8 @@ class SizeRun {
     no_device_reference_ = device_reference(t);
   }
 
-  // The reference's copy on the device, for the checks of CUDA arms' outputs there; else why
-  // they are downloaded and compared on the host ("" where no CUDA arm is timed).
+  // The reference made comparable on the device, for the checks of CUDA arms' outputs there;
+  // else why they are downloaded and compared on the host ("" where no CUDA arm is timed).
   std::string device_reference(const CaseTensors& t) {
     if (!cuda_stream_) return "";
     // The device's kernels compare every element of one output by a plain rule.
@@ -316,18 +319,9 @@ class SizeRun {
     if (rules_[0].by_bound()) return "compared by the accumulation bound";
     if (case_.numel() < std::max<std::int64_t>(device_check_min_elements(), 1))
       return "a small output";
-#if KQ_HAVE_CUDA
-    try {
-      want_on_device_ = DeviceMemory(Device::cuda, want_[0].size());
-      want_on_device_.upload(want_[0].data(), 0, want_[0].size());
-      return "";
-    } catch (const CudaError& e) {
-      if (e.sticky()) throw;  // else no device memory for it: the outputs are downloaded
-      want_on_device_ = DeviceMemory();
-    }
-#endif
-    return "no device memory for the reference's " + std::to_string(want_[0].size() / 1000000) +
-           " MB";
+    std::string why;
+    on_device_ = ReferenceCopy::make(want_[0].data(), want_[0].size(), t.dtype(), &why);
+    return why;
   }
 
   // The graph, replayed once on a poisoned output, must give the reference.
@@ -355,10 +349,10 @@ class SizeRun {
     patch_s_ += since(t0);
     const bool unknown_any = std::any_of(
         patch.begin(), patch.end(), [](const FreshInputs::Patch& p) { return !p.unknown.empty(); });
-    const bool on_device = want_on_device_.data() != nullptr && device_checkable(t) && !unknown_any;
+    const bool on_device = on_device_.usable() && device_checkable(t) && !unknown_any;
     if (!on_device && s.cuda()) {
       ++host_checks_;
-      host_checks_why_.insert(!want_on_device_.data() ? no_device_reference_
+      host_checks_why_.insert(!on_device_.usable() ? no_device_reference_
                               : unknown_any ? "inputs changed where the reference is not known"
                                             : "an output the device cannot check");
     }
@@ -367,8 +361,7 @@ class SizeRun {
     try {
       std::vector<std::vector<std::size_t>> unknown;
       for (const FreshInputs::Patch& p : patch) unknown.push_back(p.unknown);
-      f = check_timed_output(t, rules_, want_, bounds_, scratch_,
-                             on_device ? want_on_device_.data() : nullptr,
+      f = check_timed_output(t, rules_, want_, bounds_, scratch_, on_device ? &on_device_ : nullptr,
                              on_device ? cuda_stream_->handle() : nullptr, unknown);
     } catch (...) {
       swap_patch(patch);
@@ -398,8 +391,7 @@ class SizeRun {
         std::swap_ranges(want_[o].data() + p.at[j] * es, want_[o].data() + (p.at[j] + 1) * es,
                          p.values.data() + j * es);
         if (!p.bounds.empty()) std::swap(bounds_[o][p.at[j]], p.bounds[j]);
-        if (o == 0 && want_on_device_.data() != nullptr)
-          want_on_device_.upload(want_[0].data() + p.at[j] * es, p.at[j] * es, es);
+        if (o == 0) on_device_.changed(p.at[j] * es, es);
       }
     }
   }
@@ -600,7 +592,8 @@ class SizeRun {
   std::vector<HostBytes> want_;                 // by output
   std::vector<std::vector<double>> bounds_;     // by output: E where compared by the bound
   HostBytes scratch_;
-  DeviceMemory want_on_device_;  // want_ on the CUDA device, or empty
+  ReferenceCopy on_device_;  // want_[0] comparable on the CUDA device, or empty (after want_:
+                             // it is released first, its pinning with it)
 };
 
 }  // namespace

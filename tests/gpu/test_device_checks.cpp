@@ -16,6 +16,7 @@ TEST_CASE("device checks") { MESSAGE("skipped: no CUDA device (kq was built with
 
 #include "device/check_kernels.hpp"
 #include "device/memory.hpp"
+#include "device/reference_copy.hpp"
 #include "kq/half.hpp"
 #include "plan/plan_cases.hpp"
 #include "qualify/case_checks.hpp"
@@ -336,31 +337,59 @@ TEST_CASE("a whole case: the device's findings are the host's, word for word") {
 TEST_CASE("the timing loop's output check: the same findings on the device as on the host") {
   kq::Spec spec = kq::load_spec(kq::test::source_dir() / "specs/residual_relu_bf16.yaml");
   CaseOnDevice k(spec, "size/1025");
-  const auto want_on_device = on_device(k.want);
-  auto both = [&](const char* what) {
+  std::vector<kq::HostBytes> wants{k.want};
+  // The reference whole on the device, and streamed in chunks of 128 elements (9 of them).
+  kq::ReferenceCopyShape streamed;
+  streamed.whole = false;
+  streamed.chunk = streamed.least_chunk = 256;
+  std::string why;
+  kq::ReferenceCopy whole =
+      kq::ReferenceCopy::make(wants[0].data(), wants[0].size(), k.t.dtype(), &why);
+  kq::ReferenceCopy chunks =
+      kq::ReferenceCopy::make(wants[0].data(), wants[0].size(), k.t.dtype(), &why, streamed);
+  REQUIRE(whole.usable());
+  REQUIRE(chunks.usable());
+  CHECK_FALSE(whole.streamed());
+  CHECK(chunks.streamed());
+  MESSAGE("the streamed copy: " << chunks.how());
+  auto all_agree = [&](const char* what) {
     INFO(what);
     kq::HostBytes scratch;
     const std::vector<kq::OutputRule> rules{spec.op.compare};
-    const std::vector<kq::HostBytes> wants{k.want};
     const auto h = kq::check_timed_output(k.t, rules, wants, {}, scratch);
-    const auto d =
-        kq::check_timed_output(k.t, rules, wants, {}, scratch, want_on_device.data(), k.s.s);
-    CHECK(h.ok == d.ok);
-    CHECK(h.message == d.message);
-    CHECK(h.index == d.index);
-    CHECK(h.expected == d.expected);
-    CHECK(h.got == d.got);
+    for (const kq::ReferenceCopy* copy : {&whole, &chunks}) {
+      INFO(copy->how());
+      const auto d = kq::check_timed_output(k.t, rules, wants, {}, scratch, copy, k.s.s);
+      CHECK(h.ok == d.ok);
+      CHECK(h.message == d.message);
+      CHECK(h.index == d.index);
+      CHECK(h.expected == d.expected);
+      CHECK(h.got == d.got);
+    }
     return h.ok;
   };
-  CHECK(both("a right output"));
+  CHECK(all_agree("a right output"));
   auto wrong = k.want;
   wrong[2 * 17] ^= 0x02;
   k.write_output(wrong);
-  CHECK_FALSE(both("a wrong element"));
+  CHECK_FALSE(all_agree("a wrong element"));
+  wrong[2 * 1024] ^= 0x40;  // in the last, short chunk too
+  wrong[2 * 300 + 1] ^= 0x01;
+  k.write_output(wrong);
+  CHECK_FALSE(all_agree("wrong elements in three chunks"));
   k.write_output(k.want);
+  // The reference changes on the host (fresh inputs' patches): each copy follows.
+  wants[0][2 * 600] ^= 0x10;
+  whole.changed(2 * 600, 2);
+  chunks.changed(2 * 600, 2);
+  CHECK_FALSE(all_agree("a changed reference"));
+  wants[0][2 * 600] ^= 0x10;
+  whole.changed(2 * 600, 2);
+  chunks.changed(2 * 600, 2);
+  CHECK(all_agree("the reference as it was"));
   const kq::CaseTensor& o = k.t.output_owner();
   k.write_byte(o, kq::data_end(o), 0x00);
-  CHECK_FALSE(both("a write past the end"));
+  CHECK_FALSE(all_agree("a write past the end"));
 }
 
 TEST_CASE("case_checks falls back to the host where the device's do not apply") {
