@@ -91,6 +91,27 @@ __device__ __forceinline__ bool matches(const Rule& r, DType t, unsigned long lo
   return false;
 }
 
+// qualify/compare.cpp's ulp_at: the gap from a finite value's magnitude to the next value away
+// from zero (to the one below, at the largest finite).
+__device__ __forceinline__ double ulp_at(DType t, unsigned long long bits) {
+  const int width = t == DType::f64 ? 64 : t == DType::f32 ? 32 : 16;
+  const unsigned long long mag = bits & ((1ull << (width - 1)) - 1);
+  const double a = to_double(t, mag), up = to_double(t, mag + 1);
+  return isfinite(up) ? __dsub_rn(up, a) : __dsub_rn(a, to_double(t, mag - 1));
+}
+
+// element_matches under the accumulation bound, with the host's single roundings.
+__device__ __forceinline__ bool matches_bound(const BoundRule& r, DType t, double e,
+                                              unsigned long long w, unsigned long long g) {
+  if (w == g) return true;
+  const double want = to_double(t, w), got = to_double(t, g);
+  if (isnan(want) || isnan(got)) return isnan(want) && isnan(got);
+  if (isinf(want) || isinf(got)) return want == got;
+  if (isnan(e)) return true;  // a bound that broke down bounds nothing
+  return fabs(__dsub_rn(got, want)) <=
+         __dadd_rn(__dmul_rn(r.scale, e), __dmul_rn(r.ulps, ulp_at(t, w)));
+}
+
 template <typename Bits>
 __device__ __forceinline__ unsigned long long load(const void* p, long long i) {
   return static_cast<unsigned long long>(static_cast<const Bits*>(p)[i]);
@@ -103,6 +124,20 @@ __global__ void compare_kernel(const void* got, const void* want, long long n, D
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<long long>(gridDim.x) * blockDim.x) {
     if (!matches(r, t, load<Bits>(want, i), load<Bits>(got, i))) {
+      if (first == kNone) first = static_cast<unsigned long long>(i);
+      ++count;
+    }
+  }
+  publish(out, count, first);
+}
+
+template <typename Bits>
+__global__ void bounded_kernel(const void* got, const void* want, const double* bound, long long n,
+                               DType t, BoundRule r, Result* out) {
+  unsigned long long count = 0, first = kNone;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    if (!matches_bound(r, t, bound[i], load<Bits>(want, i), load<Bits>(got, i))) {
       if (first == kNone) first = static_cast<unsigned long long>(i);
       ++count;
     }
@@ -205,6 +240,14 @@ struct CompareLaunch {
 };
 
 template <typename Bits>
+struct BoundedLaunch {
+  static void launch(unsigned blocks, cudaStream_t st, const void* got, const void* want,
+                     const double* bound, long long n, DType t, BoundRule r, Result* out) {
+    bounded_kernel<Bits><<<blocks, kThreads, 0, st>>>(got, want, bound, n, t, r, out);
+  }
+};
+
+template <typename Bits>
 struct DifferLaunch {
   static void launch(unsigned blocks, cudaStream_t st, const void* a, const void* b, long long n,
                      DType t, Result* out) {
@@ -219,6 +262,14 @@ Scan compare_elements(const void* got, const void* want, std::int64_t n, DType d
   const Rule r{rule.kind, static_cast<long long>(rule.max_ulp), rule.atol, rule.rtol};
   return scan(stream, n, [&](unsigned blocks, cudaStream_t st, Result* out) {
     by_width<CompareLaunch>(dtype, blocks, st, got, want, static_cast<long long>(n), dtype, r, out);
+  });
+}
+
+Scan compare_bounded(const void* got, const void* want, const double* bound, std::int64_t n,
+                     DType dtype, const BoundRule& rule, void* stream) {
+  return scan(stream, n, [&](unsigned blocks, cudaStream_t st, Result* out) {
+    by_width<BoundedLaunch>(dtype, blocks, st, got, want, bound, static_cast<long long>(n), dtype,
+                            rule, out);
   });
 }
 

@@ -22,6 +22,18 @@ struct Scan {
 Scan compare_elements(const void* got, const void* want, std::int64_t n, DType dtype,
                       const CompareRule& rule, void* stream);
 
+// The accumulation bound's rule (qualify/compare.hpp's OutputRule): |got - want| may reach
+// scale * E + ulps * ulp(want), E the element's bound.
+struct BoundRule {
+  double scale = 0;
+  double ulps = 1;
+};
+
+// Elements [0, n) of `got` against `want` by the bound, `bound` holding each element's E (doubles,
+// on the device): element_matches of an OutputRule compared by the bound, for every element.
+Scan compare_bounded(const void* got, const void* want, const double* bound, std::int64_t n,
+                     DType dtype, const BoundRule& rule, void* stream);
+
 // Elements [0, n) whose bits differ between `a` and `b`, a NaN matching any NaN
 // (CaseTensors::first_difference).
 Scan differing_elements(const void* a, const void* b, std::int64_t n, DType dtype, void* stream);

@@ -1,6 +1,7 @@
 #include "device/reference_copy.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <utility>
 
 #include "device/cuda_check.hpp"
@@ -22,24 +23,40 @@ DeviceMemory try_alloc(std::size_t bytes) {
     return DeviceMemory();
   }
 }
+
+// Registers `bytes` at `p` with CUDA; false (the error cleared, or an arm's next launch check
+// would report it) where it cannot be (a locked-memory limit, say).
+bool pin(const void* p, std::size_t bytes) {
+  if (cudaHostRegister(const_cast<void*>(p), bytes, cudaHostRegisterDefault) == cudaSuccess)
+    return true;
+  (void)cudaGetLastError();
+  return false;
+}
+
+// `bytes` from the host to the device on `stream`, waited for: one DMA from pinned memory, else
+// through the staging ring.
+void put(void* dev, const void* host, std::size_t bytes, bool pinned, cudaStream_t stream) {
+  if (!pinned) return staged_upload(dev, host, bytes, stream);
+  cuda_check(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, stream),
+             "a streamed reference chunk's upload");
+  cuda_check(cudaStreamSynchronize(stream), "a streamed reference chunk's upload");
+}
 #endif
 
 }  // namespace
 
-ReferenceCopy::ReferenceCopy(ReferenceCopy&& o) noexcept
-    : host_(std::exchange(o.host_, nullptr)),
-      bytes_(std::exchange(o.bytes_, 0)),
-      dtype_(o.dtype_),
-      device_(std::move(o.device_)),
-      pinned_(std::exchange(o.pinned_, false)) {}
+ReferenceCopy::ReferenceCopy(ReferenceCopy&& o) noexcept { *this = std::move(o); }
 
 ReferenceCopy& ReferenceCopy::operator=(ReferenceCopy&& o) noexcept {
   if (this != &o) {
     release();
     host_ = std::exchange(o.host_, nullptr);
-    bytes_ = std::exchange(o.bytes_, 0);
+    bounds_ = std::exchange(o.bounds_, nullptr);
+    n_ = std::exchange(o.n_, 0);
+    per_chunk_ = std::exchange(o.per_chunk_, 0);
     dtype_ = o.dtype_;
-    device_ = std::move(o.device_);
+    values_ = std::move(o.values_);
+    bound_values_ = std::move(o.bound_values_);
     pinned_ = std::exchange(o.pinned_, false);
   }
   return *this;
@@ -49,45 +66,67 @@ ReferenceCopy::~ReferenceCopy() { release(); }
 
 void ReferenceCopy::release() {
 #if KQ_HAVE_CUDA
-  // The host array stays the caller's: only its registration ends here.
-  if (pinned_) cudaHostUnregister(const_cast<unsigned char*>(host_));
+  // The host arrays stay the caller's: only their registration ends here.
+  if (pinned_) {
+    cudaHostUnregister(const_cast<unsigned char*>(host_));
+    if (bounds_) cudaHostUnregister(const_cast<double*>(bounds_));
+  }
 #endif
   pinned_ = false;
   host_ = nullptr;
-  device_ = DeviceMemory();
+  bounds_ = nullptr;
+  values_ = DeviceMemory();
+  bound_values_ = DeviceMemory();
 }
 
-ReferenceCopy ReferenceCopy::make(const unsigned char* host, std::size_t bytes, DType dtype,
-                                  std::string* why, const ReferenceCopyShape& shape) {
+ReferenceCopy ReferenceCopy::make(const unsigned char* host, const double* bounds, std::int64_t n,
+                                  DType dtype, std::string* why, const ReferenceCopyShape& shape) {
   ReferenceCopy r;
 #if KQ_HAVE_CUDA
-  if (shape.whole) r.device_ = try_alloc(bytes);
-  if (r.device_.data()) {
-    r.device_.upload(host, 0, bytes);
-  } else {
-    // A chunk is a whole number of elements, and no larger than the array.
-    const std::size_t es = dtype_size(dtype);
-    std::size_t chunk = std::min(shape.chunk, bytes) / es * es;
-    const std::size_t least = std::max(std::min(shape.least_chunk, chunk) / es * es, es);
-    for (; chunk >= least && !r.device_.data(); chunk /= 2) r.device_ = try_alloc(chunk / es * es);
-    if (!r.device_.data()) {
-      if (why)
-        *why = "no device memory for the reference's " + megabytes(bytes) + ", nor a " +
-               megabytes(least) + " chunk of it";
-      return r;
-    }
-    // Pinned, each chunk is one DMA; where it cannot be (a locked-memory limit), the chunks go
-    // through the staging ring. The failed call's error is cleared, or an arm's next launch
-    // check would report it.
-    r.pinned_ = cudaHostRegister(const_cast<unsigned char*>(host), bytes,
-                                 cudaHostRegisterDefault) == cudaSuccess;
-    if (!r.pinned_) (void)cudaGetLastError();
+  const std::size_t es = dtype_size(dtype);
+  const std::size_t per_element = es + (bounds ? sizeof(double) : 0);
+  const auto count = static_cast<std::size_t>(std::max<std::int64_t>(n, 1));  // allocated
+  // Whole, else the largest chunk from shape.chunk down to shape.least_chunk (halving) that fits.
+  auto fit = [&](std::size_t elements) {
+    r.values_ = try_alloc(elements * es);
+    if (r.values_.data() && bounds) r.bound_values_ = try_alloc(elements * sizeof(double));
+    if (r.values_.data() && (!bounds || r.bound_values_.data())) return true;
+    r.values_ = DeviceMemory();
+    r.bound_values_ = DeviceMemory();
+    return false;
+  };
+  std::size_t free = 0, total = 0;
+  cuda_check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo for the reference's copy");
+  std::size_t elements = count;
+  bool fits = shape.whole && count * per_element + shape.headroom <= free && fit(elements);
+  const std::size_t least = std::clamp<std::size_t>(shape.least_chunk / per_element, 1, count);
+  for (elements = std::clamp<std::size_t>(shape.chunk / per_element, least, count);
+       !fits && elements >= least; elements /= 2)
+    fits = fit(elements);
+  if (!fits) {
+    if (why)
+      *why = "no device memory for the reference's " + megabytes(count * per_element) + ", nor a " +
+             megabytes(least * per_element) + " chunk of it";
+    return r;
   }
   r.host_ = host;
-  r.bytes_ = bytes;
+  r.bounds_ = bounds;
+  r.n_ = n;
+  r.per_chunk_ = static_cast<std::int64_t>(r.values_.size() / es);
   r.dtype_ = dtype;
+  if (!r.streamed()) {
+    r.changed(0, static_cast<std::size_t>(n));
+    return r;
+  }
+  // Pinned, each chunk is one DMA; where either array cannot be, the chunks are staged.
+  const auto all = static_cast<std::size_t>(n);
+  r.pinned_ = pin(host, all * es);
+  if (r.pinned_ && bounds && !pin(bounds, all * sizeof(double))) {
+    cudaHostUnregister(const_cast<unsigned char*>(host));
+    r.pinned_ = false;
+  }
 #else
-  (void)host, (void)bytes, (void)dtype, (void)shape;
+  (void)host, (void)bounds, (void)n, (void)dtype, (void)shape;
   if (why) *why = "this kq was built without CUDA";
 #endif
   return r;
@@ -96,35 +135,42 @@ ReferenceCopy ReferenceCopy::make(const unsigned char* host, std::size_t bytes, 
 std::string ReferenceCopy::how() const {
   if (!usable()) return "none";
   if (!streamed()) return "whole";
-  return "streamed in " + megabytes(device_.size()) + " chunks " +
+  return "streamed in chunks of " + std::to_string(per_chunk_) + " elements " +
          (pinned_ ? "from pinned memory" : "through the staging ring");
 }
 
-void ReferenceCopy::changed(std::size_t offset, std::size_t bytes) {
-  if (usable() && !streamed()) device_.upload(host_ + offset, offset, bytes);
+void ReferenceCopy::changed(std::size_t first, std::size_t count) {
+  if (!usable() || streamed()) return;  // streamed: read from the host at each check
+  const std::size_t es = dtype_size(dtype_);
+  values_.upload(host_ + first * es, first * es, count * es);
+  if (bounds_)
+    bound_values_.upload(bounds_ + first, first * sizeof(double), count * sizeof(double));
 }
 
 devcheck::Scan ReferenceCopy::compare(const void* got, std::int64_t n, const CompareRule& rule,
-                                      void* stream) const {
+                                      const devcheck::BoundRule* by_bound, void* stream) const {
+  if (by_bound && !bounds_)
+    throw std::logic_error("a reference compared by the bound was copied without its bounds");
   devcheck::Scan total;
 #if KQ_HAVE_CUDA
-  if (!streamed()) return devcheck::compare_elements(got, device_.data(), n, dtype_, rule, stream);
   const std::size_t es = dtype_size(dtype_);
-  const auto per_chunk = static_cast<std::int64_t>(device_.size() / es);
   auto st = static_cast<cudaStream_t>(stream);
-  for (std::int64_t at = 0; at < n; at += per_chunk) {
-    const std::int64_t count = std::min(per_chunk, n - at);
-    const std::size_t offset = static_cast<std::size_t>(at) * es;
-    const std::size_t bytes = static_cast<std::size_t>(count) * es;
-    // compare_elements waits for its result: the buffer is free again when it returns.
-    if (pinned_)
-      cuda_check(cudaMemcpyAsync(device_.data(), host_ + offset, bytes, cudaMemcpyHostToDevice, st),
-                 "a streamed reference chunk's upload");
-    else
-      staged_upload(device_.data(), host_ + offset, bytes, st);
-    const devcheck::Scan s =
-        devcheck::compare_elements(static_cast<const unsigned char*>(got) + offset, device_.data(),
-                                   count, dtype_, rule, stream);
+  auto scan = [&](std::int64_t at, std::int64_t count) {
+    const void* g = static_cast<const unsigned char*>(got) + static_cast<std::size_t>(at) * es;
+    if (by_bound)
+      return devcheck::compare_bounded(g, values_.data(),
+                                       static_cast<const double*>(bound_values_.data()), count,
+                                       dtype_, *by_bound, stream);
+    return devcheck::compare_elements(g, values_.data(), count, dtype_, rule, stream);
+  };
+  if (!streamed()) return scan(0, n);
+  for (std::int64_t at = 0; at < n; at += per_chunk_) {
+    const std::int64_t count = std::min(per_chunk_, n - at);
+    const auto from = static_cast<std::size_t>(at), k = static_cast<std::size_t>(count);
+    // Each scan waits for its result: the buffers are free again when it returns.
+    put(values_.data(), host_ + from * es, k * es, pinned_, st);
+    if (by_bound) put(bound_values_.data(), bounds_ + from, k * sizeof(double), pinned_, st);
+    const devcheck::Scan s = scan(at, count);
     if (s.count > 0 && total.first < 0) total.first = at + s.first;
     total.count += s.count;
   }

@@ -33,8 +33,9 @@ class FreshInputs {
   static constexpr int kChanges = 4;
   // What one check's evaluation may cost, in element steps: an output element costs its fan-in
   // (the largest input's elements over the output's, or the longest reduction's terms where
-  // more) times the longest scan. Format 2 adds changes while they keep to it; a change whose region holds an element
-  // costing more (a scalar loss over a large input) is not made, and that set's inputs stay.
+  // more) times the longest scan. Format 2 adds changes while they keep to it; a change whose
+  // region holds an element costing more (a scalar loss over a large input) is not made, and that
+  // set's inputs stay.
   static constexpr double kEvaluationSteps = 16777216.0;
   // What a checked sample's evaluation costs at most, in element steps (or one element's, where
   // that is more): past it a random part of the changed region is evaluated. At about 100 ns a

@@ -27,13 +27,14 @@ bool CheckSchedule::next() {
 namespace {
 
 // The one output checked where it lies: its guard zones, then its elements.
-OutputFinding checked_on_device(const CaseTensors& t, const CompareRule& rule,
-                                const HostBytes& want, const ReferenceCopy& reference,
-                                void* stream) {
+OutputFinding checked_on_device(const CaseTensors& t, const OutputRule& rule, const HostBytes& want,
+                                const ReferenceCopy& reference, void* stream) {
 #if KQ_HAVE_CUDA
   if (auto s = device_guard_finding(t); !s.check.empty()) return {false, s.message, -1, {}, {}};
   const void* got = t.output_view().data;
-  const devcheck::Scan s = reference.compare(got, t.output_view().numel(), rule, stream);
+  const devcheck::BoundRule bound{rule.bound_scale, rule.bound_ulps};
+  const devcheck::Scan s = reference.compare(got, t.output_view().numel(), rule.rule,
+                                             rule.by_bound() ? &bound : nullptr, stream);
   if (s.count > 0) return mismatch_finding(t, scan_mismatch(t, s, got, want.data(), stream));
 #else
   (void)t, (void)rule, (void)want, (void)reference, (void)stream;
@@ -59,8 +60,8 @@ OutputFinding check_timed_output(const CaseTensors& t, const std::vector<OutputR
                                  const std::vector<std::vector<double>>& bounds, HostBytes& scratch,
                                  const ReferenceCopy* on_device, void* stream,
                                  const std::vector<std::vector<std::size_t>>& unknown) {
-  // Device checks take the one output, never a bound.
-  if (on_device) return checked_on_device(t, rules[0].rule, want[0], *on_device, stream);
+  // Device checks take the one output, never sampled.
+  if (on_device) return checked_on_device(t, rules[0], want[0], *on_device, stream);
   HostBytes accepted;  // want[o] with the output's own bits at its unknown elements
   for (std::size_t o = 0; o < t.outputs(); ++o) {
     t.download_output(scratch, o);

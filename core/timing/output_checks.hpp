@@ -42,9 +42,10 @@ OutputFinding mismatch_finding(const CaseTensors& t, const CaseTensors::Mismatch
 // The outputs of `t` (each downloaded into `scratch`, whose memory is reused) against want[o]
 // (output o's reference, dense): guard zones, then every element by rules[o] (bounds[o]: the
 // reference's bounds where output o is compared by the accumulation bound). With
-// `on_device` (the one output's reference made comparable on t's CUDA device: want[0], whole or
-// streamed; t's output device_checkable), the output is checked where it lies instead
-// (qualify/case_checks.hpp), on `stream`: the same findings. `unknown[o]` (positions in want[o],
+// `on_device` (the one output's reference made comparable on t's CUDA device: want[0] and
+// bounds[0] where compared by the bound, whole or streamed; t's output device_checkable, its
+// reference not sampled), the output is checked where it lies instead (qualify/case_checks.hpp),
+// on `stream`: the same findings. `unknown[o]` (positions in want[o],
 // where given) are elements whose reference is not known (fresh inputs changed them and they were
 // not evaluated again): whatever the output holds there is accepted. Host checks only.
 OutputFinding check_timed_output(const CaseTensors& t, const std::vector<OutputRule>& rules,

@@ -10,7 +10,9 @@ TEST_CASE("device checks") { MESSAGE("skipped: no CUDA device (kq was built with
 #else
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -187,6 +189,50 @@ TEST_CASE("compare_elements gives element_matches' verdict for every dtype and r
   }
 }
 
+TEST_CASE("compare_bounded gives element_matches' verdict under the accumulation bound") {
+  Stream s;
+  // Bounds that accept nothing beyond the ulps, a little, a lot, and none (NaN: broke down);
+  // every third element's bound puts |got - want| on the rule's edge exactly.
+  const std::vector<double> bound_values = {0.0,  1e-300, 1e-6,
+                                            0.25, 1e30,   std::numeric_limits<double>::quiet_NaN()};
+  for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64}) {
+    std::vector<std::uint64_t> want, got;
+    make_pairs(t, want, got);
+    const auto w = on_device(pack(t, want)), g = on_device(pack(t, got));
+    for (const kq::devcheck::BoundRule r :
+         {kq::devcheck::BoundRule{2.0 * 0x1p-24, 1.0}, kq::devcheck::BoundRule{2.0 * 0x1p-8, 0.5},
+          kq::devcheck::BoundRule{3.0, 4.0}}) {
+      kq::OutputRule rule;
+      rule.bound_scale = r.scale;
+      rule.bound_ulps = r.ulps;
+      std::vector<double> bound(want.size());
+      for (std::size_t i = 0; i < bound.size(); ++i) {
+        bound[i] = bound_values[i % bound_values.size()];
+        const double x = kq::bits_to_double(t, want[i]), y = kq::bits_to_double(t, got[i]);
+        if (i % 3 == 0 && std::isfinite(x) && std::isfinite(y))
+          bound[i] = (std::fabs(y - x) - r.ulps * kq::ulp_at(t, want[i])) / r.scale;
+      }
+      kq::DeviceMemory b(kq::Device::cuda, bound.size() * sizeof(double));
+      b.upload(bound.data(), 0, b.size());
+      std::uint64_t count = 0;
+      std::int64_t first = -1;
+      for (std::size_t i = 0; i < want.size(); ++i)
+        if (!kq::element_matches(rule, t, bound[i], want[i], got[i])) {
+          if (first < 0) first = static_cast<std::int64_t>(i);
+          ++count;
+        }
+      const auto n = static_cast<std::int64_t>(want.size());
+      const kq::devcheck::Scan d = kq::devcheck::compare_bounded(
+          g.data(), w.data(), static_cast<const double*>(b.data()), n, t, r, s.s);
+      INFO(kq::to_string(t) << " scale " << r.scale << " ulps " << r.ulps);
+      CHECK(count > 0);
+      CHECK(count < want.size());
+      CHECK(d.count == count);
+      CHECK(d.first == first);
+    }
+  }
+}
+
 TEST_CASE("differing_elements: bits, a NaN matching any NaN; differing_bytes at any alignment") {
   Stream s;
   for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64}) {
@@ -343,10 +389,10 @@ TEST_CASE("the timing loop's output check: the same findings on the device as on
   streamed.whole = false;
   streamed.chunk = streamed.least_chunk = 256;
   std::string why;
-  kq::ReferenceCopy whole =
-      kq::ReferenceCopy::make(wants[0].data(), wants[0].size(), k.t.dtype(), &why);
+  const std::int64_t n = k.t.output_view().numel();
+  kq::ReferenceCopy whole = kq::ReferenceCopy::make(wants[0].data(), nullptr, n, k.t.dtype(), &why);
   kq::ReferenceCopy chunks =
-      kq::ReferenceCopy::make(wants[0].data(), wants[0].size(), k.t.dtype(), &why, streamed);
+      kq::ReferenceCopy::make(wants[0].data(), nullptr, n, k.t.dtype(), &why, streamed);
   REQUIRE(whole.usable());
   REQUIRE(chunks.usable());
   CHECK_FALSE(whole.streamed());
@@ -380,16 +426,91 @@ TEST_CASE("the timing loop's output check: the same findings on the device as on
   k.write_output(k.want);
   // The reference changes on the host (fresh inputs' patches): each copy follows.
   wants[0][2 * 600] ^= 0x10;
-  whole.changed(2 * 600, 2);
-  chunks.changed(2 * 600, 2);
+  whole.changed(600, 1);
+  chunks.changed(600, 1);
   CHECK_FALSE(all_agree("a changed reference"));
   wants[0][2 * 600] ^= 0x10;
-  whole.changed(2 * 600, 2);
-  chunks.changed(2 * 600, 2);
+  whole.changed(600, 1);
+  chunks.changed(600, 1);
   CHECK(all_agree("the reference as it was"));
   const kq::CaseTensor& o = k.t.output_owner();
   k.write_byte(o, kq::data_end(o), 0x00);
   CHECK_FALSE(all_agree("a write past the end"));
+}
+
+TEST_CASE("the timing loop's output check by the accumulation bound, whole and streamed") {
+  kq::Spec spec = kq::load_spec(kq::test::source_dir() / "specs/kernelbench/89_cumsum.yaml");
+  const kq::Case c = CaseOnDevice::find(spec, "point/M=7,N=4099");
+  const std::vector<kq::OutputRule> rules = kq::output_rules(spec, c);
+  REQUIRE(rules[0].by_bound());
+  REQUIRE_FALSE(rules[0].sampled());
+  kq::CaseTensors t(spec, c, kq::Device::cuda);
+  Stream s;
+  t.load_inputs(c, 0);
+  const std::int64_t n = t.output_view().numel();
+  std::vector<kq::HostBytes> wants(1);
+  wants[0].resize(static_cast<std::size_t>(n) * 4);
+  std::vector<std::vector<double> > bounds{std::vector<double>(static_cast<std::size_t>(n))};
+  unsigned char* const dst[] = {wants[0].data()};
+  double* const dst_bounds[] = {bounds[0].data()};
+  kq::case_reference(spec, c, t.pristine_input_views(), dst, dst_bounds);
+  t.poison_output(0);
+  auto write = [&](const kq::HostBytes& bytes) {
+    const_cast<kq::DeviceMemory&>(t.output_owner().memory)
+        .upload(bytes.data(), t.output_byte(0), bytes.size());
+  };
+  write(wants[0]);
+  kq::ReferenceCopyShape streamed;  // chunks of 1000 elements: 4 bytes and a bound's 8 each
+  streamed.whole = false;
+  streamed.chunk = streamed.least_chunk = 12000;
+  std::string why;
+  kq::ReferenceCopy whole =
+      kq::ReferenceCopy::make(wants[0].data(), bounds[0].data(), n, t.dtype(), &why);
+  kq::ReferenceCopy chunks =
+      kq::ReferenceCopy::make(wants[0].data(), bounds[0].data(), n, t.dtype(), &why, streamed);
+  REQUIRE(chunks.streamed());
+  CHECK(chunks.how().find("chunks of 1000 elements") != std::string::npos);
+  auto all_agree = [&](const char* what) {
+    INFO(what);
+    kq::HostBytes scratch;
+    const auto h = kq::check_timed_output(t, rules, wants, bounds, scratch);
+    for (const kq::ReferenceCopy* copy : {&whole, &chunks}) {
+      INFO(copy->how());
+      const auto d = kq::check_timed_output(t, rules, wants, bounds, scratch, copy, s.s);
+      CHECK(h.ok == d.ok);
+      CHECK(h.message == d.message);
+      CHECK(h.index == d.index);
+      CHECK(h.expected == d.expected);
+      CHECK(h.got == d.got);
+    }
+    return h.ok;
+  };
+  CHECK(all_agree("the reference itself"));
+  auto moved = [&](std::size_t i, float by) {  // the reference with element i moved by `by`
+    auto bytes = wants[0];
+    float x;
+    std::memcpy(&x, bytes.data() + 4 * i, 4);
+    x += by;
+    std::memcpy(bytes.data() + 4 * i, &x, 4);
+    return bytes;
+  };
+  write(moved(28000, 1e6f));
+  CHECK_FALSE(all_agree("an element far beyond its bound, in the 29th chunk"));
+  write(moved(5, 1e6f));
+  CHECK_FALSE(all_agree("another in the first chunk"));
+  // The bound of an element changes on the host (fresh inputs' patches): each copy follows.
+  write(wants[0]);
+  const double e = bounds[0][1234];
+  bounds[0][1234] = -1e30;  // nothing is within a negative bound but equal bits
+  wants[0][4 * 1234] ^= 0x01;
+  whole.changed(1234, 1);
+  chunks.changed(1234, 1);
+  CHECK_FALSE(all_agree("a changed reference and bound"));
+  bounds[0][1234] = e;
+  wants[0][4 * 1234] ^= 0x01;
+  whole.changed(1234, 1);
+  chunks.changed(1234, 1);
+  CHECK(all_agree("the reference as it was"));
 }
 
 TEST_CASE("case_checks falls back to the host where the device's do not apply") {
