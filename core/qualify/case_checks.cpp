@@ -82,7 +82,7 @@ class HostChecks final : public CaseChecks {
 // copies live in kq's own allocations, which the arm is never shown.
 class DeviceChecks final : public CaseChecks {
  public:
-  DeviceChecks(const CaseTensors& t, const CompareRule& rule, void* stream)
+  DeviceChecks(const CaseTensors& t, const OutputRule& rule, void* stream)
       : t_(t), rule_(rule), stream_(stream) {
     if (t.outputs() != 1) throw std::logic_error("the device's checks take one output");
     const Device d = Device::cuda;
@@ -91,6 +91,8 @@ class DeviceChecks final : public CaseChecks {
     first_ = DeviceMemory(d, bytes);
     later_ = DeviceMemory(d, bytes);
     want_ = DeviceMemory(d, bytes);
+    if (rule.by_bound())
+      bounds_ = DeviceMemory(d, static_cast<std::size_t>(t.output_view().numel()) * sizeof(double));
   }
 
   void inputs_loaded() override {
@@ -116,12 +118,24 @@ class DeviceChecks final : public CaseChecks {
   }
   CaseTensors::Finding surroundings(int /*poison*/) override { return device_guard_finding(t_); }
   CaseTensors::Mismatch values(std::span<const unsigned char* const> want,
-                               std::span<const double* const> /*bounds*/, int generation) override {
+                               std::span<const double* const> bounds, int generation) override {
     if (generation != want_generation_) {
       want_.upload(want[0], 0, data_bytes());
+      if (rule_.by_bound()) {
+        if (bounds.empty() || !bounds[0])
+          throw std::logic_error("output " + t_.output_name(0) +
+                                 " is compared by the accumulation bound, and its bounds are "
+                                 "missing");
+        bounds_.upload(bounds[0], 0, bounds_.size());
+      }
       want_generation_ = generation;
     }
-    return device_mismatch(t_, latest_, want_.data(), want[0], rule_, stream_);
+    if (!rule_.by_bound())
+      return device_mismatch(t_, latest_, want_.data(), want[0], rule_.rule, stream_);
+    const devcheck::Scan s = devcheck::compare_bounded(
+        latest_, want_.data(), static_cast<const double*>(bounds_.data()), t_.output_view().numel(),
+        t_.dtype(), {rule_.bound_scale, rule_.bound_ulps}, stream_);
+    return scan_mismatch(t_, s, latest_, want[0], stream_);
   }
   CaseTensors::Difference differs_from_first() override {
     return {0, devcheck::differing_elements(first_.data(), latest_, t_.output_view().numel(),
@@ -142,12 +156,13 @@ class DeviceChecks final : public CaseChecks {
   }
 
   const CaseTensors& t_;
-  CompareRule rule_;
+  OutputRule rule_;
   void* stream_;
   std::vector<DeviceMemory> pristine_;  // each input's allocation as uploaded
   DeviceMemory first_, later_;          // the first run's output and the last one's, dense
   const void* latest_ = nullptr;        // first_ or later_: the output taken last
   DeviceMemory want_;                   // the reference of want_generation_
+  DeviceMemory bounds_;                 // its accumulation bounds, where compared by them
   int want_generation_ = -1;
 };
 
@@ -230,10 +245,10 @@ bool checked_on_device(const Spec& spec, const Case& c, Device device, std::int6
     const bool dense = out.strides.empty() || out.strides == row_major_strides(c.shape);
     return dense && c.numel() >= least;
   }
-  // Format 2: compared element by element in a float dtype, as the device's kernels compare;
-  // not by the accumulation bound (they read no bounds), not at samples (the reference then
-  // holds the samples alone), not an integer output (exact on the host).
-  if (!spec.shaped || output_by_bound(spec, 0) || reference_sampled(spec, c)) return false;
+  // Format 2: a float output compared element by element (by its rule or the accumulation
+  // bound), as the device's kernels compare; not at samples (the reference then holds the
+  // samples alone), not an integer output (exact on the host).
+  if (!spec.shaped || reference_sampled(spec, c)) return false;
   const CaseTensorShape out = case_shapes(spec, c).outputs.at(0);
   const bool dense = out.place.strides.empty() || out.place.strides == row_major_strides(out.shape);
   return !is_integer(out.dtype) && dense && out.numel() >= least;
@@ -294,7 +309,7 @@ std::unique_ptr<CaseChecks> case_checks(const Spec& spec, const Case& c, const C
                              ": planned for the device's checks, but its output tensor is not "
                              "a dense CUDA allocation of its own");
     try {
-      return std::make_unique<DeviceChecks>(t, rules.at(0).rule, stream);
+      return std::make_unique<DeviceChecks>(t, rules.at(0), stream);
     } catch (const CudaError& e) {
       if (e.sticky()) throw;  // else no device memory for the copies: the host's need none
     }

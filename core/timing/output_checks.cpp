@@ -27,8 +27,8 @@ bool CheckSchedule::next() {
 namespace {
 
 // The one output checked where it lies: its guard zones, then its elements.
-OutputFinding checked_on_device(const CaseTensors& t, const OutputRule& rule, const HostBytes& want,
-                                const ReferenceCopy& reference, void* stream) {
+OutputFinding device_finding(const CaseTensors& t, const OutputRule& rule, const HostBytes& want,
+                             const ReferenceCopy& reference, void* stream) {
 #if KQ_HAVE_CUDA
   if (auto s = device_guard_finding(t); !s.check.empty()) return {false, s.message, -1, {}, {}};
   const void* got = t.output_view().data;
@@ -61,7 +61,7 @@ OutputFinding check_timed_output(const CaseTensors& t, const std::vector<OutputR
                                  const ReferenceCopy* on_device, void* stream,
                                  const std::vector<std::vector<std::size_t>>& unknown) {
   // Device checks take the one output, never sampled.
-  if (on_device) return checked_on_device(t, rules[0], want[0], *on_device, stream);
+  if (on_device) return device_finding(t, rules[0], want[0], *on_device, stream);
   HostBytes accepted;  // want[o] with the output's own bits at its unknown elements
   for (std::size_t o = 0; o < t.outputs(); ++o) {
     t.download_output(scratch, o);

@@ -176,8 +176,10 @@ TEST_CASE("format 2: one float output compared in full is checked on the device"
   CHECK(on_device("22_tanh.yaml", "timing/M=4096,N=4096") == cuda);
   CHECK_FALSE(on_device("22_tanh.yaml", "timing/M=4096,N=393216", kq::Device::cpu));
   CHECK_FALSE(on_device("22_tanh.yaml", "point/M=7,N=4099"));  // below 2^20 elements
-  // A scalar loss (below the threshold), the accumulation bound (the kernels read no bounds), an
-  // integer output (exact, on the host).
+  // The accumulation bound too (the kernels take the bounds beside the reference).
+  CHECK(on_device("89_cumsum.yaml", "timing/M=4096,N=4096") == cuda);
+  // A scalar loss and a reduction's output (below the threshold), an integer output (exact, on
+  // the host).
   CHECK_FALSE(on_device("100_hinge_loss.yaml", "timing/M=32768,N=32768"));
   CHECK_FALSE(on_device("47_sum_reduction.yaml", "timing/B=128,N=4096,K=4095"));
   CHECK_FALSE(on_device("51_argmax.yaml", "timing/B=128,N=4096,K=4095"));
