@@ -50,10 +50,15 @@ CellValue loop_output(const TimingCell& c) {
 }  // namespace
 
 std::string format_seconds(double s) {
+  if (s >= 1000) return num("%.0f s", s);  // a campaign's hours: "12043 s", not "1.2e+04 s"
   if (s >= 1) return num("%.3g s", s);
   if (s >= 1e-3) return num("%.3g ms", s * 1e3);
   if (s >= 1e-6) return num("%.3g us", s * 1e6);
   return num("%.3g ns", s * 1e9);
+}
+
+std::string format_bytes(double bytes) {
+  return bytes >= 1e9 ? num("%.3g GB", bytes / 1e9) : num("%.3g MB", bytes / 1e6);
 }
 
 std::string format_duration(double s, Markup m) {

@@ -55,8 +55,10 @@ Cell format_cell(const Column& c, const TimingCell& cell, Markup m);
 // The columns a table of these cells shows.
 std::vector<const Column*> shown_columns(const std::vector<TimingCell>& cells);
 
-// "738 us", "4.1 ms", "12 ns"; in HTML "738 µs".
+// "738 us", "4.1 ms", "12 ns", "2580 s"; in HTML "738 µs".
 std::string format_seconds(double s);
+// "268 MB", "3.22 GB".
+std::string format_bytes(double bytes);
 
 // A product's point: ", compute light (the vendor GEMM, bf16 4096^3 (f32 accumulation), same
 // run): 640 TFLOP/s; roofline: compute-bound (1365 FLOP/byte, ridge 134)", or "" without one.

@@ -341,7 +341,7 @@ void timing_table(std::ostringstream& h, const std::vector<TimingCell>& cells) {
 void size_section(std::ostringstream& h, const TimingRow& row) {
   h << "<h3 id=\"size-" << row.size << "\">"
     << (row.point ? esc(*row.point) : size_html(row.size) + " elements");
-  if (row.bytes > 0) h << " (" << num(row.bytes / 1e6, "%.3g") << " MB moved per call";
+  if (row.bytes > 0) h << " (" << format_bytes(row.bytes) << " moved per call";
   if (row.flops) h << ", " << num(*row.flops / 1e9, "%.3g") << " GFLOP";
   if (row.bytes > 0) h << ")";
   h << "</h3>\n<p>rounds: " << row.rounds.value_or(0) << ", stopped by: " << esc(row.stopped_by);

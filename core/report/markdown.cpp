@@ -149,7 +149,7 @@ void profile_table(std::ostringstream& md, const TimingRow& row) {
 
 void size_section(std::ostringstream& md, const TimingRow& row) {
   md << "### " << (row.point ? *row.point : std::to_string(row.size) + " elements");
-  if (row.bytes > 0) md << " (" << num(row.bytes / 1e6, "%.3g") << " MB moved per call";
+  if (row.bytes > 0) md << " (" << format_bytes(row.bytes) << " moved per call";
   if (row.flops) md << ", " << num(*row.flops / 1e9, "%.3g") << " GFLOP";
   if (row.bytes > 0) md << ")";
   md << "\n\nrounds: " << row.rounds.value_or(0) << ", stopped by: " << row.stopped_by;

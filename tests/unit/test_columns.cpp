@@ -62,3 +62,12 @@ TEST_CASE("optional columns are shown only when a row of the table carries them"
   CHECK(!is_shown("graph replay per call"));
   CHECK(is_shown("median"));  // always
 }
+
+TEST_CASE("durations and sizes read as numbers a person would write") {
+  CHECK(kq::format_seconds(12e-9) == "12 ns");
+  CHECK(kq::format_seconds(4.1e-3) == "4.1 ms");
+  CHECK(kq::format_seconds(59.8) == "59.8 s");
+  CHECK(kq::format_seconds(2578.4) == "2578 s");  // a campaign's task time, not 2.58e+03 s
+  CHECK(kq::format_bytes(268435456.0) == "268 MB");
+  CHECK(kq::format_bytes(3.221225472e9) == "3.22 GB");
+}
