@@ -7,23 +7,18 @@
 #include <map>
 #include <memory>
 #include <random>
-#include <set>
 
 #include "device/cuda_check.hpp"
 #include "device/device_state.hpp"
 #include "device/kernel_profile.hpp"
-#include "device/reference_copy.hpp"
 #include "device/stream_discipline.hpp"
 #include "plan/timed_points.hpp"
-#include "qualify/case_checks.hpp"
-#include "qualify/case_data.hpp"
-#include "qualify/compare.hpp"
 #include "record/instance_name.hpp"
 #include "stats/stats.hpp"
 #include "timing/clock_probe.hpp"
 #include "timing/compute_light.hpp"
-#include "timing/fresh_inputs.hpp"
 #include "timing/light.hpp"
+#include "timing/size_checks.hpp"
 #include "timing/slot.hpp"
 #include "timing/stopping.hpp"
 
@@ -70,8 +65,7 @@ class SizeRun {
         cpu_beside_cuda_(cpu_beside_cuda),
         point_(point),
         size_(point.size),
-        case_(point.c),
-        rules_(output_rules(spec, point.c)),
+        checks_(spec, point.c, check_seed ^ 0x5eedf00dull),
         rejected_(rejected),
         cpu_rate_(cpu_rate),
         gemm_(gemm),
@@ -160,8 +154,8 @@ class SizeRun {
     if (std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.cuda(); }))
       lights_.push_back(make_light(point_.bytes, Device::cpu, false, nullptr));
 
-    reference();
-    fresh_ = std::make_unique<FreshInputs>(spec_, case_, rules_, check_seed ^ 0x5eedf00dull);
+    checks_.reference(*slots_.front().sets.front(),
+                      cuda_stream_ ? cuda_stream_->handle() : nullptr);
     for (Slot& s : slots_) {
       check_device(s, "single", -1);  // prepare(), the warm-up, the capture
       if (s.graph) check_graph(s);
@@ -286,46 +280,6 @@ class SizeRun {
     emit_(rec::ArmSkip{a.identity.name, size_, why, {}});
   }
 
-  // The reference for the size's inputs (every set of every arm holds the same values), one per
-  // output, and for one output a copy on the CUDA device when the CUDA arms' outputs are checked
-  // there (large sizes: whole, else streamed from the host's; none where even a chunk of device
-  // memory cannot be had: the outputs are then downloaded).
-  void reference() {
-    const CaseTensors& t = *slots_.front().sets.front();
-    on_device_ = ReferenceCopy();  // it reads want_[0], which changes now
-    want_.resize(t.outputs());
-    bounds_.resize(t.outputs());
-    std::vector<unsigned char*> dst;
-    std::vector<double*> bounds;
-    for (std::size_t o = 0; o < t.outputs(); ++o) {
-      // A point above the reference's budget: its samples alone (qualify/reference_samples.hpp).
-      const auto n = static_cast<std::size_t>(rules_[o].compared(t.output_view(o).numel()));
-      want_[o].resize(n * dtype_size(t.dtype(o)));
-      dst.push_back(want_[o].data());
-      bounds_[o].assign(rules_[o].by_bound() ? n : 0, 0.0);  // the accumulation bound's E
-      bounds.push_back(rules_[o].by_bound() ? bounds_[o].data() : nullptr);
-    }
-    case_reference(spec_, case_, t.pristine_input_views(), dst, bounds);
-    no_device_reference_ = device_reference(t);
-  }
-
-  // The reference made comparable on the device, for the checks of CUDA arms' outputs there;
-  // else why they are downloaded and compared on the host ("" where no CUDA arm is timed).
-  std::string device_reference(const CaseTensors& t) {
-    if (!cuda_stream_) return "";
-    // The device's kernels compare every element of one float output, by its rule or the bound.
-    if (t.outputs() != 1) return "several outputs";
-    if (rules_[0].sampled()) return "a sampled reference";
-    if (is_integer(t.dtype())) return "an integer output";  // exact, on the host
-    if (case_.numel() < std::max<std::int64_t>(device_check_min_elements(), 1))
-      return "a small output";
-    std::string why;
-    const double* bounds = rules_[0].by_bound() ? bounds_[0].data() : nullptr;
-    on_device_ =
-        ReferenceCopy::make(want_[0].data(), bounds, t.output_view().numel(), t.dtype(), &why);
-    return why;
-  }
-
   // The graph, replayed once on a poisoned output, must give the reference.
   void check_graph(Slot& s) {
     s.graph->launch();
@@ -338,38 +292,7 @@ class SizeRun {
   // samples, graph_output for graph replays).
   void check(Slot& s, CaseTensors& t, const char* mode, int round, const char* check_name) {
     ++s.checked;
-    ++checks_;
-    const auto t0 = clock_type::now();
-    struct Took {  // however the check ends
-      double& into;
-      clock_type::time_point t0;
-      ~Took() { into += since(t0); }
-    } took{check_s_, t0};
-    // The reference of what this call was given: the size's, with t's changed inputs' region
-    // evaluated again, for the comparison alone.
-    std::vector<FreshInputs::Patch> patch = fresh_->patches(t);
-    patch_s_ += since(t0);
-    const bool unknown_any = std::any_of(
-        patch.begin(), patch.end(), [](const FreshInputs::Patch& p) { return !p.unknown.empty(); });
-    const bool on_device = on_device_.usable() && device_checkable(t) && !unknown_any;
-    if (!on_device && s.cuda()) {
-      ++host_checks_;
-      host_checks_why_.insert(!on_device_.usable() ? no_device_reference_
-                              : unknown_any ? "inputs changed where the reference is not known"
-                                            : "an output the device cannot check");
-    }
-    swap_patch(patch);
-    OutputFinding f;
-    try {
-      std::vector<std::vector<std::size_t>> unknown;
-      for (const FreshInputs::Patch& p : patch) unknown.push_back(p.unknown);
-      f = check_timed_output(t, rules_, want_, bounds_, scratch_, on_device ? &on_device_ : nullptr,
-                             on_device ? cuda_stream_->handle() : nullptr, unknown);
-    } catch (...) {
-      swap_patch(patch);
-      throw;
-    }
-    swap_patch(patch);
+    const OutputFinding f = checks_.check(t, s.cuda());
     if (f.ok || !s.rejected.empty()) return;
     const std::string where =
         std::string(mode) + " mode" +
@@ -381,21 +304,6 @@ class SizeRun {
       r.got = f.got;
     }
     reject(s, r, "at " + point_.where() + ", " + where + ": " + f.message);
-  }
-
-  // Exchanges the reference's elements with the patch's (twice: as it was), on the device too
-  // where the reference is there.
-  void swap_patch(std::vector<FreshInputs::Patch>& patch) {
-    for (std::size_t o = 0; o < patch.size(); ++o) {
-      FreshInputs::Patch& p = patch[o];
-      const std::size_t es = dtype_size(slots_.front().sets.front()->dtype(o));
-      for (std::size_t j = 0; j < p.at.size(); ++j) {
-        std::swap_ranges(want_[o].data() + p.at[j] * es, want_[o].data() + (p.at[j] + 1) * es,
-                         p.values.data() + j * es);
-        if (!p.bounds.empty()) std::swap(bounds_[o][p.at[j]], p.bounds[j]);
-        if (o == 0) on_device_.changed(p.at[j], 1);
-      }
-    }
   }
 
   // After the arm's calls: the device and the stream as kq left them, else the arm is rejected
@@ -422,9 +330,7 @@ class SizeRun {
   // checked: the last samples of the size are always compared.
   void rounds() {
     // The set-up's checks (a graph's first replay) are the set-up's.
-    check_s_ = patch_s_ = 0;
-    checks_ = host_checks_ = 0;
-    host_checks_why_.clear();
+    checks_.restart_counts();
     auto t0 = clock_type::now();
     int round = 0;
     std::string stopped_by;
@@ -438,14 +344,9 @@ class SizeRun {
     }
     if (stopped_by != "rejected") one_round(round++, true);
     rec::SizeEnd end{size_, round, stopped_by, since(t0), setup_s_};
-    end.check_s = check_s_;
-    end.patch_s = patch_s_;
     end.sample_s = sample_s_;
     end.light_s = light_s_;
-    end.checks = checks_;
-    end.host_checks = host_checks_;
-    for (const std::string& why : host_checks_why_)
-      end.host_checks_why += (end.host_checks_why.empty() ? "" : "; ") + why;
+    checks_.count_into(end);
     emit_(end);
   }
 
@@ -509,7 +410,7 @@ class SizeRun {
   rec::RoundSample arm_sample(Slot& s, StepKind kind, int round, bool closing) {
     const bool single = kind == StepKind::single;
     CaseTensors& t = single ? s.take_set() : s.graph_set();
-    fresh_->change(t, s.stream->handle());
+    checks_.change(t, s.stream->handle());
     if (s.cuda()) before_sample(s.stream->handle());
     double secs = 0, host = 0;
     if (single) {
@@ -570,15 +471,9 @@ class SizeRun {
   const TimedPoint& point_;
   std::int64_t size_;
   double setup_s_ = 0;
-  double check_s_ = 0;   // the rounds' checks: their time, count, and those on the host, why
-  double patch_s_ = 0;   // of check_s_: the changed inputs' reference evaluated again
   double sample_s_ = 0;  // the arms' samples, whole (their checks too), and the controls'
   double light_s_ = 0;
-  int checks_ = 0, host_checks_ = 0;
-  std::set<std::string> host_checks_why_;
-  std::string no_device_reference_;  // why the reference has no copy on the device, or ""
-  Case case_;
-  std::vector<OutputRule> rules_;  // by output
+  SizeChecks checks_;  // the reference, the fresh inputs, the outputs' comparisons
   std::map<std::string, std::string>& rejected_;
   std::map<std::string, double>& cpu_rate_;  // CPU arm -> seconds a byte, from its last size
   SharedGemm& gemm_;
@@ -587,15 +482,9 @@ class SizeRun {
   std::shared_ptr<Stream> cuda_stream_;
   std::vector<Slot> slots_;
   std::vector<Step> steps_;
-  std::unique_ptr<FreshInputs> fresh_;  // changes the inputs before every sample
   std::unique_ptr<L2Flusher> flusher_;
   std::unique_ptr<ClockProbe> probe_;
   std::vector<std::unique_ptr<Light>> lights_;  // the controls: copies, the launch floor
-  std::vector<HostBytes> want_;                 // by output
-  std::vector<std::vector<double>> bounds_;     // by output: E where compared by the bound
-  HostBytes scratch_;
-  ReferenceCopy on_device_;  // want_[0] comparable on the CUDA device, or empty (after want_:
-                             // it is released first, its pinning with it)
 };
 
 }  // namespace
