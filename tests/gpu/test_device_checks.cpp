@@ -12,6 +12,7 @@ TEST_CASE("device checks") { MESSAGE("skipped: no CUDA device (kq was built with
 
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <random>
 #include <vector>
@@ -386,6 +387,30 @@ TEST_CASE("a whole case: the device's findings are the host's, word for word") {
   }
 }
 
+namespace {
+
+// The timing loop's check of t's output on the host, and on the device against each copy: the
+// same finding, word for word. Returns the host's verdict.
+bool host_and_copies_agree(const kq::CaseTensors& t, const std::vector<kq::OutputRule>& rules,
+                           const std::vector<kq::HostBytes>& wants,
+                           const std::vector<std::vector<double> >& bounds,
+                           std::initializer_list<const kq::ReferenceCopy*> copies, void* stream) {
+  kq::HostBytes scratch;
+  const auto h = kq::check_timed_output(t, rules, wants, bounds, scratch);
+  for (const kq::ReferenceCopy* copy : copies) {
+    INFO(copy->how());
+    const auto d = kq::check_timed_output(t, rules, wants, bounds, scratch, copy, stream);
+    CHECK(h.ok == d.ok);
+    CHECK(h.message == d.message);
+    CHECK(h.index == d.index);
+    CHECK(h.expected == d.expected);
+    CHECK(h.got == d.got);
+  }
+  return h.ok;
+}
+
+}  // namespace
+
 TEST_CASE("the timing loop's output check: the same findings on the device as on the host") {
   kq::Spec spec = kq::load_spec(kq::test::source_dir() / "specs/residual_relu_bf16.yaml");
   CaseOnDevice k(spec, "size/1025");
@@ -404,21 +429,10 @@ TEST_CASE("the timing loop's output check: the same findings on the device as on
   CHECK_FALSE(whole.streamed());
   CHECK(chunks.streamed());
   MESSAGE("the streamed copy: " << chunks.how());
+  const std::vector<kq::OutputRule> rules{spec.op.compare};
   auto all_agree = [&](const char* what) {
     INFO(what);
-    kq::HostBytes scratch;
-    const std::vector<kq::OutputRule> rules{spec.op.compare};
-    const auto h = kq::check_timed_output(k.t, rules, wants, {}, scratch);
-    for (const kq::ReferenceCopy* copy : {&whole, &chunks}) {
-      INFO(copy->how());
-      const auto d = kq::check_timed_output(k.t, rules, wants, {}, scratch, copy, k.s.s);
-      CHECK(h.ok == d.ok);
-      CHECK(h.message == d.message);
-      CHECK(h.index == d.index);
-      CHECK(h.expected == d.expected);
-      CHECK(h.got == d.got);
-    }
-    return h.ok;
+    return host_and_copies_agree(k.t, rules, wants, {}, {&whole, &chunks}, k.s.s);
   };
   CHECK(all_agree("a right output"));
   auto wrong = k.want;
@@ -478,18 +492,7 @@ TEST_CASE("the timing loop's output check by the accumulation bound, whole and s
   CHECK(chunks.how().find("chunks of 1000 elements") != std::string::npos);
   auto all_agree = [&](const char* what) {
     INFO(what);
-    kq::HostBytes scratch;
-    const auto h = kq::check_timed_output(t, rules, wants, bounds, scratch);
-    for (const kq::ReferenceCopy* copy : {&whole, &chunks}) {
-      INFO(copy->how());
-      const auto d = kq::check_timed_output(t, rules, wants, bounds, scratch, copy, s.s);
-      CHECK(h.ok == d.ok);
-      CHECK(h.message == d.message);
-      CHECK(h.index == d.index);
-      CHECK(h.expected == d.expected);
-      CHECK(h.got == d.got);
-    }
-    return h.ok;
+    return host_and_copies_agree(t, rules, wants, bounds, {&whole, &chunks}, s.s);
   };
   CHECK(all_agree("the reference itself"));
   auto moved = [&](std::size_t i, float by) {  // the reference with element i moved by `by`
