@@ -97,7 +97,8 @@ OutputFinding SizeChecks::check(const CaseTensors& t, bool cuda_arm) {
 }
 
 // Exchanges the reference's elements with the patch's (twice: as it was), on the device too
-// where the reference is there whole.
+// where the reference is there whole: one upload a run of consecutive positions (a scan's
+// changed region is the rest of its row, thousands of them).
 void SizeChecks::swap_patch(std::vector<FreshInputs::Patch>& patch, const CaseTensors& t) {
   for (std::size_t o = 0; o < patch.size(); ++o) {
     FreshInputs::Patch& p = patch[o];
@@ -106,7 +107,14 @@ void SizeChecks::swap_patch(std::vector<FreshInputs::Patch>& patch, const CaseTe
       std::swap_ranges(want_[o].data() + p.at[j] * es, want_[o].data() + (p.at[j] + 1) * es,
                        p.values.data() + j * es);
       if (!p.bounds.empty()) std::swap(bounds_[o][p.at[j]], p.bounds[j]);
-      if (o == 0) on_device_.changed(p.at[j], 1);
+    }
+    if (o != 0) continue;
+    std::size_t j = 0;
+    while (j < p.at.size()) {
+      std::size_t end = j + 1;
+      while (end < p.at.size() && p.at[end] == p.at[end - 1] + 1) ++end;
+      on_device_.changed(p.at[j], end - j);
+      j = end;
     }
   }
 }
