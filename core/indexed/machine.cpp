@@ -13,7 +13,6 @@
 #include "kq/semantics.hpp"
 
 namespace kq::ix {
-namespace {
 
 Accumulation accumulation_of(Reduction r) {
   switch (r) {
@@ -27,6 +26,8 @@ Accumulation accumulation_of(Reduction r) {
       return Accumulation::sum;
   }
 }
+
+namespace {
 
 bool is_arg(Reduction r) { return r == Reduction::argmax || r == Reduction::argmin; }
 
@@ -268,26 +269,8 @@ Machine::Part Machine::reduce_range(const Node& n, Frame& f, std::int64_t begin,
   // Term k added to p; false where it ends the walk (an argmax's NaN).
   const auto take = [&](std::int64_t k, const Term& t) {
     const double x = t.v;
-    if (!arg && !bounds_) {
-      p.acc.add(x);
-      return true;
-    }
     if (!arg) {
-      const double before = p.acc.value();
-      p.acc.add(x);
-      switch (n.reduction) {
-        case Reduction::sum:
-          p.sum_bound.add(t);
-          break;
-        case Reduction::prod:
-          p.prod_bound.add(t);
-          break;
-        default:  // max, min: did this term come out, or tie with the one that had?
-          if (const double after = p.acc.value(); after != before)
-            p.extreme_bound = t.e;
-          else if (x == after)
-            p.extreme_bound = std::max(p.extreme_bound, t.e);
-      }
+      add_term(n.reduction, p, t);
       return true;
     }
     // The first extreme wins: only a strictly better value moves it; the first NaN ends it.
@@ -334,6 +317,33 @@ Machine::Part Machine::reduce_range(const Node& n, Frame& f, std::int64_t begin,
     k += count;
   }
   return p;
+}
+
+void Machine::add_term(Reduction r, Part& p, const Term& t) const {
+  if (!bounds_) return p.acc.add(t.v);
+  const double before = p.acc.value();
+  p.acc.add(t.v);
+  switch (r) {
+    case Reduction::sum:
+      p.sum_bound.add(t);
+      break;
+    case Reduction::prod:
+      p.prod_bound.add(t);
+      break;
+    default:  // max, min: did this term come out, or tie with the one that had?
+      if (const double after = p.acc.value(); after != before)
+        p.extreme_bound = t.e;
+      else if (t.v == after)
+        p.extreme_bound = std::max(p.extreme_bound, t.e);
+  }
+}
+
+bool Machine::reduce_by_lanes(const Node& n, int count) const {
+  if (is_arg(n.reduction) || n.over.empty()) return false;
+  std::int64_t terms = 1;
+  for (int v : n.over) terms *= in_.extents[static_cast<std::size_t>(v)];
+  const std::int64_t inner = in_.extents[static_cast<std::size_t>(n.over.back())];
+  return terms <= kReduceChunk && std::min<std::int64_t>(inner, kLanes) < count;
 }
 
 // The chunks in order, by the rules of their terms: a chunk's result is added like a term.

@@ -54,6 +54,9 @@ struct Frame {
   const ScanLines* lines = nullptr;  // set while the line's elements are computed
 };
 
+// What a reduction accumulates (an argmax or argmin keeps its extreme in its Part itself).
+Accumulation accumulation_of(Reduction r);
+
 // The number of neighbouring elements Machine::lanes walks at once.
 inline constexpr int kLanes = 64;
 
@@ -111,6 +114,12 @@ class Machine {
     std::int64_t best_at = 0;
   };
   Term reduce(const Node& n, Frame& f);
+  // Term t taken into p by a sum, product, max or min (an argmax's walk is reduce_range's own).
+  void add_term(Reduction r, Part& p, const Term& t) const;
+  // Whether a reduction at `count` neighbouring elements is walked for all of them at once
+  // (reduce_lanes): a sum, product, max or min short enough to need no chunks, whose own runs
+  // (its innermost reduced index: a convolution's 3 or 9 taps) are shorter than `count`.
+  bool reduce_by_lanes(const Node& n, int count) const;
   Part reduce_range(const Node& n, Frame& f, std::int64_t begin, std::int64_t end,
                     const SumBound& sum_start);
   std::vector<Part> reduce_chunks(const Node& n, Frame& f, std::int64_t count,
@@ -133,9 +142,14 @@ class Machine {
   // operands' into the slots after it).
   const LaneTerms& lanes(int node, Frame& f, int var, int count, std::size_t depth);
   void read_lanes(int node, Frame& f, int var, int count, LaneTerms& out);
+  // The reduction at `node` at `count` values of `var`, into `out`: its terms in reduce_range's
+  // order, each a run across the lanes (slots from depth + 1), taken by each lane's own Part.
+  void reduce_lanes(const Node& n, Frame& f, int var, int count, std::size_t depth, LaneTerms& out);
   // Each lane through `one()` (a Term for the indices in f), var at that lane's value.
   template <class One>
   void lane_by_lane(Frame& f, int var, int count, LaneTerms& out, One&& one);
+  // How far the subscript at `node`, `at` for the indices in f, moves when `var` moves by one.
+  std::int64_t lane_step(int node, Frame& f, int var, std::int64_t at);
   // Whether the access at `node` has every subscript of the form a + b * var (a and b the same
   // for every lane), so that the lanes' offsets step evenly.
   bool affine_access(int node, int var);

@@ -5,7 +5,10 @@
 // task's minutes on the H200. Every lane gets eval()'s bits: the same ref:: operation on the same
 // operands, and where a node cannot be walked a run at a time (a reduction, a scan, a gather
 // along the lanes) each lane goes through eval() itself.
+#include <algorithm>
 #include <atomic>
+#include <optional>
+#include <utility>
 
 #include "indexed/machine.hpp"
 #include "kq/semantics.hpp"
@@ -42,6 +45,28 @@ int degree(const Program& p, int node, int var) {
     default:
       return -1;
   }
+}
+
+// The lanes l in [0, count) whose subscript at + l * delta lies in [0, extent): a run [lo, hi),
+// empty where lo >= hi.
+std::pair<int, int> lanes_in_range(std::int64_t at, std::int64_t delta, std::int64_t extent,
+                                   int count) {
+  const auto floor_div = [](std::int64_t a, std::int64_t b) {  // b > 0
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+  };
+  const auto ceil_div = [&](std::int64_t a, std::int64_t b) { return -floor_div(-a, b); };
+  std::int64_t lo = 0, hi = count;  // lanes [lo, hi)
+  if (delta == 0) {
+    if (at < 0 || at >= extent) hi = 0;
+  } else if (delta > 0) {
+    lo = std::max(lo, ceil_div(-at, delta));
+    hi = std::min(hi, floor_div(extent - 1 - at, delta) + 1);
+  } else {
+    lo = std::max(lo, ceil_div(at - (extent - 1), -delta));
+    hi = std::min(hi, floor_div(at, -delta) + 1);
+  }
+  return {static_cast<int>(std::min<std::int64_t>(lo, count)),
+          static_cast<int>(std::max<std::int64_t>(hi, 0))};
 }
 
 }  // namespace
@@ -106,7 +131,11 @@ const Machine::LaneTerms& Machine::lanes(int node, Frame& f, int var, int count,
       return out;
     case NodeKind::apply:
       break;
-    default:  // a reduction or a scan: each lane's own walk
+    case NodeKind::reduce:
+      if (!reduce_by_lanes(n, count)) return one_by_one();
+      reduce_lanes(n, f, var, count, depth, out);
+      return out;
+    default:  // a scan: each lane's own walk
       return one_by_one();
   }
   // Operand k in the slot depth + 1 + k: its own operands' slots come after it, so the ones
@@ -130,34 +159,77 @@ const Machine::LaneTerms& Machine::lanes(int node, Frame& f, int var, int count,
   return out;
 }
 
+void Machine::reduce_lanes(const Node& n, Frame& f, int var, int count, std::size_t depth,
+                           LaneTerms& out) {
+  std::int64_t terms = 1;
+  for (int v : n.over) terms *= in_.extents[static_cast<std::size_t>(v)];
+  std::vector<Part> parts(static_cast<std::size_t>(count), Part(accumulation_of(n.reduction)));
+  for (std::int64_t k = 0; k < terms; ++k) {
+    std::int64_t rest = k;  // row-major over the reduced indices, the first listed outermost
+    for (std::size_t j = n.over.size(); j-- > 0;) {
+      const auto v = static_cast<std::size_t>(n.over[j]);
+      f.idx[v] = rest % in_.extents[v];
+      rest /= in_.extents[v];
+    }
+    const LaneTerms& t = lanes(n.args[0], f, var, count, depth + 1);
+    for (int l = 0; l < count; ++l)
+      add_term(n.reduction, parts[static_cast<std::size_t>(l)], {t.v[l], t.e[l]});
+  }
+  for (int l = 0; l < count; ++l) {
+    const Term r = combine(n, {&parts[static_cast<std::size_t>(l)], 1});
+    out.v[l] = r.v;
+    out.e[l] = r.e;
+  }
+}
+
 void Machine::read_lanes(int node, Frame& f, int var, int count, LaneTerms& out) {
   const Node& n = p_.nodes[static_cast<std::size_t>(node)];
-  const auto slot = static_cast<std::size_t>(var);
-  const std::int64_t first = f.idx[slot];
   const auto t = static_cast<std::size_t>(n.ref);
-  // The offsets of the first lane and of the next: where every subscript is in range at the
-  // first lane and at the last, it is at every lane between (each steps evenly).
+  const std::optional<double>& pad = p_.decls.tensors[t].pad;
+  // The offsets of the first lane and of the next, and the lanes [lo, hi) where every subscript
+  // is in range (each steps evenly, so they are a run).
   std::int64_t offset = 0, step = 0;
-  bool even = affine_access(node, var);
+  int lo = 0, hi = count;
+  const bool even = affine_access(node, var);
   for (std::size_t d = 0; even && d < n.args.size(); ++d) {
     const std::int64_t at0 = subscript(n.args[d], f);
-    f.idx[slot] = first + 1;
-    const std::int64_t at1 = subscript(n.args[d], f);
-    f.idx[slot] = first;
-    const std::int64_t last = at0 + (count - 1) * (at1 - at0);
-    const std::int64_t extent = in_.shapes[t][d];
-    even = at0 >= 0 && at0 < extent && last >= 0 && last < extent;
+    const std::int64_t delta = lane_step(n.args[d], f, var, at0);
+    const auto [from, to] = lanes_in_range(at0, delta, in_.shapes[t][d], count);
+    lo = std::max(lo, from);
+    hi = std::min(hi, to);
     offset += at0 * in_.strides[t][d];
-    step += (at1 - at0) * in_.strides[t][d];
+    step += delta * in_.strides[t][d];
   }
-  if (!even)  // each lane's read(), which names a subscript out of range
+  // Each lane's read() where a lane falls outside without a pad: it names the subscript.
+  if (!even || (!pad && (lo > 0 || hi < count)))
     return lane_by_lane(f, var, count, out, [&] { return read(n, f); });
+  for (int l = 0; l < count; ++l) {
+    if (l >= lo && l < hi) continue;
+    out.v[l] = *pad;  // read()'s pad: exact, bound 0
+    out.e[l] = 0.0;
+  }
+  if (lo >= hi) return;
+  const std::int64_t at = offset + lo * step;
   if (const Buffer* b = in_.inputs[t]) {  // inputs are exact
-    b->get_run(offset, step, count, out.v.data());
-    for (int l = 0; l < count; ++l) out.e[l] = 0.0;
+    b->get_run(at, step, hi - lo, out.v.data() + lo);
+    for (int l = lo; l < hi; ++l) out.e[l] = 0.0;
     return;
   }
-  store_.computed_run(n.ref, offset, step, count, out.v.data(), out.e.data());
+  store_.computed_run(n.ref, at, step, hi - lo, out.v.data() + lo, out.e.data() + lo);
+}
+
+std::int64_t Machine::lane_step(int node, Frame& f, int var, std::int64_t at) {
+  if (static_cast<std::size_t>(node) < in_.affine.size()) {
+    if (const AffineIndex& a = in_.affine[static_cast<std::size_t>(node)]; a.ok) {
+      std::int64_t delta = 0;
+      for (int k = 0; k < a.n; ++k)
+        if (a.var[static_cast<std::size_t>(k)] == var) delta += a.coef[static_cast<std::size_t>(k)];
+      return delta;
+    }
+  }
+  Restore<std::int64_t> keep(index_of(f, var));
+  ++keep.slot;
+  return subscript(node, f) - at;
 }
 
 bool Machine::affine_access(int node, int var) {
