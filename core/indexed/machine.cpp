@@ -338,14 +338,6 @@ void Machine::add_term(Reduction r, Part& p, const Term& t) const {
   }
 }
 
-bool Machine::reduce_by_lanes(const Node& n, int count) const {
-  if (is_arg(n.reduction) || n.over.empty()) return false;
-  std::int64_t terms = 1;
-  for (int v : n.over) terms *= in_.extents[static_cast<std::size_t>(v)];
-  const std::int64_t inner = in_.extents[static_cast<std::size_t>(n.over.back())];
-  return terms <= kReduceChunk && std::min<std::int64_t>(inner, kLanes) < count;
-}
-
 // The chunks in order, by the rules of their terms: a chunk's result is added like a term.
 Term Machine::combine(const Node& n, std::span<const Part> parts) const {
   if (parts.size() == 1) {

@@ -116,10 +116,13 @@ class Machine {
   Term reduce(const Node& n, Frame& f);
   // Term t taken into p by a sum, product, max or min (an argmax's walk is reduce_range's own).
   void add_term(Reduction r, Part& p, const Term& t) const;
-  // Whether a reduction at `count` neighbouring elements is walked for all of them at once
-  // (reduce_lanes): a sum, product, max or min short enough to need no chunks, whose own runs
-  // (its innermost reduced index: a convolution's 3 or 9 taps) are shorter than `count`.
-  bool reduce_by_lanes(const Node& n, int count) const;
+  // Whether a reduction at `count` neighbouring elements of `var` is walked for all of them at
+  // once (reduce_lanes): a sum, product, max or min short enough to need no chunks, whose own
+  // runs (its innermost reduced index: a convolution's 3 or 9 taps) are shorter than `count`,
+  // and whose term reads every tensor evenly along `var` (else each lane would read alone).
+  bool reduce_by_lanes(const Node& n, int var, int count);
+  // Whether every access in the subtree at `node` steps evenly along `var` (affine_access).
+  bool reads_evenly(int node, int var);
   Part reduce_range(const Node& n, Frame& f, std::int64_t begin, std::int64_t end,
                     const SumBound& sum_start);
   std::vector<Part> reduce_chunks(const Node& n, Frame& f, std::int64_t count,

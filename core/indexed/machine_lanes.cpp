@@ -132,7 +132,7 @@ const Machine::LaneTerms& Machine::lanes(int node, Frame& f, int var, int count,
     case NodeKind::apply:
       break;
     case NodeKind::reduce:
-      if (!reduce_by_lanes(n, count)) return one_by_one();
+      if (!reduce_by_lanes(n, var, count)) return one_by_one();
       reduce_lanes(n, f, var, count, depth, out);
       return out;
     default:  // a scan: each lane's own walk
@@ -157,6 +157,25 @@ const Machine::LaneTerms& Machine::lanes(int node, Frame& f, int var, int count,
     out.e[l] = apply_bound(n.op, t, out.v[l]);
   }
   return out;
+}
+
+bool Machine::reduce_by_lanes(const Node& n, int var, int count) {
+  if (n.reduction == Reduction::argmax || n.reduction == Reduction::argmin || n.over.empty())
+    return false;
+  std::int64_t terms = 1;
+  for (int v : n.over) terms *= in_.extents[static_cast<std::size_t>(v)];
+  const std::int64_t inner = in_.extents[static_cast<std::size_t>(n.over.back())];
+  return terms <= kReduceChunk && std::min<std::int64_t>(inner, kLanes) < count &&
+         reads_evenly(n.args[0], var);
+}
+
+bool Machine::reads_evenly(int node, int var) {
+  const Node& n = p_.nodes[static_cast<std::size_t>(node)];
+  if (n.kind == NodeKind::access && !affine_access(node, var)) return false;
+  if (n.kind == NodeKind::access) return true;  // its subscripts: affine_access's degree
+  for (int a : n.args)
+    if (!reads_evenly(a, var)) return false;
+  return true;
 }
 
 void Machine::reduce_lanes(const Node& n, Frame& f, int var, int count, std::size_t depth,

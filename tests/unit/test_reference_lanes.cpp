@@ -113,6 +113,11 @@ TEST_CASE("an error inside a run names the element the one-by-one walk names") {
        {"M", "N"}},
       {"y[m] = sum(n, x[m, n] * x[m, 2 * n])", "subscript 2 of 'x' is 100", kq::DType::f64, {"M"}},
       {"y[m, n] = x[m, n] / 2", "output 'y' at [1, 70] is 1.5", kq::DType::i32, {"M", "N"}},
+      // A short reduction walked across the output's lanes (a convolution's taps).
+      {"y[m, n] = sum(k : 3, x[m, n + k] * 2)",
+       "at m = 0, n = 98: subscript 2 of 'x' is 100",
+       kq::DType::f64,
+       {"M", "N"}},
   };
   for (const Row& r : rows) {
     CAPTURE(r.text);
