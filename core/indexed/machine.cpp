@@ -27,9 +27,9 @@ Accumulation accumulation_of(Reduction r) {
   }
 }
 
-namespace {
-
 bool is_arg(Reduction r) { return r == Reduction::argmax || r == Reduction::argmin; }
+
+namespace {
 
 std::string_view reduction_name(Reduction r) {
   return r == Reduction::argmax ? "argmax" : "argmin";
@@ -204,8 +204,7 @@ Term Machine::read(const Node& n, Frame& f) {
 // max or min's is the chosen term's (the largest of equal ones); an argmax's is 0, its output an
 // integer.
 Term Machine::reduce(const Node& n, Frame& f) {
-  std::int64_t count = 1;
-  for (int v : n.over) count *= in_.extents[static_cast<std::size_t>(v)];
+  const std::int64_t count = term_count(n);
   if (is_arg(n.reduction) && count == 0)
     throw EvalError(where(f) + ": " + std::string(reduction_name(n.reduction)) +
                     " over an empty range");
@@ -287,12 +286,7 @@ Machine::Part Machine::reduce_range(const Node& n, Frame& f, std::int64_t begin,
   // error is the first term's that meets one (and none past an argmax's NaN).
   const int inner = reference_lanes() && !n.over.empty() ? n.over.back() : -1;
   for (std::int64_t k = begin; k < end;) {
-    std::int64_t rest = k;
-    for (std::size_t j = n.over.size(); j-- > 0;) {
-      const auto v = static_cast<std::size_t>(n.over[j]);
-      f.idx[v] = rest % in_.extents[v];
-      rest /= in_.extents[v];
-    }
+    enter_term(n, f, k);
     int count = 1;
     if (inner >= 0) {
       const auto v = static_cast<std::size_t>(inner);
@@ -317,6 +311,20 @@ Machine::Part Machine::reduce_range(const Node& n, Frame& f, std::int64_t begin,
     k += count;
   }
   return p;
+}
+
+std::int64_t Machine::term_count(const Node& n) const {
+  std::int64_t count = 1;
+  for (int v : n.over) count *= in_.extents[static_cast<std::size_t>(v)];
+  return count;
+}
+
+void Machine::enter_term(const Node& n, Frame& f, std::int64_t k) const {
+  for (std::size_t j = n.over.size(); j-- > 0;) {
+    const auto v = static_cast<std::size_t>(n.over[j]);
+    f.idx[v] = k % in_.extents[v];
+    k /= in_.extents[v];
+  }
 }
 
 void Machine::add_term(Reduction r, Part& p, const Term& t) const {

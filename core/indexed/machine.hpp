@@ -56,6 +56,7 @@ struct Frame {
 
 // What a reduction accumulates (an argmax or argmin keeps its extreme in its Part itself).
 Accumulation accumulation_of(Reduction r);
+bool is_arg(Reduction r);  // an argmax or argmin
 
 // The number of neighbouring elements Machine::lanes walks at once.
 inline constexpr int kLanes = 64;
@@ -114,6 +115,10 @@ class Machine {
     std::int64_t best_at = 0;
   };
   Term reduce(const Node& n, Frame& f);
+  // A reduction's number of terms, and the indices of its term k (row-major over its reduced
+  // indices, the first listed outermost) set in f.
+  std::int64_t term_count(const Node& n) const;
+  void enter_term(const Node& n, Frame& f, std::int64_t k) const;
   // Term t taken into p by a sum, product, max or min (an argmax's walk is reduce_range's own).
   void add_term(Reduction r, Part& p, const Term& t) const;
   // Whether a reduction at `count` neighbouring elements of `var` is walked for all of them at

@@ -160,12 +160,9 @@ const Machine::LaneTerms& Machine::lanes(int node, Frame& f, int var, int count,
 }
 
 bool Machine::reduce_by_lanes(const Node& n, int var, int count) {
-  if (n.reduction == Reduction::argmax || n.reduction == Reduction::argmin || n.over.empty())
-    return false;
-  std::int64_t terms = 1;
-  for (int v : n.over) terms *= in_.extents[static_cast<std::size_t>(v)];
+  if (is_arg(n.reduction) || n.over.empty()) return false;
   const std::int64_t inner = in_.extents[static_cast<std::size_t>(n.over.back())];
-  return terms <= kReduceChunk && std::min<std::int64_t>(inner, kLanes) < count &&
+  return term_count(n) <= kReduceChunk && std::min<std::int64_t>(inner, kLanes) < count &&
          reads_evenly(n.args[0], var);
 }
 
@@ -180,16 +177,10 @@ bool Machine::reads_evenly(int node, int var) {
 
 void Machine::reduce_lanes(const Node& n, Frame& f, int var, int count, std::size_t depth,
                            LaneTerms& out) {
-  std::int64_t terms = 1;
-  for (int v : n.over) terms *= in_.extents[static_cast<std::size_t>(v)];
+  const std::int64_t terms = term_count(n);
   std::vector<Part> parts(static_cast<std::size_t>(count), Part(accumulation_of(n.reduction)));
   for (std::int64_t k = 0; k < terms; ++k) {
-    std::int64_t rest = k;  // row-major over the reduced indices, the first listed outermost
-    for (std::size_t j = n.over.size(); j-- > 0;) {
-      const auto v = static_cast<std::size_t>(n.over[j]);
-      f.idx[v] = rest % in_.extents[v];
-      rest /= in_.extents[v];
-    }
+    enter_term(n, f, k);
     const LaneTerms& t = lanes(n.args[0], f, var, count, depth + 1);
     for (int l = 0; l < count; ++l)
       add_term(n.reduction, parts[static_cast<std::size_t>(l)], {t.v[l], t.e[l]});
