@@ -73,6 +73,14 @@ TaskRecord read_record(const std::filesystem::path& campaign, const Task& t) {
     r.state = TaskState::failed;
     r.reason = record_path(campaign, t).string() + " is unreadable: " + e.what();
   }
+  // A completed task is its run directory's result: where that is gone (deleted, or a copy of
+  // the campaign that left the runs behind), the task is not done, and --resume runs it again.
+  const std::filesystem::path summary = campaign / t.run_dir / "summary.json";
+  if (r.state == TaskState::completed && !std::filesystem::exists(summary)) {
+    r.state = TaskState::failed;
+    r.reason = "its record says completed, but " + summary.string() +
+               " is missing: the run's result is lost";
+  }
   return r;
 }
 

@@ -34,7 +34,7 @@ void from_json(const nlohmann::json& j, TaskRecord& r);
 std::filesystem::path record_path(const std::filesystem::path& campaign, const Task& t);
 void write_record(const std::filesystem::path& campaign, const Task& t, const TaskRecord& r);
 // The task's record, or one saying not_started where there is none (an unreadable one is
-// failed, saying why).
+// failed, saying why, as is one saying completed whose run directory holds no summary.json).
 TaskRecord read_record(const std::filesystem::path& campaign, const Task& t);
 
 // Completed tasks are kept by --resume; every other state runs again.

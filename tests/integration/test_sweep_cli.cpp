@@ -158,6 +158,21 @@ TEST_CASE("kq sweep runs a campaign, names failed and lost tasks, resumes them, 
   CHECK(md4.find("| completed, timing cut short (timing worker exit code 3) |") !=
         std::string::npos);
   CHECK(read_json(dir / "campaign.json")["timing_cut_short"] == 1);
+
+  // A completed task whose run directory is gone (a copy of the campaign without its runs): its
+  // result is lost, said so, and --resume runs it again.
+  const std::string first = plan["tasks"][0]["id"];
+  fs::rename(dir / "runs" / first, dir.parent_path() / "moved-away");
+  r = run_kq("merge " + c);
+  INFO(r.out);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("2 of 3 tasks completed, 1 failed") != std::string::npos);
+  CHECK(read_file(dir / "campaign.md").find("is missing: the run's result is lost") !=
+        std::string::npos);
+  r = run_kq("sweep --resume " + c);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("3 of 3 tasks completed") != std::string::npos);
+  CHECK(fs::exists(dir / "runs" / first / "summary.json"));
   fs::remove_all(dir.parent_path());
 }
 
