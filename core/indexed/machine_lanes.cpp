@@ -168,8 +168,7 @@ bool Machine::reduce_by_lanes(const Node& n, int var, int count) {
 
 bool Machine::reads_evenly(int node, int var) {
   const Node& n = p_.nodes[static_cast<std::size_t>(node)];
-  if (n.kind == NodeKind::access && !affine_access(node, var)) return false;
-  if (n.kind == NodeKind::access) return true;  // its subscripts: affine_access's degree
+  if (n.kind == NodeKind::access) return affine_access(node, var);  // its subscripts' degree
   for (int a : n.args)
     if (!reads_evenly(a, var)) return false;
   return true;

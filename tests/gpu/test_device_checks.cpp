@@ -12,11 +12,9 @@ TEST_CASE("device checks") { MESSAGE("skipped: no CUDA device (kq was built with
 
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <initializer_list>
 #include <limits>
 #include <random>
-#include <sstream>
 #include <vector>
 
 #include "device/check_kernels.hpp"
@@ -531,10 +529,8 @@ TEST_CASE("a long scan's timed checks stay on the device, its unknown elements t
   // 89_cumsum at 256 x 4096 (2^20 elements, the device checks' least): a changed element
   // changes the rest of its row, thousands of sums of thousands of terms, past what a check
   // evaluates again (FreshInputs::kCheckSteps); the rest is accepted as the output holds it.
-  std::ifstream in(kq::test::source_dir() / "specs/kernelbench/89_cumsum.yaml");
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string yaml = text.str();
+  std::string yaml =
+      kq::test::read_file(kq::test::source_dir() / "specs/kernelbench/89_cumsum.yaml");
   const std::string points = "points: [{M: 4096, N: 4096}, {M: 32768, N: 32768}]";
   REQUIRE(yaml.find(points) != std::string::npos);
   yaml.replace(yaml.find(points), points.size(), "points: [{M: 256, N: 4096}]");
