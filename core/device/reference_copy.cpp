@@ -6,6 +6,7 @@
 
 #include "device/cuda_check.hpp"
 #include "device/staged_copy.hpp"
+#include "device/stream.hpp"
 
 namespace kq {
 
@@ -140,11 +141,18 @@ std::string ReferenceCopy::how() const {
 }
 
 void ReferenceCopy::changed(std::size_t first, std::size_t count) {
+  changed(CopyBlock{first, count, 1, count, {}});
+}
+
+void ReferenceCopy::changed(const CopyBlock& block) {
   if (!usable() || streamed()) return;  // streamed: read from the host at each check
-  const std::size_t es = dtype_size(dtype_);
-  values_.upload(host_ + first * es, first * es, count * es);
-  if (bounds_)
-    bound_values_.upload(bounds_ + first, first * sizeof(double), count * sizeof(double));
+  if (block.first + (block.rows - 1) * block.pitch + block.width > static_cast<std::size_t>(n_))
+    throw std::out_of_range("a reference copy's change past its end");
+#if KQ_HAVE_CUDA
+  auto stream = static_cast<cudaStream_t>(host_copy_stream());
+  block_upload(values_.data(), host_, block, dtype_size(dtype_), stream);
+  if (bounds_) block_upload(bound_values_.data(), bounds_, block, sizeof(double), stream);
+#endif
 }
 
 devcheck::Scan ReferenceCopy::compare(const void* got, std::int64_t n, const CompareRule& rule,

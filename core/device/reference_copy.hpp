@@ -15,6 +15,7 @@
 #include "device/memory.hpp"
 #include "kq/op_spec.hpp"
 #include "kq/tensor.hpp"
+#include "util/copy_blocks.hpp"
 
 namespace kq {
 
@@ -49,6 +50,8 @@ class ReferenceCopy {
 
   // Elements [first, first + count) of the host arrays changed: a whole copy takes them again.
   void changed(std::size_t first, std::size_t count);
+  // The same for a block's rows (one pitched copy); what else it covers is copied unchanged.
+  void changed(const CopyBlock& block);
 
   // Elements [0, n) of `got` (dense, on the device) against the reference, on `stream`: by
   // `by_bound` where given (the copy must hold bounds), else by `rule`. The same scan as

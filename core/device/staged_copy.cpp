@@ -144,5 +144,29 @@ void staged_download(void* host, const void* dev, std::size_t bytes, cudaStream_
   }
 }
 
+void block_upload(void* dev, const void* host, const CopyBlock& block, std::size_t element_bytes,
+                  cudaStream_t stream) {
+  const std::size_t es = element_bytes, at = block.first * es;
+  auto* to = static_cast<char*>(dev) + at;
+  const auto* from = static_cast<const char*>(host) + at;
+  if (block.rows == 1) return staged_upload(to, from, block.width * es, stream);
+  const std::size_t pitch = block.pitch * es;
+  cuda_check(cudaMemcpy2DAsync(to, pitch, from, pitch, block.width * es, block.rows,
+                               cudaMemcpyHostToDevice, stream),
+             "a pitched cudaMemcpy2D to the device");
+  cuda_check(cudaStreamSynchronize(stream), "a pitched cudaMemcpy2D to the device");
+}
+
+void block_download(void* dense, const void* dev, const CopyBlock& block, std::size_t element_bytes,
+                    cudaStream_t stream) {
+  const std::size_t es = element_bytes;
+  const auto* from = static_cast<const char*>(dev) + block.first * es;
+  if (block.rows == 1) return staged_download(dense, from, block.width * es, stream);
+  cuda_check(cudaMemcpy2DAsync(dense, block.width * es, from, block.pitch * es, block.width * es,
+                               block.rows, cudaMemcpyDeviceToHost, stream),
+             "a pitched cudaMemcpy2D from the device");
+  cuda_check(cudaStreamSynchronize(stream), "a pitched cudaMemcpy2D from the device");
+}
+
 }  // namespace kq
 #endif

@@ -9,6 +9,8 @@
 #if KQ_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
+#include "util/copy_blocks.hpp"
+
 namespace kq {
 
 struct StagingShape {
@@ -30,6 +32,15 @@ void staged_upload(void* dev, const void* host, std::size_t bytes, cudaStream_t 
 // The same, from the device to the host.
 void staged_download(void* host, const void* dev, std::size_t bytes, cudaStream_t stream,
                      const StagingShape& shape = {});
+
+// A block's rows (util/copy_blocks.hpp) of elements of `element_bytes`, at the same positions
+// of `host` and `dev` (arrays of one layout): one pitched copy (cudaMemcpy2D), or a staged one
+// where the block is one row. Both wait for the copy and throw CudaError naming it.
+void block_upload(void* dev, const void* host, const CopyBlock& block, std::size_t element_bytes,
+                  cudaStream_t stream);
+// The block's rows from `dev` to `dense`, laid end to end there (CopyBlock::dense_index).
+void block_download(void* dense, const void* dev, const CopyBlock& block, std::size_t element_bytes,
+                    cudaStream_t stream);
 
 }  // namespace kq
 #endif

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 
 #include "qualify/case_checks.hpp"
 #include "qualify/case_data.hpp"
+#include "util/copy_blocks.hpp"
 
 #if KQ_HAVE_CUDA
 #include "device/staged_copy.hpp"
@@ -20,17 +22,12 @@ double since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
 }
 
-// f(j, count) for each run at[j], at[j] + 1, ... of count consecutive positions: one copy a run
-// (a scan's changed region is the rest of its row, thousands of positions).
-template <class F>
-void for_each_run(const std::vector<std::size_t>& at, F f) {
-  std::size_t j = 0;
-  while (j < at.size()) {
-    std::size_t end = j + 1;
-    while (end < at.size() && at[end] == at[end - 1] + 1) ++end;
-    f(j, end - j);
-    j = end;
-  }
+// How output 0's patch positions go between the host and the device: a few copies, pitched
+// along the output's rows and planes.
+std::vector<CopyBlock> output_blocks(const std::vector<std::size_t>& at, const TensorView& v) {
+  CopyBlockShape shape;
+  shape.pitches = row_major_pitches({v.shape.begin(), v.shape.begin() + v.rank});
+  return copy_blocks(at, static_cast<std::size_t>(v.numel()), dtype_size(v.dtype), shape);
 }
 
 }  // namespace
@@ -112,8 +109,8 @@ OutputFinding SizeChecks::check(const CaseTensors& t, bool cuda_arm) {
 }
 
 // Exchanges the reference's elements with the patch's (twice: as it was), on the device too
-// where the reference is there whole: one upload a run of consecutive positions (a scan's
-// changed region is the rest of its row, thousands of them).
+// where the reference is there whole: a few copies (util/copy_blocks.hpp), where one a run of
+// consecutive positions made a product's changed column thousands.
 void SizeChecks::swap_patch(std::vector<FreshInputs::Patch>& patch, const CaseTensors& t) {
   for (std::size_t o = 0; o < patch.size(); ++o) {
     FreshInputs::Patch& p = patch[o];
@@ -123,27 +120,32 @@ void SizeChecks::swap_patch(std::vector<FreshInputs::Patch>& patch, const CaseTe
                        p.values.data() + j * es);
       if (!p.bounds.empty()) std::swap(bounds_[o][p.at[j]], p.bounds[j]);
     }
-    if (o != 0) continue;
-    for_each_run(p.at,
-                 [&](std::size_t j, std::size_t count) { on_device_.changed(p.at[j], count); });
+    if (o != 0 || !on_device_.usable() || on_device_.streamed()) continue;
+    std::vector<std::size_t> at = p.at;  // the unknown ones joined it unsorted
+    std::sort(at.begin(), at.end());
+    for (const CopyBlock& b : output_blocks(at, t.output_view())) on_device_.changed(b);
   }
 }
 
 // The host's check accepts whatever the output holds where the reference is not known (a long
-// scan's changed rows, evaluated only in part); on the device the reference takes the output's
-// own bits there (equal bits match under every rule): downloaded a run at a time, they join the
-// patch's positions.
+// scan's changed rows, a product's changed column, evaluated only in part); on the device the
+// reference takes the output's own bits there (equal bits match under every rule): downloaded
+// a block at a time, they join the patch's positions.
 void SizeChecks::accept_unknown(FreshInputs::Patch& p, const CaseTensors& t) {
   if (p.unknown.empty()) return;
 #if KQ_HAVE_CUDA
   const std::size_t es = dtype_size(t.dtype());
-  const auto* got = static_cast<const unsigned char*>(t.output_view().data);
   const std::size_t known = p.at.size();
   p.values.resize((known + p.unknown.size()) * es);
-  for_each_run(p.unknown, [&](std::size_t j, std::size_t count) {
-    staged_download(p.values.data() + (known + j) * es, got + p.unknown[j] * es, count * es,
-                    static_cast<cudaStream_t>(cuda_stream_));
-  });
+  std::vector<unsigned char> rows;
+  for (const CopyBlock& b : output_blocks(p.unknown, t.output_view())) {
+    rows.resize(b.covered() * es);
+    block_download(rows.data(), t.output_view().data, b, es,
+                   static_cast<cudaStream_t>(cuda_stream_));
+    for (const std::size_t j : b.members)
+      std::memcpy(p.values.data() + (known + j) * es,
+                  rows.data() + b.dense_index(p.unknown[j]) * es, es);
+  }
   for (const std::size_t at : p.unknown) {
     p.at.push_back(at);
     if (!bounds_[0].empty()) p.bounds.push_back(bounds_[0][at]);  // kept as it is

@@ -539,6 +539,7 @@ TEST_CASE("a long scan's timed checks stay on the device, its unknown elements t
   kq::CaseTensors t(spec, c, kq::Device::cuda);
   Stream s;
   t.load_inputs(c, 0);
+  t.poison_output(0);  // its guards set, as the timing loop's set-up leaves them
   kq::SizeChecks checks(spec, c, 12345);
   checks.reference(t, s.s);
   checks.restart_counts();
@@ -572,6 +573,63 @@ TEST_CASE("a long scan's timed checks stay on the device, its unknown elements t
   CHECK(end.checks == 8);
   CHECK(end.host_checks == 0);
   CHECK_MESSAGE(end.host_checks_why.empty(), end.host_checks_why);
+}
+
+TEST_CASE("a product's timed checks stay on the device, its changed columns copied pitched") {
+  // 02_standard_matmul at 1024 x 1024 x 1536: a changed element of B changes a column of C,
+  // 1024 elements 1024 apart of 1536 terms each, past what a check evaluates again; the known
+  // part and the output's own bits at the rest go to the device's reference a block at a time
+  // (util/copy_blocks.hpp), not one copy an element.
+  std::string yaml =
+      kq::test::read_file(kq::test::source_dir() / "specs/kernelbench/02_standard_matmul.yaml");
+  const std::string points = "points: [{M: 512, N: 1024, K: 2048}, {M: 2048, N: 4096, K: 8192}]";
+  REQUIRE(yaml.find(points) != std::string::npos);
+  yaml.replace(yaml.find(points), points.size(), "points: [{M: 1024, N: 1024, K: 1536}]");
+  const kq::Spec spec = kq::parse_spec(yaml, "02_standard_matmul.yaml");
+  const kq::Case c = kq::timed_points(spec).front().c;
+  kq::CaseTensors t(spec, c, kq::Device::cuda);
+  Stream s;
+  t.load_inputs(c, 0);
+  t.poison_output(0);
+  kq::SizeChecks checks(spec, c, 4242);
+  checks.reference(t, s.s);
+  checks.restart_counts();
+  const std::size_t m = 1024, n = 1024, k = 1536;
+  std::vector<float> a(m * k), b(k * n), cs(m * n);
+  auto write = [&](const std::vector<float>& y) {
+    const_cast<kq::DeviceMemory&>(t.output_owner().memory)
+        .upload(y.data(), t.output_byte(0), y.size() * 4);
+  };
+  for (int round = 0; round < 3; ++round) {
+    INFO("round " << round);
+    checks.change(t, s.s);
+    // What a right arm returns: the changed inputs' product, in float64.
+    t.inputs()[0].memory.download(a.data(), kq::data_begin(t.inputs()[0]), a.size() * 4);
+    t.inputs()[1].memory.download(b.data(), kq::data_begin(t.inputs()[1]), b.size() * 4);
+    std::vector<double> row(n);
+    for (std::size_t i = 0; i < m; ++i) {
+      std::fill(row.begin(), row.end(), 0.0);
+      for (std::size_t q = 0; q < k; ++q) {
+        const double x = a[i * k + q];
+        const float* bq = b.data() + q * n;
+        for (std::size_t j = 0; j < n; ++j) row[j] += x * bq[j];
+      }
+      for (std::size_t j = 0; j < n; ++j) cs[i * n + j] = static_cast<float>(row[j]);
+    }
+    write(cs);
+    const kq::OutputFinding right = checks.check(t, true);
+    CHECK_MESSAGE(right.ok, right.message);
+    auto wrong = cs;  // wrong in a column: most of its rows are unchanged, their reference known
+    for (std::size_t i = 0; i < m; ++i) wrong[i * n + 3] += 1e3f;
+    write(wrong);
+    CHECK_FALSE(checks.check(t, true).ok);
+  }
+  kq::rec::SizeEnd end;
+  checks.count_into(end);
+  CHECK(end.checks == 6);
+  CHECK(end.host_checks == 0);
+  CHECK_MESSAGE(end.host_checks_why.empty(), end.host_checks_why);
+  MESSAGE("6 checks: " << end.check_s << " s, their patches " << end.patch_s << " s");
 }
 
 TEST_CASE("case_checks falls back to the host where the device's do not apply") {
