@@ -523,6 +523,26 @@ TEST_CASE("the timing loop's output check by the accumulation bound, whole and s
   whole.changed(1234, 1);
   chunks.changed(1234, 1);
   CHECK(all_agree("the reference as it was"));
+  // A changed column, 7 elements 4099 apart: one pitched copy of values and bounds.
+  const kq::CopyBlock column{100, 1, 7, 4099, {}};
+  auto flip_column = [&](bool on) {
+    for (std::size_t r = 0; r < 7; ++r) {
+      const std::size_t i = 100 + r * 4099;
+      bounds[0][i] = on ? -1e30 : e;
+      wants[0][4 * i] ^= 0x01;
+    }
+  };
+  std::vector<double> column_bounds;
+  for (std::size_t r = 0; r < 7; ++r) column_bounds.push_back(bounds[0][100 + r * 4099]);
+  flip_column(true);
+  whole.changed(column);
+  chunks.changed(column);
+  CHECK_FALSE(all_agree("a changed column"));
+  flip_column(false);
+  for (std::size_t r = 0; r < 7; ++r) bounds[0][100 + r * 4099] = column_bounds[r];
+  whole.changed(column);
+  chunks.changed(column);
+  CHECK(all_agree("the column as it was"));
 }
 
 TEST_CASE("a long scan's timed checks stay on the device, its unknown elements the output's") {
