@@ -1,8 +1,9 @@
 // Scattered positions of an array grouped into few copies between the host and a device. A
 // timed check patches its reference where fresh inputs changed it: a scan's rest of a row is one
 // run of positions, but a product's changed column is M positions N apart, and a random part of
-// it where the column costs more than a check evaluates. One copy a run made that thousands of
-// calls of a few bytes (about 10 us each) a check; one pitched copy (cudaMemcpy2D) takes them all.
+// it where the column costs more than a check evaluates. One copy per run meant thousands of
+// calls of a few bytes (some microseconds each) a check; one pitched copy (cudaMemcpy2D) takes
+// them all.
 //
 // A block covers positions nobody asked for (short gaps in a row, rows between wanted ones):
 // a call costs about what 64 KiB take to cross the bus, so a few spare bytes are cheaper than
