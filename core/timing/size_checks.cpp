@@ -87,13 +87,15 @@ OutputFinding SizeChecks::check(const CaseTensors& t, bool cuda_arm) {
   std::vector<FreshInputs::Patch> patch = fresh_.patches(t);
   const bool on_device = on_device_.usable() && device_checkable(t);
   if (on_device) accept_unknown(patch[0], t);
+  // Where the device's copy must follow the patch: computed once, for both swaps.
+  const std::vector<CopyBlock> blocks = device_blocks(patch[0], t);
   patch_s_ += since(t0);
   if (!on_device && cuda_arm) {
     ++host_checks_;
     host_checks_why_.insert(!on_device_.usable() ? no_device_reference_
                                                  : "an output the device cannot check");
   }
-  swap_patch(patch, t);
+  swap_patch(patch, t, blocks);
   OutputFinding f;
   try {
     std::vector<std::vector<std::size_t>> unknown;
@@ -101,17 +103,28 @@ OutputFinding SizeChecks::check(const CaseTensors& t, bool cuda_arm) {
     f = check_timed_output(t, rules_, want_, bounds_, scratch_, on_device ? &on_device_ : nullptr,
                            on_device ? cuda_stream_ : nullptr, unknown);
   } catch (...) {
-    swap_patch(patch, t);
+    swap_patch(patch, t, blocks);
     throw;
   }
-  swap_patch(patch, t);
+  swap_patch(patch, t, blocks);
   return f;
 }
 
+// Output 0's patch positions as the copies that take them to the device's copy of the reference
+// (util/copy_blocks.hpp: a few, where one a run of consecutive positions made a product's
+// changed column thousands); none where that copy is streamed, or there is none.
+std::vector<CopyBlock> SizeChecks::device_blocks(const FreshInputs::Patch& p,
+                                                 const CaseTensors& t) const {
+  if (!on_device_.usable() || on_device_.streamed()) return {};
+  std::vector<std::size_t> at = p.at;  // the unknown ones joined it unsorted
+  std::sort(at.begin(), at.end());
+  return output_blocks(at, t.output_view());
+}
+
 // Exchanges the reference's elements with the patch's (twice: as it was), on the device too
-// where the reference is there whole: a few copies (util/copy_blocks.hpp), where one a run of
-// consecutive positions made a product's changed column thousands.
-void SizeChecks::swap_patch(std::vector<FreshInputs::Patch>& patch, const CaseTensors& t) {
+// through output 0's `blocks`.
+void SizeChecks::swap_patch(std::vector<FreshInputs::Patch>& patch, const CaseTensors& t,
+                            const std::vector<CopyBlock>& blocks) {
   for (std::size_t o = 0; o < patch.size(); ++o) {
     FreshInputs::Patch& p = patch[o];
     const std::size_t es = dtype_size(t.dtype(o));
@@ -120,11 +133,8 @@ void SizeChecks::swap_patch(std::vector<FreshInputs::Patch>& patch, const CaseTe
                        p.values.data() + j * es);
       if (!p.bounds.empty()) std::swap(bounds_[o][p.at[j]], p.bounds[j]);
     }
-    if (o != 0 || !on_device_.usable() || on_device_.streamed()) continue;
-    std::vector<std::size_t> at = p.at;  // the unknown ones joined it unsorted
-    std::sort(at.begin(), at.end());
-    for (const CopyBlock& b : output_blocks(at, t.output_view())) on_device_.changed(b);
   }
+  for (const CopyBlock& b : blocks) on_device_.changed(b);
 }
 
 // The host's check accepts whatever the output holds where the reference is not known (a long

@@ -18,6 +18,7 @@
 #include "spec/spec.hpp"
 #include "timing/fresh_inputs.hpp"
 #include "timing/output_checks.hpp"
+#include "util/copy_blocks.hpp"
 
 namespace kq {
 
@@ -46,7 +47,9 @@ class SizeChecks {
 
  private:
   std::string device_reference(const CaseTensors& t);
-  void swap_patch(std::vector<FreshInputs::Patch>& patch, const CaseTensors& t);
+  std::vector<CopyBlock> device_blocks(const FreshInputs::Patch& p, const CaseTensors& t) const;
+  void swap_patch(std::vector<FreshInputs::Patch>& patch, const CaseTensors& t,
+                  const std::vector<CopyBlock>& blocks);
   void accept_unknown(FreshInputs::Patch& p, const CaseTensors& t);
 
   const Spec& spec_;

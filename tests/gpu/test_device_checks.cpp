@@ -412,6 +412,41 @@ bool host_and_copies_agree(const kq::CaseTensors& t, const std::vector<kq::Outpu
   return h.ok;
 }
 
+// A KernelBench spec's first timed point, its timing points replaced (`points` by `with`), on
+// the device with its output's guards set, as the timing loop's set-up leaves them, and its
+// SizeChecks' reference made.
+struct TimedPoint {
+  static kq::Spec spec_with(const std::string& name, const std::string& points,
+                            const std::string& with) {
+    std::string yaml =
+        kq::test::read_file(kq::test::source_dir() / ("specs/kernelbench/" + name + ".yaml"));
+    REQUIRE(yaml.find(points) != std::string::npos);
+    yaml.replace(yaml.find(points), points.size(), with);
+    return kq::parse_spec(yaml, name + ".yaml");
+  }
+  TimedPoint(const std::string& name, const std::string& points, const std::string& with,
+             std::uint64_t seed)
+      : spec(spec_with(name, points, with)),
+        c(kq::timed_points(spec).front().c),
+        t(spec, c, kq::Device::cuda),
+        checks(spec, c, seed) {
+    t.load_inputs(c, 0);
+    t.poison_output(0);
+    checks.reference(t, s.s);
+    checks.restart_counts();
+  }
+  // The output's elements, as an arm writes them.
+  void write(const std::vector<float>& y) {
+    const_cast<kq::DeviceMemory&>(t.output_owner().memory)
+        .upload(y.data(), t.output_byte(0), y.size() * 4);
+  }
+  kq::Spec spec;
+  kq::Case c;
+  kq::CaseTensors t;
+  Stream s;
+  kq::SizeChecks checks;
+};
+
 }  // namespace
 
 TEST_CASE("the timing loop's output check: the same findings on the device as on the host") {
@@ -525,21 +560,20 @@ TEST_CASE("the timing loop's output check by the accumulation bound, whole and s
   CHECK(all_agree("the reference as it was"));
   // A changed column, 7 elements 4099 apart: one pitched copy of values and bounds.
   const kq::CopyBlock column{100, 1, 7, 4099, {}};
-  auto flip_column = [&](bool on) {
+  std::vector<double> column_bounds(7);
+  auto flip_column = [&](bool on) {  // its bits flipped, its bounds negative; and back
     for (std::size_t r = 0; r < 7; ++r) {
       const std::size_t i = 100 + r * 4099;
-      bounds[0][i] = on ? -1e30 : e;
+      if (on) column_bounds[r] = bounds[0][i];
+      bounds[0][i] = on ? -1e30 : column_bounds[r];
       wants[0][4 * i] ^= 0x01;
     }
   };
-  std::vector<double> column_bounds;
-  for (std::size_t r = 0; r < 7; ++r) column_bounds.push_back(bounds[0][100 + r * 4099]);
   flip_column(true);
   whole.changed(column);
   chunks.changed(column);
   CHECK_FALSE(all_agree("a changed column"));
   flip_column(false);
-  for (std::size_t r = 0; r < 7; ++r) bounds[0][100 + r * 4099] = column_bounds[r];
   whole.changed(column);
   chunks.changed(column);
   CHECK(all_agree("the column as it was"));
@@ -549,27 +583,15 @@ TEST_CASE("a long scan's timed checks stay on the device, its unknown elements t
   // 89_cumsum at 256 x 4096 (2^20 elements, the device checks' least): a changed element
   // changes the rest of its row, thousands of sums of thousands of terms, past what a check
   // evaluates again (FreshInputs::kCheckSteps); the rest is accepted as the output holds it.
-  std::string yaml =
-      kq::test::read_file(kq::test::source_dir() / "specs/kernelbench/89_cumsum.yaml");
-  const std::string points = "points: [{M: 4096, N: 4096}, {M: 32768, N: 32768}]";
-  REQUIRE(yaml.find(points) != std::string::npos);
-  yaml.replace(yaml.find(points), points.size(), "points: [{M: 256, N: 4096}]");
-  const kq::Spec spec = kq::parse_spec(yaml, "89_cumsum.yaml");
-  const kq::Case c = kq::timed_points(spec).front().c;
-  kq::CaseTensors t(spec, c, kq::Device::cuda);
-  Stream s;
-  t.load_inputs(c, 0);
-  t.poison_output(0);  // its guards set, as the timing loop's set-up leaves them
-  kq::SizeChecks checks(spec, c, 12345);
-  checks.reference(t, s.s);
-  checks.restart_counts();
+  TimedPoint p("89_cumsum", "points: [{M: 4096, N: 4096}, {M: 32768, N: 32768}]",
+               "points: [{M: 256, N: 4096}]", 12345);
+  kq::CaseTensors& t = p.t;
+  kq::SizeChecks& checks = p.checks;
+  Stream& s = p.s;
   const std::size_t m = 256, n = 4096;
   const kq::CaseTensor& x = t.inputs()[0];
   std::vector<float> xs(m * n), ys(m * n);
-  auto write = [&](const std::vector<float>& y) {
-    const_cast<kq::DeviceMemory&>(t.output_owner().memory)
-        .upload(y.data(), t.output_byte(0), y.size() * 4);
-  };
+  auto write = [&](const std::vector<float>& y) { p.write(y); };
   for (int round = 0; round < 4; ++round) {
     INFO("round " << round);
     checks.change(t, s.s);
@@ -600,26 +622,15 @@ TEST_CASE("a product's timed checks stay on the device, its changed columns copi
   // 1024 elements 1024 apart of 1536 terms each, past what a check evaluates again; the known
   // part and the output's own bits at the rest go to the device's reference a block at a time
   // (util/copy_blocks.hpp), not one copy an element.
-  std::string yaml =
-      kq::test::read_file(kq::test::source_dir() / "specs/kernelbench/02_standard_matmul.yaml");
-  const std::string points = "points: [{M: 512, N: 1024, K: 2048}, {M: 2048, N: 4096, K: 8192}]";
-  REQUIRE(yaml.find(points) != std::string::npos);
-  yaml.replace(yaml.find(points), points.size(), "points: [{M: 1024, N: 1024, K: 1536}]");
-  const kq::Spec spec = kq::parse_spec(yaml, "02_standard_matmul.yaml");
-  const kq::Case c = kq::timed_points(spec).front().c;
-  kq::CaseTensors t(spec, c, kq::Device::cuda);
-  Stream s;
-  t.load_inputs(c, 0);
-  t.poison_output(0);
-  kq::SizeChecks checks(spec, c, 4242);
-  checks.reference(t, s.s);
-  checks.restart_counts();
+  TimedPoint p("02_standard_matmul",
+               "points: [{M: 512, N: 1024, K: 2048}, {M: 2048, N: 4096, K: 8192}]",
+               "points: [{M: 1024, N: 1024, K: 1536}]", 4242);
+  kq::CaseTensors& t = p.t;
+  kq::SizeChecks& checks = p.checks;
+  Stream& s = p.s;
   const std::size_t m = 1024, n = 1024, k = 1536;
   std::vector<float> a(m * k), b(k * n), cs(m * n);
-  auto write = [&](const std::vector<float>& y) {
-    const_cast<kq::DeviceMemory&>(t.output_owner().memory)
-        .upload(y.data(), t.output_byte(0), y.size() * 4);
-  };
+  auto write = [&](const std::vector<float>& y) { p.write(y); };
   for (int round = 0; round < 3; ++round) {
     INFO("round " << round);
     checks.change(t, s.s);
