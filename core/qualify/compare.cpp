@@ -30,6 +30,42 @@ std::int64_t ordered(DType dtype, std::uint64_t bits) {
   return (bits >> 63) ? -mag : mag;
 }
 
+// The exponent field and the significand of a float dtype's bit pattern (sign dropped).
+struct Fields {
+  std::uint64_t exponent, significand;
+};
+Fields fields(DType dtype, std::uint64_t bits) {
+  switch (dtype) {
+    case DType::f16:
+      return {bits & 0x7c00u, bits & 0x03ffu};
+    case DType::bf16:
+      return {bits & 0x7f80u, bits & 0x007fu};
+    case DType::f32:
+      return {bits & 0x7f800000u, bits & 0x007fffffu};
+    default:
+      return {bits & 0x7ff0000000000000ull, bits & 0x000fffffffffffffull};
+  }
+}
+
+bool is_subnormal(DType dtype, std::uint64_t bits) {
+  const Fields f = fields(dtype, bits);
+  return f.exponent == 0 && f.significand != 0;
+}
+
+bool is_zero(DType dtype, std::uint64_t bits) {
+  const Fields f = fields(dtype, bits);
+  return f.exponent == 0 && f.significand == 0;
+}
+
+// What a wrong element's two values say of its cause, where they name a usual one, else "".
+std::string mismatch_cause(DType dtype, std::uint64_t want_bits, std::uint64_t got_bits) {
+  if (is_integer(dtype)) return "";
+  if (is_subnormal(dtype, want_bits) && is_zero(dtype, got_bits))
+    return "a subnormal result flushed to zero";
+  if (is_zero(dtype, want_bits) && is_zero(dtype, got_bits)) return "a zero of the other sign";
+  return "";
+}
+
 }  // namespace
 
 double bits_to_double(DType dtype, std::uint64_t bits) {
@@ -50,6 +86,13 @@ std::string describe_bits(DType dtype, std::uint64_t bits) {
     std::snprintf(buf, sizeof buf, "%.17g (0x%016llx)", bits_to_double(dtype, bits),
                   static_cast<unsigned long long>(bits));
   return buf;
+}
+
+std::string describe_mismatch(DType dtype, std::uint64_t want_bits, std::uint64_t got_bits) {
+  std::string text =
+      "expected " + describe_bits(dtype, want_bits) + ", got " + describe_bits(dtype, got_bits);
+  const std::string cause = mismatch_cause(dtype, want_bits, got_bits);
+  return cause.empty() ? text : text + " (" + cause + ")";
 }
 
 bool element_matches(const CompareRule& rule, DType dtype, std::uint64_t want_bits,

@@ -69,6 +69,9 @@ double ulp_at(DType dtype, std::uint64_t bits);
 double bits_to_double(DType dtype, std::uint64_t bits);
 // "1.5 (0x3fc00000)"; integers as "7".
 std::string describe_bits(DType dtype, std::uint64_t bits);
+// "expected 1.5 (0x3fc00000), got 1.25 (0x3fa00000)", with a usual cause where the values
+// name one: "(a subnormal result flushed to zero)", "(a zero of the other sign)".
+std::string describe_mismatch(DType dtype, std::uint64_t want_bits, std::uint64_t got_bits);
 
 // The rule for each output of case `c`: format 1's one rule; format 2's per output, its
 // formulas evaluated at the case's dims (integer outputs bitwise), a bound's scale c u; {ulp: 0}

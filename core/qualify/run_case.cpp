@@ -366,7 +366,7 @@ class CaseRunner {
     o.bad_count = m.count;
     o.expected = describe_bits(dt, m.want_bits);
     o.got = describe_bits(dt, m.got_bits);
-    o.message += ": expected " + o.expected + ", got " + o.got;
+    o.message += ": " + describe_mismatch(dt, m.want_bits, m.got_bits);
     return o;
   }
 

@@ -51,7 +51,7 @@ OutputFinding mismatch_finding(const CaseTensors& t, const CaseTensors::Mismatch
   f.index = m.index;
   f.expected = describe_bits(dt, m.want_bits);
   f.got = describe_bits(dt, m.got_bits);
-  f.message = mismatch_text(t, m) + ": expected " + f.expected + ", got " + f.got;
+  f.message = mismatch_text(t, m) + ": " + describe_mismatch(dt, m.want_bits, m.got_bits);
   return f;
 }
 

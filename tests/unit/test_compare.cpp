@@ -64,3 +64,20 @@ TEST_CASE("bit descriptions give value and pattern") {
   CHECK(kq::describe_bits(F, b(1.5f)) == "1.5 (0x3fc00000)");
   CHECK(kq::describe_bits(F, b(-0.0f)) == "-0 (0x80000000)");
 }
+
+TEST_CASE("a mismatch's description names a flushed subnormal and a zero's sign") {
+  CHECK(kq::describe_mismatch(F, b(1.5f), b(1.25f)) ==
+        "expected 1.5 (0x3fc00000), got 1.25 (0x3fa00000)");
+  CHECK(kq::describe_mismatch(F, 0x80300000u, b(-0.0f)) ==
+        "expected -4.40810382e-39 (0x80300000), got -0 (0x80000000) (a subnormal result "
+        "flushed to zero)");
+  CHECK(kq::describe_mismatch(F, b(0.0f), b(-0.0f)).ends_with("(a zero of the other sign)"));
+  // The smallest normal flushed is not a subnormal's flush; f16, bf16 and f64 by their fields.
+  CHECK(kq::describe_mismatch(F, 0x00800000u, b(0.0f)) ==
+        "expected 1.17549435e-38 (0x00800000), got 0 (0x00000000)");
+  CHECK(kq::describe_mismatch(kq::DType::f16, 0x0001, 0x0000).ends_with("flushed to zero)"));
+  CHECK(kq::describe_mismatch(kq::DType::f16, 0x0400, 0x0000).ends_with("(0x0000)"));
+  CHECK(kq::describe_mismatch(kq::DType::bf16, 0x807f, 0x8000).ends_with("flushed to zero)"));
+  CHECK(kq::describe_mismatch(kq::DType::f64, 1, 0).ends_with("flushed to zero)"));
+  CHECK(kq::describe_mismatch(kq::DType::i32, 0, 1) == "expected 0, got 1");
+}
