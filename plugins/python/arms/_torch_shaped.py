@@ -42,7 +42,10 @@ Precision: float inputs are widened to the compute type (x = x.to(DT), DT the sp
 where their dtype differs; temporaries stay in DT, unrounded; each output is written once into
 the caller's tensor by out.copy_(...), which rounds to nearest even (integer outputs truncate
 an integral value exactly, bool takes != 0); a scalar output by out[...] = value, the same copy
-(torch 2.11's Inductor drops a copy_ into a 0-d input on the CPU). A matrix product of 16-bit
+(torch 2.11's Inductor drops a copy_ into a 0-d input on the CPU). With into_outputs (eager), an
+output of the compute dtype whose statement ends in an operation with an out= form (a pointwise
+function, +, -, *, /, maximum, where, a sum or max over dims) is written by that operation,
+`torch.tanh(x, out=y_out)`: no temporary, no copy. A matrix product of 16-bit
 operands computed in f32 is the exception, on CUDA: a 16-bit GEMM accumulating in f32, its
 result rounded to 16 bits only where it is the output (see _Translator's note). Arithmetic on integers only
 (integer inputs, index values, argmax results, integral constants) stays in int64, exact, as
@@ -81,6 +84,16 @@ _UNARY_FN = {
     "gelu": "F.gelu({0})",
     "silu": "F.silu({0})",
 }
+# The same into a given tensor (out=), where torch has such a form: eager's last operation
+# writes the output itself rather than a temporary that a copy_ moves (a second pass over
+# memory, as long as the operation's own at a pointwise op). gelu and silu only through
+# torch._C._nn, where this torch has them.
+_UNARY_OUT = {"relu": ("torch.threshold", ["0.0", "0.0"]), "abs": ("torch.abs", []),
+              "exp": ("torch.exp", []), "log": ("torch.log", []), "sqrt": ("torch.sqrt", []),
+              "tanh": ("torch.tanh", []), "sigmoid": ("torch.sigmoid", []),
+              "erf": ("torch.erf", []), "gelu": ("torch._C._nn.gelu", []),
+              "silu": ("torch._C._nn.silu", [])}
+_BINARY_OUT = {"add": "torch.add", "sub": "torch.sub", "mul": "torch.mul", "div": "torch.div"}
 # A unary function of a named constant (a param, a dim), in Python.
 _UNARY_CONST = {
     "relu": "max({0}, 0.0)", "abs": "abs({0})", "exp": "math.exp({0})", "log": "math.log({0})",
@@ -127,14 +140,35 @@ class _Val:
     tensor in the compute dtype DT), "long" (int64), "int" (int32), "bool", "index" (an index
     variable's own values: an arange, made where the context says which dtype), or "const" (a
     Python number: a literal, whose value is `number`, or a name, a dim or a param, or arithmetic
-    on them). `integral`: a const that is an integer."""
+    on them). `integral`: a const that is an integer. `call`: where the value is one torch
+    function's result that takes out=, that function's name and arguments (text)."""
 
-    def __init__(self, code, axes=(), kind="float", prec=_ATOM, number=None, integral=False):
+    def __init__(self, code, axes=(), kind="float", prec=_ATOM, number=None, integral=False,
+                 call=None):
         self.code, self.axes, self.kind, self.prec = code, tuple(axes), kind, prec
         self.number, self.integral = number, integral
+        self.call = call
 
     def atom(self):
         return self.code if self.prec >= _ATOM else "(%s)" % self.code
+
+
+def _has_nn(name):
+    """Whether this torch has torch._C._nn.`name` (gelu and silu, with out=)."""
+    try:
+        import torch
+
+        return hasattr(torch._C._nn, name)
+    except ImportError:
+        return False
+
+
+def _unary_call(op, code):
+    """(function, arguments) of unary op on `code` for out=, or None."""
+    fn, extra = _UNARY_OUT.get(op, (None, []))
+    if fn is None or (fn.startswith("torch._C._nn.") and not _has_nn(fn.rsplit(".", 1)[1])):
+        return None
+    return fn, [code] + extra
 
 
 def _literal(v, integral=False):
@@ -271,9 +305,10 @@ class _Stored:
 
 
 class _Translator:
-    def __init__(self, spec, name, device):
+    def __init__(self, spec, name, device, into_outputs=False):
         p = spec.program
         self.p, self.spec, self.name = p, spec, name
+        self.into_outputs = into_outputs
         self.nodes, self.tensors, self.indices = p.nodes, p.tensors, p.indices
         names = _Names()
         inputs = [k for k, t in enumerate(p.tensors) if t.role == "input"]
@@ -482,31 +517,44 @@ class _Translator:
             return self.aligned(code, prec, a.axes, axes)
 
         kind = "long" if integer else "float"
+
+        def called(fn, operands):
+            return _Val("%s(%s)" % (fn, ", ".join(operands)), axes, kind, call=(fn, operands))
+
         if op == "neg":
             code, prec = text(args[0])
-            return _Val("-%s" % (code if prec > _UNARY else "(%s)" % code), axes, kind, _UNARY)
+            return _Val("-%s" % (code if prec > _UNARY else "(%s)" % code), axes, kind, _UNARY,
+                        call=("torch.neg", [code]))
         if op in _UNARY_FN:
             code, _ = text(args[0])
             if integer and op == "abs":
                 return _Val("torch.abs(%s)" % code, axes, kind)
-            return _Val(_UNARY_FN[op].format(code), axes, "float")
+            return _Val(_UNARY_FN[op].format(code), axes, "float", call=_unary_call(op, code))
         if op in ("add", "sub", "mul", "div"):
             sym, level = _OPERATOR[op]
             (a, pa), (b, pb) = text(args[0]), text(args[1])
+            # torch.add and the others take a number second only.
+            first, second = (a, b) if args[0].kind != "const" else (b, a)
+            call = None
+            if args[0].kind != "const" or op in ("add", "mul"):
+                call = (_BINARY_OUT[op], [first, second])
             a = a if pa >= level else "(%s)" % a
             b = b if pb > level else "(%s)" % b
-            return _Val("%s %s %s" % (a, sym, b), axes, kind, level)
+            return _Val("%s %s %s" % (a, sym, b), axes, kind, level, call=call)
         if op in ("max", "min"):
             x, y = args
             if x.kind == "const":
                 x, y = y, x
             if y.kind == "const":
                 fn = "clamp_min" if op == "max" else "clamp_max"  # max(x, c): x bounded below
-                return _Val("torch.%s(%s, %s)" % (fn, text(x)[0], text(y)[0]), axes, kind)
+                return called("torch." + fn, [text(x)[0], text(y)[0]])
             fn = "maximum" if op == "max" else "minimum"
-            return _Val("torch.%s(%s, %s)" % (fn, text(x)[0], text(y)[0]), axes, kind)
+            return called("torch." + fn, [text(x)[0], text(y)[0]])
         if op == "clamp":
-            return _Val("torch.clamp(%s)" % ", ".join(text(a)[0] for a in args), axes, kind)
+            v = called("torch.clamp", [text(a)[0] for a in args])
+            if (args[1].kind == "const") != (args[2].kind == "const"):
+                v.call = None  # a number and a tensor as bounds: no out= form for that
+            return v
         raise kq.Unsupported("no PyTorch form for %s" % op)
 
     @staticmethod
@@ -581,7 +629,10 @@ class _Translator:
         for v in (a, b):
             code, prec = self.as_long(v) if integer else self.as_float(v)
             texts.append(self.aligned(code, prec, v.axes, axes)[0])
-        return _Val("torch.where(%s)" % ", ".join(texts), axes, "long" if integer else "float")
+        # torch.where's out= form takes two tensors.
+        call = ("torch.where", texts) if a.kind != "const" and b.kind != "const" else None
+        return _Val("torch.where(%s)" % ", ".join(texts), axes, "long" if integer else "float",
+                    call=call)
 
     # ---- accesses
 
@@ -889,7 +940,8 @@ class _Translator:
         if not rest and fn in ("sum", "amax", "amin"):
             return _Val("%s.%s()" % (atom, fn), (), kind)
         dims = str(over[0]) if len(over) == 1 else "(%s)" % ", ".join(str(k) for k in over)
-        return _Val("%s.%s(dim=%s)" % (atom, fn, dims), rest, kind)
+        return _Val("%s.%s(dim=%s)" % (atom, fn, dims), rest, kind,
+                    call=("torch." + fn, [b.code, "dim=" + dims]))
 
     def contraction(self, n):
         """sum(k, a[..] * b[..]) of two float tensors read as they are stored, each with an axis
@@ -973,6 +1025,9 @@ class _Translator:
                 # A scalar: Inductor's CPU code (torch 2.11) drops copy_ and fill_ into a 0-d
                 # input; an assignment to all of it is kept, and rounds as copy_ does.
                 self.lines.append("%s[...] = %s" % (out, code))
+            elif self.writes_into(t, s.tensor, v):
+                fn, operands = v.call
+                self.lines.append("%s(%s, out=%s)" % (fn, ", ".join(operands), out))
             elif v.kind == "const":
                 self.lines.append("%s.fill_(%s)" % (out, code))
             else:
@@ -989,6 +1044,15 @@ class _Translator:
         else:
             name = self.local[s.tensor]
         self.stored[s.tensor] = _Stored(name, positions, v.kind)
+
+    def writes_into(self, t, k, v):
+        """Whether output t (tensor k) takes value v through out=: eager's last operation
+        writing it in place of a temporary and a copy_. Only where nothing is left for copy_
+        to do: a float value over the statement's axes in their order, the output's dtype the
+        compute dtype (no rounding), not read by a later statement."""
+        return (self.into_outputs and v.call is not None and v.kind == "float"
+                and tuple(v.axes) == self.lhs and t.dtype == self.spec.compute
+                and k not in self.local)
 
     def source(self):
         for s in self.p.statements:
@@ -1042,13 +1106,15 @@ class _Translator:
         return (_SHIFT if self.uses_shift else "") + (_SPREAD if self.uses_spread else "") + text
 
 
-def source(spec, name="shaped", device="cpu"):
+def source(spec, name="shaped", device="cpu", into_outputs=False):
     """The function `name(inputs..., outputs...)` computing a format-2 spec's statements in
     PyTorch on `device`, as Python source (torch, F, math and DT, the compute dtype, in its
-    scope). Raises kq.Unsupported with the reason where it cannot."""
+    scope). `into_outputs`: an output's last operation writes it through out= where it can
+    (eager), else each output is written by copy_ (what torch.compile folds into its kernel).
+    Raises kq.Unsupported with the reason where it cannot."""
     if getattr(spec, "program", None) is None:
         raise kq.Unsupported("not a format-2 (shaped) spec")
-    return _Translator(spec, name, device).source()
+    return _Translator(spec, name, device, into_outputs).source()
 
 
 _MM_OUT_DTYPE = []

@@ -14,7 +14,10 @@ which threshold does and torch.relu (clamp_min, -0 stays -0) does not.
 
 Format-2 (shaped) specs: the same arms run the function _torch_shaped.py writes from the spec's
 indexed statements (reductions, scans, gathers, views), one torch expression per statement, each
-output written once by copy_; torch.compile compiles that same function.
+output written once: by eager through its last operation's out= where it has one and no rounding
+is left to do (a copy_ after it would be a second pass over memory that eager PyTorch, returning
+the operation's result, does not make), else by copy_; torch.compile's function writes each by
+copy_, which Inductor folds into its kernel's stores.
 
 Precision: a spec whose compute type is wider than its dtype (f16 and bf16 computed in f32)
 is evaluated as its contract says: the inputs are widened (x.to(DT), DT the compute dtype), the
@@ -369,7 +372,8 @@ class _TorchArm(kq.Arm):
 
     def source_of(self, spec):
         if _shaped(spec):
-            return _torch_shaped.source(spec, self.kind, self.device)
+            return _torch_shaped.source(spec, self.kind, self.device,
+                                        into_outputs=self.kind == "eager")
         return eager_source(spec) if self.kind == "eager" else compiled_source(spec)
 
     def _define(self, source, spec):
