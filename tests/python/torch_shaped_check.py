@@ -131,6 +131,21 @@ semantics: |
   z[m] = x[m, s[m]] - max(n, x[m, n])
 compare: {y: bitwise, z: bitwise}
 """),
+    "mm_f32": ({"B": 2, "M": 5, "N": 3, "K": 7}, """
+dims: {B: free, M: free, N: free, K: reduced}
+inputs:
+  a: {dtype: f32, shape: [M, K]}
+  b: {dtype: f32, shape: [N, K]}
+  x: {dtype: f32, shape: [B, M, K]}
+  y: {dtype: f32, shape: [B, K, N]}
+outputs:
+  c: {dtype: f32, shape: [M, N]}
+  z: {dtype: f32, shape: [B, M, N]}
+semantics: |
+  c[i, j] = sum(k, a[i, k] * b[j, k])
+  z[q, i, j] = sum(k, x[q, i, k] * y[q, k, j])
+compare: {c: {bound: accumulation}, z: {bound: accumulation}}
+"""),
     "matmul": ({"B": 2, "M": 5, "N": 3, "K": 7}, """
 dims: {B: free, M: free, N: free, K: reduced}
 inputs:
@@ -314,6 +329,8 @@ _EXPECT = {
     "view_flat": ["x.narrow(0, 0, G * CG).unflatten(0, (G, CG)) + total"],
     "matmul": ["c_out.copy_(torch.einsum('zki,kj->zij', a, b))",
                "torch.einsum('ki,kj->ij', a[0], a[1])", "g_out.copy_((a * v[:, None]).sum(dim=1))"],
+    "mm_f32": ["c_out.copy_(torch.einsum('ik,jk->ij', a, b))",
+               "z_out.copy_(torch.einsum('qik,qkj->qij', x, y))"],
     "masked": ["(x > 0.0).to(DT) * 2.0", "torch.clamp_min(x, 0.5)", "mask.long().sum(dim=1)"],
     "window_mean": ["x.narrow(1, 0, NO * 3).unflatten(1, (NO, 3)).sum(dim=2)"],
     "window_max3": ["torch.maximum(torch.maximum(x.narrow(1, 0, NO), x.narrow(1, 1, NO)), "
@@ -343,6 +360,7 @@ _EXPECT_EAGER = dict(_EXPECT, **{
                   "out=y_out)"],
     "window_max3": ["torch.maximum(torch.maximum(x.narrow(1, 0, NO), x.narrow(1, 1, NO)), "
                     "x.narrow(1, 2, NO), out=y_out)"],
+    "mm_f32": ["torch.mm(a, b.transpose(-2, -1), out=c_out)", "torch.bmm(x, y, out=z_out)"],
     "view_flat": ["total_out[...] = total",
                   "torch.add(x.narrow(0, 0, G * CG).unflatten(0, (G, CG)), total, out=flat_out)"],
     "window_slide": ["torch.amax(x.narrow(1, 0, NO - 1 + 4).unfold(1, 4, 1), dim=2, out=y_out)"],
@@ -451,6 +469,10 @@ def _ref_matmul(a, d):
     x, b, v = a["a"], a["b"], a["v"]
     return {"c": _np.einsum("zki,kj->zij", x, b), "g": _np.einsum("zki,k->zi", x, v),
             "t": _np.triu(x[0].T @ x[1])}
+
+
+def _ref_mm_f32(a, d):
+    return {"c": a["a"] @ a["b"].T, "z": a["x"] @ a["y"]}
 
 
 def _ref_linear_bf16(a, d):

@@ -44,7 +44,8 @@ the caller's tensor by out.copy_(...), which rounds to nearest even (integer out
 an integral value exactly, bool takes != 0); a scalar output by out[...] = value, the same copy
 (torch 2.11's Inductor drops a copy_ into a 0-d input on the CPU). With into_outputs (eager), an
 output of the compute dtype whose statement ends in an operation with an out= form (a pointwise
-function, +, -, *, /, maximum, where, a sum or max over dims) is written by that operation,
+function, +, -, *, /, maximum, where, a sum or max over dims, a matrix product as torch.mm or
+torch.bmm) is written by that operation,
 `torch.tanh(x, out=y_out)`: no temporary, no copy. A matrix product of 16-bit
 operands computed in f32 is the exception, on CUDA: a 16-bit GEMM accumulating in f32, its
 result rounded to 16 bits only where it is the output (see _Translator's note). Arithmetic on integers only
@@ -974,7 +975,31 @@ class _Translator:
         # Narrow here is a bare product into an output of the operands' type: einsum's 16-bit
         # result is already that output's rounding, copied as it is.
         product = "torch.einsum(%r, %s, %s)" % (subscripts, a.code, b.code)
-        return _Val(product, rest, "float")
+        return _Val(product, rest, "float", call=self._mm_call(a, b, n.over, rest))
+
+    @staticmethod
+    def _mm_call(a, b, over, rest):
+        """torch.mm (or bmm, one batch index in front) of a product over one index, the
+        operands transposed (views) to (m, k) and (k, n): what einsum runs, in a form with out=
+        (eager's write into the output). None for other products."""
+        if len(over) != 1 or len(a.axes) != len(b.axes) or len(a.axes) != len(rest) or \
+                len(rest) not in (2, 3):
+            return None
+        k = over[0]
+        batch = rest[:-2]
+        if a.axes[:len(batch)] != batch or b.axes[:len(batch)] != batch:
+            return None
+        m, n = rest[-2:]
+        codes = []
+        for v, pair in ((a, (m, k)), (b, (k, n))):
+            own = v.axes[len(batch):]
+            if own == pair:
+                codes.append(v.code)
+            elif own == pair[::-1]:
+                codes.append("%s.transpose(-2, -1)" % v.atom())
+            else:
+                return None
+        return ("torch.bmm" if batch else "torch.mm"), codes
 
     def _mm_f32(self, a, b, k, rest):
         """torch.mm of 2-d operands, each transposed (a view) to (m, k) and (k, n), into DT."""
