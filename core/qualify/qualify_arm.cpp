@@ -14,7 +14,7 @@
 
 namespace kq {
 
-double case_budget_seconds(const Spec& spec, const Case& c) {
+double case_budget_seconds(const Spec& spec, const Case& c, Device device) {
   // Filling, the reference, the copies, two poisoned runs, the repeat and the new-values run
   // took 80 ns an element at 2^24 + 1 on the H200's host (16 cores); allow three times that.
   // A case that does not take turns may share the host with as many workers as --jobs runs
@@ -26,15 +26,23 @@ double case_budget_seconds(const Spec& spec, const Case& c) {
   const double work =
       spec.shaped ? std::min(reference_work(*spec.op.program, c.dims), reference_work_budget())
                   : 0.0;
+  // A CPU arm computes all of it, in each of a case's four runs: a product's timed point is a
+  // case too, and 18_matmul_transposed_both's (2048 x 4096 x 8192, 137 GFLOP) took torch 1.13's
+  // CPU mm 1483 s for the four on one core of the 2-core machine (0.37 GFLOP/s; 0.29 at
+  // 1024 x 2048 x 4096 alone). Allow 0.1 GFLOP/s a run.
+  const double arm_work = spec.shaped && device == Device::cpu
+                              ? 4 * 10e-9 * reference_work(*spec.op.program, c.dims)
+                              : 0.0;
   return spec.qualification.hang_timeout_s + per_element * static_cast<double>(c.numel()) +
-         50e-9 * work;
+         50e-9 * work + arm_work;
 }
 
-double prepare_budget_seconds(const Spec& spec, const Case& c) {
+double prepare_budget_seconds(const Spec& spec, const Case& c, Device device) {
   // prepare() may compile, and a compiler may take minutes where a kernel takes microseconds:
   // torch.compile's CPU code (a C++ build) took over 20 s a shape on the H200's host with 8
   // workers at once. Until prepare() returns, the case may take 4 hang timeouts, 120 s at least.
-  return case_budget_seconds(spec, c) + std::max(120.0, 4 * spec.qualification.hang_timeout_s);
+  return case_budget_seconds(spec, c, device) +
+         std::max(120.0, 4 * spec.qualification.hang_timeout_s);
 }
 
 namespace {
@@ -163,8 +171,11 @@ rec::VerdictRecord qualify_arm(IKernelArm& arm, const ArmIdentity& id, const Spe
       turn = std::make_unique<BigCaseLock>(id.device, [&] {
         emit(rec::Waiting{id.name, c.name, {}, /*turn=*/true});
       });
-    emit(rec::CaseStart{
-        id.name, c.name, case_budget_seconds(spec, c), {}, prepare_budget_seconds(spec, c)});
+    emit(rec::CaseStart{id.name,
+                        c.name,
+                        case_budget_seconds(spec, c, id.device),
+                        {},
+                        prepare_budget_seconds(spec, c, id.device)});
     const CaseOutcome o =
         checked_case(arm, id, spec, c, crash, emit, shared ? shared->find(c.name) : nullptr);
     const rec::CaseResult r = case_record(id.name, c, o);

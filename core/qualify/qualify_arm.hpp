@@ -36,9 +36,10 @@ rec::VerdictRecord qualify_arm(IKernelArm& arm, const ArmIdentity& id, const Spe
                                const std::vector<Case>& cases, const Emit& emit,
                                SharedCases* shared = nullptr, const TakeCase& take = {});
 
-// Seconds a case may run silently before its worker is declared hung.
-double case_budget_seconds(const Spec& spec, const Case& c);
+// Seconds a case may run silently before the worker of an arm on `device` is declared hung (a
+// CPU arm's share grows with a format-2 case's work).
+double case_budget_seconds(const Spec& spec, const Case& c, Device device);
 // The same until the arm's prepare() has returned: prepare() may compile.
-double prepare_budget_seconds(const Spec& spec, const Case& c);
+double prepare_budget_seconds(const Spec& spec, const Case& c, Device device);
 
 }  // namespace kq

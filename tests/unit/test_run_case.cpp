@@ -1,6 +1,7 @@
 // The qualification checks of one case, on small in-process CPU arms with known flaws.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -183,4 +184,23 @@ TEST_CASE("format 2: one float output compared in full is checked on the device"
   CHECK_FALSE(on_device("100_hinge_loss.yaml", "timing/M=32768,N=32768"));
   CHECK_FALSE(on_device("47_sum_reduction.yaml", "timing/B=128,N=4096,K=4095"));
   CHECK_FALSE(on_device("51_argmax.yaml", "timing/B=128,N=4096,K=4095"));
+}
+
+TEST_CASE("a CPU arm's case budget grows with a product's work; a CUDA arm's does not") {
+  const kq::Spec spec = kq::load_spec(std::filesystem::path(KQ_SOURCE_DIR) /
+                                      "specs/kernelbench/02_standard_matmul.yaml");
+  kq::PlanOptions quick;
+  quick.quick = true;
+  const std::vector<kq::Case> cases = kq::plan_cases(spec, quick);
+  const auto biggest =
+      std::max_element(cases.begin(), cases.end(),
+                       [](const auto& a, const auto& b) { return a.numel() < b.numel(); });
+  REQUIRE(biggest != cases.end());
+  const double cpu = kq::case_budget_seconds(spec, *biggest, kq::Device::cpu);
+  const double cuda = kq::case_budget_seconds(spec, *biggest, kq::Device::cuda);
+  // The timed point 2048 x 4096 x 8192: 2 M N K = 137 GFLOP, four runs at 0.1 GFLOP/s.
+  CHECK(biggest->name == "timing/M=2048,N=4096,K=8192");
+  CHECK(cpu - cuda == doctest::Approx(40e-9 * 2.0 * 2048 * 4096 * 8192).epsilon(0.01));
+  CHECK(cuda < 600);
+  CHECK(kq::prepare_budget_seconds(spec, *biggest, kq::Device::cpu) >= cpu + 120);
 }
