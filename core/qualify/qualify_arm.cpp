@@ -23,16 +23,13 @@ double case_budget_seconds(const Spec& spec, const Case& c, Device device) {
   // A format-2 reference costs by its work, not its elements (a matrix product's is 2 M N K):
   // the float64 evaluator ran at about 30 ns a FLOP on one core of the 2-core machine; allow
   // 50, up to the budget beyond which only samples are computed.
-  const double work =
-      spec.shaped ? std::min(reference_work(*spec.op.program, c.dims), reference_work_budget())
-                  : 0.0;
+  const double full_work = spec.shaped ? reference_work(*spec.op.program, c.dims) : 0.0;
+  const double work = std::min(full_work, reference_work_budget());
   // A CPU arm computes all of it, in each of a case's four runs: a product's timed point is a
   // case too, and 18_matmul_transposed_both's (2048 x 4096 x 8192, 137 GFLOP) took torch 1.13's
   // CPU mm 1483 s for the four on one core of the 2-core machine (0.37 GFLOP/s; 0.29 at
   // 1024 x 2048 x 4096 alone). Allow 0.1 GFLOP/s a run.
-  const double arm_work = spec.shaped && device == Device::cpu
-                              ? 4 * 10e-9 * reference_work(*spec.op.program, c.dims)
-                              : 0.0;
+  const double arm_work = device == Device::cpu ? 4 * 10e-9 * full_work : 0.0;
   return spec.qualification.hang_timeout_s + per_element * static_cast<double>(c.numel()) +
          50e-9 * work + arm_work;
 }

@@ -45,10 +45,9 @@ an integral value exactly, bool takes != 0); a scalar output by out[...] = value
 (torch 2.11's Inductor drops a copy_ into a 0-d input on the CPU). With into_outputs (eager), an
 output of the compute dtype whose statement ends in an operation with an out= form (a pointwise
 function, +, -, *, /, maximum, where, a sum or max over dims, a matrix product as torch.mm or
-torch.bmm) is written by that operation,
-`torch.tanh(x, out=y_out)`: no temporary, no copy. A matrix product of 16-bit
-operands computed in f32 is the exception, on CUDA: a 16-bit GEMM accumulating in f32, its
-result rounded to 16 bits only where it is the output (see _Translator's note). Arithmetic on integers only
+torch.bmm) is written by that operation, `torch.tanh(x, out=y_out)`: no temporary, no copy.
+A matrix product of 16-bit operands computed in f32 is the exception, on CUDA: a 16-bit GEMM
+accumulating in f32, its result rounded to 16 bits only where it is the output (see _Translator's note). Arithmetic on integers only
 (integer inputs, index values, argmax results, integral constants) stays in int64, exact, as
 kq's float64 reference is; anything else meeting a float is converted to DT. Gathers index
 with int64.
