@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 #include "device/check_kernels.hpp"
 #include "device/cuda_check.hpp"
@@ -192,15 +193,27 @@ __global__ void bytes_kernel(const unsigned char* a, const unsigned char* b, lon
   publish(out, count, first);
 }
 
-// Runs one scan on `stream` into a fresh result and brings the result back.
+// The result the scans of this host thread publish into on `device`: allocated at the first
+// scan and kept (16 bytes a device), so that a later scan needs no device memory where a large
+// size's buffers have taken all of it. A thread's scans are synchronous: one result serves all.
+Result* thread_result(int device) {
+  thread_local std::map<int, Result*> results;
+  Result*& r = results[device];
+  if (r == nullptr)
+    cuda_check(cudaMalloc(reinterpret_cast<void**>(&r), sizeof(Result)),
+               "cudaMalloc for the device checks' result");
+  return r;
+}
+
+// Runs one scan on `stream` into the thread's result and brings the result back.
 template <typename Launch>
 Scan scan(void* stream, long long n, Launch&& launch) {
   Scan s;
   if (n <= 0) return s;
   auto st = static_cast<cudaStream_t>(stream);
-  Result* r = nullptr;
-  cuda_check(cudaMallocAsync(reinterpret_cast<void**>(&r), sizeof(Result), st),
-             "cudaMallocAsync for a device check's result");
+  int device = 0;
+  cuda_check(cudaGetDevice(&device), "cudaGetDevice for a device check");
+  Result* r = thread_result(device);
   const Result init{0, kNone};
   Result host{};
   cuda_check(cudaMemcpyAsync(r, &init, sizeof init, cudaMemcpyHostToDevice, st),
@@ -210,7 +223,6 @@ Scan scan(void* stream, long long n, Launch&& launch) {
   cuda_check(cudaGetLastError(), "a device check's kernel launch");
   cuda_check(cudaMemcpyAsync(&host, r, sizeof host, cudaMemcpyDeviceToHost, st),
              "a device check's result");
-  cuda_check(cudaFreeAsync(r, st), "cudaFreeAsync of a device check's result");
   cuda_check(cudaStreamSynchronize(st), "a device check");
   s.count = host.count;
   s.first = host.first == kNone ? -1 : static_cast<std::int64_t>(host.first);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "device/cuda_check.hpp"
 #include "timing/compute_light.hpp"
@@ -54,12 +55,23 @@ std::unique_ptr<Light> make_light(double moved, Device device, bool blocking_ker
 std::unique_ptr<Light> make_device_light(double moved, bool blocking_kernel,
                                          const std::shared_ptr<Stream>& stream) {
 #if KQ_HAVE_CUDA
-  for (double want = moved;; want /= 2) {
+  // `want` is read + written: its buffers are want / 2 each, and halving it halves both.
+  const double least = 2.0 * static_cast<double>(kMinDeviceCopy);
+  std::size_t free = 0, total = 0;
+  cuda_check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo for the device copy");
+  if (free < kLightHeadroom + static_cast<std::size_t>(least))
+    throw CudaError("no device memory for the device copy: " + std::to_string(free >> 20) +
+                        " MiB free, the least copy and its headroom need " +
+                        std::to_string((kLightHeadroom + static_cast<std::size_t>(least)) >> 20),
+                    static_cast<int>(cudaErrorMemoryAllocation), false);
+  const double room = static_cast<double>(free - kLightHeadroom);
+  double want = moved;
+  while (want > room && want / 2 >= least) want /= 2;
+  for (;; want /= 2) {
     try {
       return make_light(want, Device::cuda, blocking_kernel, stream);
     } catch (const CudaError& e) {
-      // `want` is read + written: the next try's buffers are want / 4 each.
-      if (!out_of_device_memory(e) || want / 4 < static_cast<double>(kMinDeviceCopy)) throw;
+      if (!out_of_device_memory(e) || want / 2 < least) throw;
     }
   }
 #else

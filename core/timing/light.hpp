@@ -42,9 +42,14 @@ std::unique_ptr<Light> make_light(double moved, Device device, bool blocking_ker
 // 2 x 256 MiB is ten times any L2 of today's GPUs, so its GB/s is the memory's, as a full one's.
 constexpr std::size_t kMinDeviceCopy = std::size_t{256} << 20;
 
-// The device copy of make_light, halved while the device has no memory for it (the arms'
-// buffers of a large size come first), down to kMinDeviceCopy a buffer; light->bytes says what
-// it copies. Throws the last allocation's error where not even that fits.
+// The device memory the device copy leaves free: the reference's copy, the checks and the arms'
+// caching allocators allocate after it, and a copy that took the last bytes would fail them.
+constexpr std::size_t kLightHeadroom = std::size_t{1} << 30;
+
+// The device copy of make_light, halved while it would leave less than kLightHeadroom free or
+// the device has no memory for it (the arms' buffers of a large size come first), down to
+// kMinDeviceCopy a buffer; light->bytes says what it copies. Throws a CudaError (out of memory)
+// where not even that fits.
 std::unique_ptr<Light> make_device_light(double moved, bool blocking_kernel,
                                          const std::shared_ptr<Stream>& stream);
 

@@ -15,6 +15,7 @@ TEST_CASE("device checks") { MESSAGE("skipped: no CUDA device (kq was built with
 #include <initializer_list>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "device/check_kernels.hpp"
@@ -281,6 +282,35 @@ TEST_CASE("differing_elements: bits, a NaN matching any NaN; differing_bytes at 
     CHECK(d.count == count);
   }
   CHECK(kq::devcheck::differing_bytes(dx.data(), dx.data(), x.size(), s.s).first == -1);
+}
+
+TEST_CASE("a scan needs no device memory once the device is full") {
+  Stream s;
+  std::vector<unsigned char> x(4096, 7), y(x);
+  y[100] = 8;
+  const auto dx = on_device(x), dy = on_device(y);
+  CHECK(kq::devcheck::differing_bytes(dx.data(), dy.data(), x.size(), s.s).first == 100);
+  // The rest of the device taken, as a large size's arm buffers and caching allocators take it.
+  std::vector<void*> taken;
+  for (std::size_t block = std::size_t{1} << 30; block >= (std::size_t{1} << 12);) {
+    void* p = nullptr;
+    if (cudaMalloc(&p, block) == cudaSuccess)
+      taken.push_back(p);
+    else
+      block /= 2;
+  }
+  (void)cudaGetLastError();
+  std::int64_t first = -2;
+  std::string error;
+  try {
+    first = kq::devcheck::differing_bytes(dx.data(), dy.data(), x.size(), s.s).first;
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  for (void* p : taken) cudaFree(p);
+  INFO(error);
+  CHECK(taken.size() > 0);
+  CHECK(first == 100);
 }
 
 namespace {
