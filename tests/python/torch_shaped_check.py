@@ -55,6 +55,40 @@ semantics: |
   y[n, g] = sum(j, v[n, g, j]) / (CG * H * W)
 compare: {y: {bound: accumulation}, v: {bound: accumulation}}
 """),
+    # Pointwise activations that torch runs in one kernel (_torch_activations.py), and two
+    # selects that are none: f's branches read different tensors, h's does not vanish at 0.
+    "activations": ({"M": 4, "N": 9}, """
+dims: {M: free, N: free}
+params: {alpha: 1.6732632423543772, scale: 1.0507009873554805, slope: 0.01, thr: 1.5}
+inputs: {x: {dtype: f32, shape: [M, N]}, z: {dtype: f32, shape: [M, N]}}
+outputs:
+  a: {dtype: f32, shape: [M, N]}
+  b: {dtype: f32, shape: [M, N]}
+  c: {dtype: f32, shape: [M, N]}
+  d: {dtype: f32, shape: [M, N]}
+  e: {dtype: f32, shape: [M, N]}
+  f: {dtype: f32, shape: [M, N]}
+  g: {dtype: f32, shape: [M, N]}
+  h: {dtype: f32, shape: [M, N]}
+semantics: |
+  a[m, n] = select(x[m, n] > 0, scale * x[m, n], scale * alpha * (exp(x[m, n]) - 1))
+  b[m, n] = select(0 <= x[m, n], x[m, n], slope * x[m, n])
+  c[m, n] = select(x[m, n] > thr, x[m, n], log(1 + exp(x[m, n])))
+  d[m, n] = clamp(x[m, n] + 3, 0, 6) / 6
+  e[m, n] = x[m, n] * sigmoid(x[m, n])
+  f[m, n] = select(x[m, n] > 0, x[m, n], slope * z[m, n])
+  g[m, n] = select(x[m, n] + z[m, n] > 0, x[m, n] + z[m, n], 0.2 * (x[m, n] + z[m, n]))
+  h[m, n] = select(x[m, n] > 0, x[m, n], exp(x[m, n]))
+compare:
+  a: {rtol: 1e-5, atol: 1e-6}
+  b: {rtol: 1e-5, atol: 1e-6}
+  c: {rtol: 1e-5, atol: 1e-6}
+  d: {rtol: 1e-5, atol: 1e-6}
+  e: {rtol: 1e-5, atol: 1e-6}
+  f: {rtol: 1e-5, atol: 1e-6}
+  g: {rtol: 1e-5, atol: 1e-6}
+  h: {rtol: 1e-5, atol: 1e-6}
+"""),
     "argmin2": ({"B": 4, "H": 3, "W": 5}, """
 dims: {B: free, H: reduced, W: reduced}
 inputs: {x: {dtype: f32, shape: [B, H, W]}}
@@ -345,6 +379,13 @@ _EXPECT = {
     "pad_causal": ["value=0.5", "+ 2]"],
     "window_stride": ["x.narrow(1, 1, 2 * (NO - 1) + 1)[:, ::2]", "x.narrow(1, 0, 2 * (NO - 1) "
                       "+ 1)[:, ::2]"],
+    "activations": ["a_out.copy_(torch._C._nn.elu(x, alpha, scale, 1.0))",
+                    "b_out.copy_(torch._C._nn.leaky_relu(x, slope))",
+                    "c_out.copy_(torch._C._nn.softplus(x, 1.0, thr))",
+                    "d_out.copy_(torch._C._nn.hardsigmoid(x))", "e_out.copy_(torch._C._nn.silu(x))",
+                    "f_out.copy_(torch.where(x > 0.0, x, slope * z))",
+                    "g_out.copy_(torch._C._nn.leaky_relu(x + z, 0.2))",
+                    "h_out.copy_(torch.where(x > 0.0, x, torch.exp(x)))"],
 }
 
 # Where the eager arm's source differs: an output's last operation writes it through out=.
@@ -366,6 +407,13 @@ _EXPECT_EAGER = dict(_EXPECT, **{
     "window_slide": ["torch.amax(x.narrow(1, 0, NO - 1 + 4).unfold(1, 4, 1), dim=2, out=y_out)"],
     "pad_avg2d": [".unfold(1, 3, 2).narrow(2, 0, 2 * (OW - 1) + 3).unfold(2, 3, 2)"
                   ".sum(dim=(3, 4)), 9.0, out=y_out)"],
+    "activations": ["torch._C._nn.elu(x, alpha, scale, 1.0, out=a_out)",
+                    "torch._C._nn.leaky_relu(x, slope, out=b_out)",
+                    "torch._C._nn.softplus(x, 1.0, thr, out=c_out)",
+                    "torch._C._nn.hardsigmoid(x, out=d_out)", "torch._C._nn.silu(x, out=e_out)",
+                    "torch.where(x > 0.0, x, slope * z, out=f_out)",
+                    "torch._C._nn.leaky_relu(x + z, 0.2, out=g_out)",
+                    "torch.where(x > 0.0, x, torch.exp(x), out=h_out)"],
 })
 
 
@@ -435,6 +483,18 @@ def _ref_group_view(a, d):
     g, cg = d["G"], d["CG"]
     v = x[:, :g * cg].reshape(d["N"], g, cg, d["H"], d["W"]).sum((3, 4))
     return {"v": v, "y": v.sum(2) / (cg * d["H"] * d["W"])}
+
+
+def _ref_activations(a, d):
+    x, z = a["x"], a["z"]
+    alpha, scale, slope, thr = 1.6732632423543772, 1.0507009873554805, 0.01, 1.5
+    xz = x + z
+    return {"a": _np.where(x > 0, scale * x, scale * alpha * (_np.exp(x) - 1)),
+            "b": _np.where(x >= 0, x, slope * x),
+            "c": _np.where(x > thr, x, _np.log(1 + _np.exp(x))),
+            "d": _np.clip(x + 3, 0, 6) / 6, "e": x / (1 + _np.exp(-x)),
+            "f": _np.where(x > 0, x, slope * z), "g": _np.where(xz > 0, xz, 0.2 * xz),
+            "h": _np.where(x > 0, x, _np.exp(x))}
 
 
 def _ref_argmin2(a, d):

@@ -60,13 +60,16 @@ for both argmax and argmin of [3, nan, 1, 5].
 Declined (kq.Unsupported, with the reason): a dim that sizes only temporaries (its value is in
 no tensor the arm is given); comparisons and select on constants alone; a padded input read
 through a gather or below 0 by an amount that depends on the dims; gelu, silu and sigmoid
-of a named constant; nodes or ops this module does not know. Recognising library calls (a
-softmax that is torch.softmax) is not done here: nothing reads the spec's op name, nor `op`
-beyond each node's own operation.
+of a named constant; nodes or ops this module does not know. Library calls are recognised for
+pointwise activations alone (_torch_activations.py: an expression that is elu, leaky_relu,
+softplus, hardsigmoid or silu becomes that one torch call), by the expression's structure:
+nothing reads the spec's op name. A softmax stays its statements (torch_arms' arms are the
+spec's expression; the library paths are arms of their own, torch_conv, torch_sdpa).
 """
 import keyword
 import math
 
+import _torch_activations
 import kq
 
 # Precedence of the generated Python text: an operand of lower precedence is parenthesised.
@@ -494,6 +497,9 @@ class _Translator:
         raise kq.Unsupported("no PyTorch form for a %s node" % kind)
 
     def apply(self, n):
+        act = self.activation(n)
+        if act is not None:
+            return act
         op = n.op
         args = [self.value(a) for a in n.args]
         if op in _FOLD and all(a.kind == "const" and a.number is not None for a in args):
@@ -556,6 +562,29 @@ class _Translator:
                 v.call = None  # a number and a tensor as bounds: no out= form for that
             return v
         raise kq.Unsupported("no PyTorch form for %s" % op)
+
+    def activation(self, n):
+        """A pointwise activation that torch runs in one kernel (_torch_activations), as that
+        call; None where n is none or this torch lacks the function."""
+        m = _torch_activations.match(self.nodes, n)
+        if m is None or not _has_nn(m.fn):
+            return None
+        x = self.value(m.x)
+        fn = "torch._C._nn." + m.fn
+        args = [self.as_float(x)[0]] + [self.ratio(a) for a in m.args]
+        return _Val("%s(%s)" % (fn, ", ".join(args)), x.axes, "float", call=(fn, args))
+
+    def ratio(self, r):
+        """A number, or a _torch_activations.Ratio of constant nodes, as Python text."""
+        if not isinstance(r, _torch_activations.Ratio):
+            return _literal(r)
+
+        def product(nodes):
+            return " * ".join(self.value(i).atom() for i in nodes) or "1.0"
+
+        if not r.under:
+            return product(r.over)
+        return "(%s) / (%s)" % (product(r.over), product(r.under))
 
     @staticmethod
     def integer(op, operands):
