@@ -402,6 +402,9 @@ _EXPECT_EAGER = dict(_EXPECT, **{
     "window_max3": ["torch.maximum(torch.maximum(x.narrow(1, 0, NO), x.narrow(1, 1, NO)), "
                     "x.narrow(1, 2, NO), out=y_out)"],
     "mm_f32": ["torch.mm(a, b.transpose(-2, -1), out=c_out)", "torch.bmm(x, y, out=z_out)"],
+    "cross_entropy": ["x[torch.arange(M, device=x.device), t]",
+                      "torch.div((lse - x[torch.arange(M, device=x.device), t]).sum(), M, "
+                      "out=loss_out)"],
     "view_flat": ["total_out[...] = total",
                   "torch.add(x.narrow(0, 0, G * CG).unflatten(0, (G, CG)), total, out=flat_out)"],
     "window_slide": ["torch.amax(x.narrow(1, 0, NO - 1 + 4).unfold(1, 4, 1), dim=2, out=y_out)"],

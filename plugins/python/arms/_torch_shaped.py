@@ -1074,13 +1074,13 @@ class _Translator:
                     self.lines.append("%s = %s" % (name, v.code))
                     v = _Val(name, v.axes, v.kind)
                 code, _ = self.aligned(v.code, v.prec, v.axes, self.lhs)
-            if not t.shape:
+            if self.writes_into(t, s.tensor, v):
+                fn, operands = v.call
+                self.lines.append("%s(%s, out=%s)" % (fn, ", ".join(operands), out))
+            elif not t.shape:
                 # A scalar: Inductor's CPU code (torch 2.11) drops copy_ and fill_ into a 0-d
                 # input; an assignment to all of it is kept, and rounds as copy_ does.
                 self.lines.append("%s[...] = %s" % (out, code))
-            elif self.writes_into(t, s.tensor, v):
-                fn, operands = v.call
-                self.lines.append("%s(%s, out=%s)" % (fn, ", ".join(operands), out))
             elif v.kind == "const":
                 self.lines.append("%s.fill_(%s)" % (out, code))
             else:
