@@ -56,7 +56,7 @@ if ((${#gpu_tests[@]})); then
   } >"$dest/tests/CTestTestfile.cmake"
   # Specs some GPU tests read beside the shipped ones (KQ_TEST_SOURCE_DIR is DEST).
   mkdir -p "$dest/tests/data"
-  cp -r tests/data/specs_v2 "$dest/tests/data/"
+  cp -r tests/data/specs_v2 tests/data/gpu_python_arms "$dest/tests/data/"
 fi
 echo "bundle: $dest ($(du -sh "$dest" | cut -f1)); run $dest/bin/kq run $dest/specs/residual_relu.yaml"
 echo "bundle: the python plugin, built where it runs: $dest/bin/build-python-plugin.sh $dest [PYTHON]"

@@ -740,7 +740,22 @@ class _Calls:
     def prepare(self, problem, stream_ptr):
         problem.inputs = [self.view(t) for t in problem.inputs]
         problem.outputs = [self.view(t) for t in problem.outputs]
-        return self.call("prepare", (problem,), stream_ptr)
+        try:
+            return self.call("prepare", (problem,), stream_ptr)
+        finally:
+            _release_torch_cache()
+
+
+def _release_torch_cache():
+    """Gives the device back what torch's caching allocator keeps unused after a prepare(): the
+    scratch an arm built on (kq.scratch_like: a compiled arm's 12.9 GB at KernelBench's 4096 x
+    393216 in f32) would stay reserved in the worker while kq sets up the next arms from the
+    device's memory. On the H100 two compiled arms' scratch kept 26 GB and the eager arm was
+    left out of that size. Only where this process already runs torch on CUDA."""
+    torch = _sys.modules.get("torch")
+    cuda = getattr(torch, "cuda", None)
+    if cuda is not None and cuda.is_initialized():
+        cuda.empty_cache()
 
 
 # ---- tampering: what an arm file changes, at import, in the modules every arm shares ----------

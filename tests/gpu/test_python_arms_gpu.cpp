@@ -101,3 +101,16 @@ TEST_CASE("the broken Triton candidates are rejected by the check each declares"
                                  v.value("expected_rejection", "")));
   }
 }
+
+TEST_CASE("a Python arm's torch scratch goes back to the device after its prepare()") {
+  if (!python_plugin_loaded()) {
+    MESSAGE("the python plugin is not built here: nothing to check");
+    return;
+  }
+  const auto arms = kq::test::source_dir() / "tests/data/gpu_python_arms";
+  const auto [output, verdicts] = qualify("residual_relu.yaml", "test_scratch_dropped",
+                                          "--python-arms '" + arms.string() + "'");
+  INFO(output);
+  REQUIRE(verdicts.count("test_scratch_dropped") == 1);
+  CHECK(verdicts.at("test_scratch_dropped")["verdict"] == "qualified");
+}
