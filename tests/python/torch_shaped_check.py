@@ -55,8 +55,9 @@ semantics: |
   y[n, g] = sum(j, v[n, g, j]) / (CG * H * W)
 compare: {y: {bound: accumulation}, v: {bound: accumulation}}
 """),
-    # Pointwise activations that torch runs in one kernel (_torch_activations.py), and two
-    # selects that are none: f's branches read different tensors, h's does not vanish at 0.
+    # Pointwise activations that torch runs in one kernel (_torch_activations.py), and three
+    # selects that are none: f's branches read different tensors, h's does not vanish at 0, k
+    # takes X at 0 (torch's leaky_relu takes c * X there).
     "activations": ({"M": 4, "N": 9}, """
 dims: {M: free, N: free}
 params: {alpha: 1.6732632423543772, scale: 1.0507009873554805, slope: 0.01, thr: 1.5}
@@ -70,15 +71,17 @@ outputs:
   f: {dtype: f32, shape: [M, N]}
   g: {dtype: f32, shape: [M, N]}
   h: {dtype: f32, shape: [M, N]}
+  k: {dtype: f32, shape: [M, N]}
 semantics: |
   a[m, n] = select(x[m, n] > 0, scale * x[m, n], scale * alpha * (exp(x[m, n]) - 1))
-  b[m, n] = select(0 <= x[m, n], x[m, n], slope * x[m, n])
+  b[m, n] = select(0 < x[m, n], x[m, n], slope * x[m, n])
   c[m, n] = select(x[m, n] > thr, x[m, n], log(1 + exp(x[m, n])))
   d[m, n] = clamp(x[m, n] + 3, 0, 6) / 6
   e[m, n] = x[m, n] * sigmoid(x[m, n])
   f[m, n] = select(x[m, n] > 0, x[m, n], slope * z[m, n])
   g[m, n] = select(x[m, n] + z[m, n] > 0, x[m, n] + z[m, n], 0.2 * (x[m, n] + z[m, n]))
   h[m, n] = select(x[m, n] > 0, x[m, n], exp(x[m, n]))
+  k[m, n] = select(x[m, n] >= 0, x[m, n], slope * x[m, n])
 compare:
   a: {rtol: 1e-5, atol: 1e-6}
   b: {rtol: 1e-5, atol: 1e-6}
@@ -88,6 +91,7 @@ compare:
   f: {rtol: 1e-5, atol: 1e-6}
   g: {rtol: 1e-5, atol: 1e-6}
   h: {rtol: 1e-5, atol: 1e-6}
+  k: {rtol: 1e-5, atol: 1e-6}
 """),
     "argmin2": ({"B": 4, "H": 3, "W": 5}, """
 dims: {B: free, H: reduced, W: reduced}
@@ -385,7 +389,8 @@ _EXPECT = {
                     "d_out.copy_(torch._C._nn.hardsigmoid(x))", "e_out.copy_(torch._C._nn.silu(x))",
                     "f_out.copy_(torch.where(x > 0.0, x, slope * z))",
                     "g_out.copy_(torch._C._nn.leaky_relu(x + z, 0.2))",
-                    "h_out.copy_(torch.where(x > 0.0, x, torch.exp(x)))"],
+                    "h_out.copy_(torch.where(x > 0.0, x, torch.exp(x)))",
+                    "k_out.copy_(torch.where(x >= 0.0, x, slope * x))"],
 }
 
 # Where the eager arm's source differs: an output's last operation writes it through out=.
@@ -416,7 +421,8 @@ _EXPECT_EAGER = dict(_EXPECT, **{
                     "torch._C._nn.hardsigmoid(x, out=d_out)", "torch._C._nn.silu(x, out=e_out)",
                     "torch.where(x > 0.0, x, slope * z, out=f_out)",
                     "torch._C._nn.leaky_relu(x + z, 0.2, out=g_out)",
-                    "torch.where(x > 0.0, x, torch.exp(x), out=h_out)"],
+                    "torch.where(x > 0.0, x, torch.exp(x), out=h_out)",
+                    "torch.where(x >= 0.0, x, slope * x, out=k_out)"],
 })
 
 
@@ -493,7 +499,7 @@ def _ref_activations(a, d):
     alpha, scale, slope, thr = 1.6732632423543772, 1.0507009873554805, 0.01, 1.5
     xz = x + z
     return {"a": _np.where(x > 0, scale * x, scale * alpha * (_np.exp(x) - 1)),
-            "b": _np.where(x >= 0, x, slope * x),
+            "b": _np.where(x > 0, x, slope * x), "k": _np.where(x >= 0, x, slope * x),
             "c": _np.where(x > thr, x, _np.log(1 + _np.exp(x))),
             "d": _np.clip(x + 3, 0, 6) / 6, "e": x / (1 + _np.exp(-x)),
             "f": _np.where(x > 0, x, slope * z), "g": _np.where(xz > 0, xz, 0.2 * xz),

@@ -10,8 +10,8 @@ what a PyTorch user writes, F.elu and not five kernels of where, exp, sub and mu
 
 X is any expression that holds a tensor (the same one at each place); c, s, k and t are
 constants (numbers, params, dims, products of them), s and k possibly absent (1); a condition
-may read X >= 0 or 0 < X as well where both branches agree at 0. torch's kernels agree with
-kq's semantics on NaN (kept), at 0 and at -0; they are no less accurate (elu's expm1). Each
+may read 0 < X as well. torch's kernels agree with kq's semantics on NaN (kept) and, but for
+elu's sign of a zero, at 0 and -0; they are no less accurate (elu's expm1). Each
 form's function is torch._C._nn's, which takes out= (the eager arm's last operation writes the
 output itself) and which torch.compile traces as F.elu's own call.
 """
@@ -125,13 +125,14 @@ def _ratio(nodes, over, under):
 
 
 def _positive(nodes, c):
-    """X where condition c is X > 0 (X >= 0, 0 < X, 0 <= X: both branches of leaky_relu and
-    elu agree at 0), else None."""
+    """X where condition c is X > 0 or 0 < X, else None. Not X >= 0: at -0 and +0 it takes the
+    other branch than torch's kernels, whose zero may then have the other sign (leaky_relu with a
+    negative slope)."""
     n = nodes[c]
-    if n.kind != "apply" or n.op not in ("gt", "ge", "lt", "le"):
+    if n.kind != "apply" or n.op not in ("gt", "lt"):
         return None
     x, zero = n.args
-    if n.op in ("lt", "le"):
+    if n.op == "lt":
         x, zero = zero, x
     if not _number(nodes, zero, 0.0) or _constant(nodes, x):
         return None
