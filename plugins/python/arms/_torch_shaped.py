@@ -60,16 +60,18 @@ for both argmax and argmin of [3, nan, 1, 5].
 Declined (kq.Unsupported, with the reason): a dim that sizes only temporaries (its value is in
 no tensor the arm is given); comparisons and select on constants alone; a padded input read
 through a gather or below 0 by an amount that depends on the dims; gelu, silu and sigmoid
-of a named constant; nodes or ops this module does not know. Library calls are recognised for
-pointwise activations alone (_torch_activations.py: an expression that is elu, leaky_relu,
-softplus, hardsigmoid or silu becomes that one torch call), by the expression's structure:
-nothing reads the spec's op name. A softmax stays its statements (torch_arms' arms are the
-spec's expression; the library paths are arms of their own, torch_conv, torch_sdpa).
+of a named constant; nodes or ops this module does not know. Library calls are recognised by
+structure, never the spec's op name: a pointwise activation (_torch_activations.py: an
+expression that is elu, leaky_relu, softplus, hardsigmoid or silu becomes that one torch call)
+and a whole program that is softmax or log-softmax over a matrix's last dim (_torch_library.py,
+by its canonical form). Convolutions and attention are arms of their own (torch_conv,
+torch_sdpa): their statements stay statements here.
 """
 import keyword
 import math
 
 import _torch_activations
+import _torch_library
 import kq
 
 # Precedence of the generated Python text: an operand of lower precedence is parenthesised.
@@ -1108,8 +1110,15 @@ class _Translator:
                 and k not in self.local)
 
     def source(self):
-        for s in self.p.statements:
-            self.statement(s)
+        library = None
+        if len(self.inputs) == 1 and len(self.outputs) == 1:
+            library = _torch_library.call(self.spec, self.param_names[self.inputs[0]],
+                                          self.param_names[self.outputs[0]], self.into_outputs)
+        if library is not None:  # torch's one function for the whole program
+            self.lines = ["# %s" % s.text.strip() for s in self.p.statements] + [library]
+        else:
+            for s in self.p.statements:
+                self.statement(s)
         head = []
         # The dims: read from the first input (else output) each sizes; `M, N = x.shape` where one
         # tensor gives them all in order.
@@ -1130,7 +1139,7 @@ class _Translator:
             head.append("%s = %s" % (self.const_names[k], _literal(self.p.params[k].value)))
         widened = [self.param_names[k] for k in self.inputs
                    if self.stored[k].kind == "float" and self.tensors[k].dtype != self.spec.compute
-                   and k not in self.narrow]
+                   and k not in self.narrow and library is None]
         if len(widened) == 1:
             head.append("%s = %s.to(DT)" % (widened[0], widened[0]))
         elif widened:
