@@ -57,16 +57,14 @@ std::unique_ptr<Light> make_device_light(double moved, bool blocking_kernel,
 #if KQ_HAVE_CUDA
   // `want` is read + written: its buffers are want / 2 each, and halving it halves both.
   const double least = 2.0 * static_cast<double>(kMinDeviceCopy);
-  std::size_t free = 0, total = 0;
-  cuda_check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo for the device copy");
-  if (free < kLightHeadroom + static_cast<std::size_t>(least))
-    throw CudaError("no device memory for the device copy: " + std::to_string(free >> 20) +
-                        " MiB free, the least copy and its headroom need " +
-                        std::to_string((kLightHeadroom + static_cast<std::size_t>(least)) >> 20),
+  std::size_t free_bytes = 0, total = 0;
+  cuda_check(cudaMemGetInfo(&free_bytes, &total), "cudaMemGetInfo for the device copy");
+  if (static_cast<double>(free_bytes) < static_cast<double>(kLightHeadroom) + least)
+    throw CudaError("no device memory for the device copy: " + std::to_string(free_bytes >> 20) +
+                        " MiB free, where the least copy and its headroom need " +
+                        std::to_string((kLightHeadroom >> 20) + 2 * (kMinDeviceCopy >> 20)),
                     static_cast<int>(cudaErrorMemoryAllocation), false);
-  const double room = static_cast<double>(free - kLightHeadroom);
-  double want = moved;
-  while (want > room && want / 2 >= least) want /= 2;
+  double want = std::min(moved, static_cast<double>(free_bytes - kLightHeadroom));
   for (;; want /= 2) {
     try {
       return make_light(want, Device::cuda, blocking_kernel, stream);

@@ -46,8 +46,8 @@ constexpr std::size_t kMinDeviceCopy = std::size_t{256} << 20;
 // caching allocators allocate after it, and a copy that took the last bytes would fail them.
 constexpr std::size_t kLightHeadroom = std::size_t{1} << 30;
 
-// The device copy of make_light, halved while it would leave less than kLightHeadroom free or
-// the device has no memory for it (the arms' buffers of a large size come first), down to
+// The device copy of make_light, as much of it as leaves kLightHeadroom free (the arms' buffers of
+// a large size come first), halved while the device has no memory for it, down to
 // kMinDeviceCopy a buffer; light->bytes says what it copies. Throws a CudaError (out of memory)
 // where not even that fits.
 std::unique_ptr<Light> make_device_light(double moved, bool blocking_kernel,
