@@ -55,13 +55,16 @@ semantics: |
   y[n, g] = sum(j, v[n, g, j]) / (CG * H * W)
 compare: {y: {bound: accumulation}, v: {bound: accumulation}}
 """),
-    # Pointwise activations that torch runs in one kernel (_torch_activations.py), and three
+    # Pointwise activations that torch runs in one kernel (_torch_activations.py), and four
     # selects that are none: f's branches read different tensors, h's does not vanish at 0, k
-    # takes X at 0 (torch's leaky_relu takes c * X there).
+    # takes X at 0 (torch's leaky_relu takes c * X there), iq's stays in exact integers.
     "activations": ({"M": 4, "N": 9}, """
 dims: {M: free, N: free}
 params: {alpha: 1.6732632423543772, scale: 1.0507009873554805, slope: 0.01, thr: 1.5}
-inputs: {x: {dtype: f32, shape: [M, N]}, z: {dtype: f32, shape: [M, N]}}
+inputs:
+  x: {dtype: f32, shape: [M, N]}
+  z: {dtype: f32, shape: [M, N]}
+  q: {dtype: i32, shape: [M, N]}
 outputs:
   a: {dtype: f32, shape: [M, N]}
   b: {dtype: f32, shape: [M, N]}
@@ -72,6 +75,7 @@ outputs:
   g: {dtype: f32, shape: [M, N]}
   h: {dtype: f32, shape: [M, N]}
   k: {dtype: f32, shape: [M, N]}
+  iq: {dtype: i64, shape: [M, N]}
 semantics: |
   a[m, n] = select(x[m, n] > 0, scale * x[m, n], scale * alpha * (exp(x[m, n]) - 1))
   b[m, n] = select(0 < x[m, n], x[m, n], slope * x[m, n])
@@ -82,6 +86,7 @@ semantics: |
   g[m, n] = select(x[m, n] + z[m, n] > 0, x[m, n] + z[m, n], 0.2 * (x[m, n] + z[m, n]))
   h[m, n] = select(x[m, n] > 0, x[m, n], exp(x[m, n]))
   k[m, n] = select(x[m, n] >= 0, x[m, n], slope * x[m, n])
+  iq[m, n] = select(q[m, n] > 0, q[m, n], 3 * q[m, n])
 compare:
   a: {rtol: 1e-5, atol: 1e-6}
   b: {rtol: 1e-5, atol: 1e-6}
@@ -92,6 +97,7 @@ compare:
   g: {rtol: 1e-5, atol: 1e-6}
   h: {rtol: 1e-5, atol: 1e-6}
   k: {rtol: 1e-5, atol: 1e-6}
+  iq: bitwise
 """),
     # log-softmax as torch's one function (_torch_library.py), from bf16 into f32: widened.
     "log_softmax_mixed": ({"M": 3, "N": 10}, """
@@ -354,6 +360,7 @@ _RANGES = {
     "diag_gather": {"t": lambda d: d["K"]},
     "masked": {"mask": lambda d: 2},
     "gather_temp": {"t": lambda d: d["N"] - 1},
+    "activations": {"q": lambda d: 7},
 }
 # Specs whose first input gets NaN and ties in its first rows.
 _NAN = {"argmax", "argmin2", "gather_temp"}
@@ -402,7 +409,8 @@ _EXPECT = {
                     "f_out.copy_(torch.where(x > 0.0, x, slope * z))",
                     "g_out.copy_(torch._C._nn.leaky_relu(x + z, 0.2))",
                     "h_out.copy_(torch.where(x > 0.0, x, torch.exp(x)))",
-                    "k_out.copy_(torch.where(x >= 0.0, x, slope * x))"],
+                    "k_out.copy_(torch.where(x >= 0.0, x, slope * x))",
+                    "iq_out.copy_(torch.where(q.long() > 0, q.long(), 3 * q.long()))"],
 }
 
 # Where the eager arm's source differs: an output's last operation writes it through out=.
@@ -432,7 +440,8 @@ _EXPECT_EAGER = dict(_EXPECT, **{
                     "torch.where(x > 0.0, x, slope * z, out=f_out)",
                     "torch._C._nn.leaky_relu(x + z, 0.2, out=g_out)",
                     "torch.where(x > 0.0, x, torch.exp(x), out=h_out)",
-                    "torch.where(x >= 0.0, x, slope * x, out=k_out)"],
+                    "torch.where(x >= 0.0, x, slope * x, out=k_out)",
+                    "iq_out.copy_(torch.where(q.long() > 0, q.long(), 3 * q.long()))"],
 })
 
 
@@ -521,7 +530,7 @@ def _ref_activations(a, d):
             "c": _np.where(x > thr, x, _np.log(1 + _np.exp(x))),
             "d": _np.clip(x + 3, 0, 6) / 6, "e": x / (1 + _np.exp(-x)),
             "f": _np.where(x > 0, x, slope * z), "g": _np.where(xz > 0, xz, 0.2 * xz),
-            "h": _np.where(x > 0, x, _np.exp(x))}
+            "h": _np.where(x > 0, x, _np.exp(x)), "iq": _np.where(a["q"] > 0, a["q"], 3 * a["q"])}
 
 
 def _ref_log_softmax_mixed(a, d):

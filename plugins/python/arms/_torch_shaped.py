@@ -567,13 +567,16 @@ class _Translator:
 
     def activation(self, n):
         """A pointwise activation that torch runs in one kernel (_torch_activations), as that
-        call; None where n is none or this torch lacks the function."""
+        call; None where n is none, its operand is not a float tensor (integer arithmetic stays
+        exact) or this torch lacks the function."""
         m = _torch_activations.match(self.nodes, n)
         if m is None or not _has_nn(m.fn):
             return None
         x = self.value(m.x)
+        if x.kind != "float":
+            return None
         fn = "torch._C._nn." + m.fn
-        args = [self.as_float(x)[0]] + [self.ratio(a) for a in m.args]
+        args = [x.code] + [self.ratio(a) for a in m.args]
         return _Val("%s(%s)" % (fn, ", ".join(args)), x.axes, "float", call=(fn, args))
 
     def ratio(self, r):
