@@ -63,8 +63,8 @@ through a gather or below 0 by an amount that depends on the dims; gelu, silu an
 of a named constant; nodes or ops this module does not know. Library calls are recognised by
 structure, never the spec's op name: a pointwise activation (_torch_activations.py: an
 expression that is elu, leaky_relu, softplus, hardsigmoid or silu becomes that one torch call)
-and a whole program that is softmax or log-softmax over a matrix's last dim, or a mean
-cross-entropy (_torch_library.py, by its canonical form). Convolutions and attention are arms of their own (torch_conv,
+and a whole program that is softmax or log-softmax over a matrix's last dim, a mean
+cross-entropy or one of four norms (_torch_library.py, by its canonical form). Convolutions and attention are arms of their own (torch_conv,
 torch_sdpa): their statements stay statements here.
 """
 import keyword
@@ -369,6 +369,7 @@ class _Translator:
                 if isinstance(e, str) and e not in self.dim_source:
                     self.dim_source[e] = (k, pos)
         self.device = "%s.device" % self.param_names[self.params[0]]
+        self.device_name = device  # "cpu" or "cuda": where the arm runs
         self.lhs = ()
         self.plan_pads()
 
@@ -1115,7 +1116,7 @@ class _Translator:
     def source(self):
         library = _torch_library.call(self.spec, [self.param_names[k] for k in self.inputs],
                                       [self.param_names[k] for k in self.outputs],
-                                      self.into_outputs)
+                                      self.into_outputs, self.device_name)
         if library is not None:  # torch's one function for the whole program
             self.lines = ["# %s" % s.text.strip() for s in self.p.statements] + [library]
         else:
