@@ -501,11 +501,19 @@ std::vector<std::size_t> setup_order(const std::vector<TimedArm>& arms, const De
   // others are candidates here (kept in order when it cannot be set up: next_baseline_first).
   std::size_t first = rule.baselines.size();
   for (const TimedArm& a : arms) first = std::min(first, baseline_rank(a, rule));
+  // The baseline's median at the size before, where it was timed there.
+  double baseline_median = 0;
+  for (const TimedArm& a : arms)
+    if (first < rule.baselines.size() && baseline_rank(a, rule) == first)
+      if (const auto m = last_medians.find(a.identity.name); m != last_medians.end())
+        baseline_median = m->second;
   auto rank = [&](const TimedArm& a) {
     if (first < rule.baselines.size() && baseline_rank(a, rule) == first) return 0;
     const std::string arm = instance_arm(a.identity.name);
     if (std::find(rule.eager.begin(), rule.eager.end(), arm) != rule.eager.end()) return 3;
-    return last_medians.count(a.identity.name) ? 1 : 2;
+    const auto m = last_medians.find(a.identity.name);
+    if (m == last_medians.end()) return 2;
+    return baseline_median > 0 && m->second > kContender * baseline_median ? 4 : 1;
   };
   // Among the candidates timed at the size before, the faster first.
   auto median = [&](const TimedArm& a) {
@@ -517,7 +525,7 @@ std::vector<std::size_t> setup_order(const std::vector<TimedArm>& arms, const De
   std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
     const int rx = rank(arms[x]), ry = rank(arms[y]);
     if (rx != ry) return rx < ry;
-    return rx == 1 && median(arms[x]) < median(arms[y]);
+    return (rx == 1 || rx == 4) && median(arms[x]) < median(arms[y]);
   });
   return order;
 }

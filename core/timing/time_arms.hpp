@@ -33,14 +33,20 @@ struct TimedArm {
   ArmIdentity identity;
 };
 
+// A candidate slower than kContender times the baseline at the size before is set up after the
+// eager arm: past that it is not expected to win at the next size, while the eager arm gives
+// every other arm's speed-up over eager there.
+constexpr double kContender = 1.25;
+
 // The order a size's arms are set up in (indices into `arms`): where a large size's buffers
 // fill the device, the arms set up last are the ones left out at it. The baseline first (the
 // first of the rule's baselines among the arms, its instances "arm#2" and "arm@label" too: no
-// decision stands without it), the eager arms last (they give the speed-up over eager alone),
-// the others between, the rule's later baselines among them (the decision weighs every size
-// against one baseline): those timed at the size before fastest first (`last_medians`: arm ->
-// its median seconds a call there), so that the candidates left out are the slowest, then the
-// rest in their order. The rounds interleave them in `arms`' order all the same.
+// decision stands without it), then the other arms, the rule's later baselines among them (the
+// decision weighs every size against one baseline): the contenders timed at the size before
+// fastest first (`last_medians`: arm -> its median seconds a call there), the arms not timed
+// there in their order, the eager arms, and last the candidates slower than kContender times
+// the baseline there, fastest first: the arms left out are the slowest. The rounds interleave
+// them in `arms`' order all the same.
 std::vector<std::size_t> setup_order(const std::vector<TimedArm>& arms, const DecisionRule& rule,
                                      const std::map<std::string, double>& last_medians = {});
 
