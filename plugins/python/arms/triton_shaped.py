@@ -20,6 +20,7 @@ triton_arms.py). prepare() compiles on scratch tensors of the problem's N, dtype
 (a few rows), never the caller's buffers; run() launches only. Each compiled variant's source,
 ttir, ttgir, llir, ptx, cubin and resources are the arm's artifacts (kq.triton_artifacts).
 """
+import _canonical_forms
 import kq
 from _triton_shaped_kernels import kernels
 
@@ -139,13 +140,7 @@ class TritonSoftmax(_ShapedTritonArm):
     name = "triton_softmax"
     kernel = "softmax"
     what = "softmax over the last dim"
-    canonical = """
-    tmp0[i0] = max(i1, in0[i0, i1])
-    tmp1[i0, i1] = exp(sub(in0[i0, i1], tmp0[i0]))
-    tmp2[i0] = sum(i1, tmp1[i0, i1])
-    out0[i0, i1] = div(tmp1[i0, i1], tmp2[i0])
-    shapes: in0[d0, d1] out0[d0, d1] tmp0[d0] tmp1[d0, d1] tmp2[d0]
-    """
+    canonical = _canonical_forms.SOFTMAX
 
     def _args(self, inputs, outputs):
         x, y = inputs[0], outputs[0]
@@ -156,12 +151,7 @@ class TritonLogSoftmax(_ShapedTritonArm):
     name = "triton_log_softmax"
     kernel = "log_softmax"
     what = "log-softmax over the last dim"
-    canonical = """
-    tmp0[i0] = max(i1, in0[i0, i1])
-    tmp1[i0] = log(sum(i1, exp(sub(in0[i0, i1], tmp0[i0]))))
-    out0[i0, i1] = sub(sub(in0[i0, i1], tmp0[i0]), tmp1[i0])
-    shapes: in0[d0, d1] out0[d0, d1] tmp0[d0] tmp1[d0]
-    """
+    canonical = _canonical_forms.LOG_SOFTMAX
 
     def _args(self, inputs, outputs):
         x, y = inputs[0], outputs[0]
