@@ -153,6 +153,10 @@ def _layer_norm(inputs, y, eps, out):
 
 _NORMS = ((_BATCH_NORM, _batch_norm), (_INSTANCE_NORM, _instance_norm),
           (_GROUP_NORM, _group_norm), (_LAYER_NORM, _layer_norm))
+# Each norm's probe: its inputs' shapes, x first.
+_PROBE_SHAPES = {_batch_norm: [(2, 3, 4, 5), (3,), (3,)], _instance_norm: [(2, 3, 4, 5)],
+                 _group_norm: [(2, 2, 3, 4, 5), (2, 3), (2, 3)],
+                 _layer_norm: [(2, 3, 4, 5), (3, 4, 5), (3, 4, 5)]}
 _PROBED = {}
 
 
@@ -164,10 +168,7 @@ def _has_out(norm, device):
         import torch
         import torch.nn.functional as F
 
-        shapes = {_group_norm: [(2, 2, 3, 4, 5), (2, 3), (2, 3)]}.get(
-            norm, [(2, 3, 4, 5)] + ([(3,), (3,)] if norm is _batch_norm else
-                                    [(3, 4, 5), (3, 4, 5)] if norm is _layer_norm else []))
-        args = [torch.rand(s, device=device) + 0.5 for s in shapes]
+        args = [torch.rand(s, device=device) + 0.5 for s in _PROBE_SHAPES[norm]]
         names = ["a%d" % k for k in range(len(args))]
         scope = dict(zip(names, args), y=torch.empty_like(args[0]), torch=torch, F=F)
         try:
