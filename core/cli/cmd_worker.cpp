@@ -1,8 +1,9 @@
 // Worker modes: `kq __worker-qualify` and `kq __worker-time`, started by the parent kq. Their
-// command lines are read by worker/protocol.hpp and their work is done by pipeline/worker_modes.hpp.
+// command lines are read by worker/protocol.hpp and their work is done by
+// pipeline/worker_modes.hpp.
 #include "cli/common.hpp"
-#include "worker/protocol.hpp"
 #include "pipeline/worker_modes.hpp"
+#include "worker/protocol.hpp"
 
 namespace kq::cli {
 namespace {

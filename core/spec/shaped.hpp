@@ -41,7 +41,7 @@ struct ShapedContract {
   // in the order inputs, outputs, temporaries) and the parsed statements.
   // Shared with Spec::op.program, which arms see.
   std::shared_ptr<const ix::Program> program;
-  DType compute = DType::f32;          // what u is the unit roundoff of
+  DType compute = DType::f32;  // what u is the unit roundoff of
   // compute: tf32: f32 whose products may round their operands to TF32 (10 mantissa bits), as
   // tensor cores do; u is then TF32's, 2^-11. An f32 product admitted, a bf16 one refused.
   bool tf32 = false;

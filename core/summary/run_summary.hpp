@@ -251,17 +251,27 @@ struct RunSummary {
   bool operator==(const RunSummary&) const = default;
 };
 
-#define KQ_SUMMARY_TYPES(X)                                                                       \
-  X(ArtifactFiles)                                                                                \
-  X(ArmRow)                                                                                       \
-  X(ReasonGroup)                                                                                  \
-  X(Headline)                                                                                     \
-  X(LoadErrorRow)                                                                                 \
-  X(MachineFacts)                                                                                 \
-  X(KqBuild)                                                                                      \
-  X(KernelProfile)                                                                                \
-  X(FlagNote) X(FlagRow) X(TimingCell) X(TimingRow) X(LightRow) X(LightSummary) X(WorkerSlowdown) \
-      X(WorkerRow) X(GpuLoad) X(RunSummary)
+// clang-format off
+#define KQ_SUMMARY_TYPES(X)  \
+  X(ArtifactFiles)           \
+  X(ArmRow)                  \
+  X(ReasonGroup)             \
+  X(Headline)                \
+  X(LoadErrorRow)            \
+  X(MachineFacts)            \
+  X(KqBuild)                 \
+  X(KernelProfile)           \
+  X(FlagNote)                \
+  X(FlagRow)                 \
+  X(TimingCell)              \
+  X(TimingRow)               \
+  X(LightRow)                \
+  X(LightSummary)            \
+  X(WorkerSlowdown)          \
+  X(WorkerRow)               \
+  X(GpuLoad)                 \
+  X(RunSummary)
+// clang-format on
 
 #define KQ_SUMMARY_JSON(T)                     \
   void to_json(nlohmann::json& j, const T& r); \

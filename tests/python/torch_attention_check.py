@@ -7,7 +7,6 @@ arm must say so, and a float64 stand-in takes its place so that the rest still r
 """
 import types
 
-import kq
 import torch_attention
 
 

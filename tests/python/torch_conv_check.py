@@ -21,8 +21,6 @@ def _reference(conv, x, w, bias, out_shape):
     n = len(conv.stride)
     taps = w.shape[2:]
     if conv.grouped:  # x [B, G, CG, ...], w [G, CG, OG, ...], y [B, G, OG, ...]: group by group
-        import numpy as np
-
         return np.stack([_reference(_ungrouped(conv), x[:, g], w[g], None,
                                     [out_shape[0]] + list(out_shape[2:]))
                          for g in range(x.shape[1])], axis=1)
