@@ -19,7 +19,9 @@ packages=(cmake ninja-build g++ make git pkg-config
 # candidates run in the tests; torch_compile declines on it (no torch.compile before 2.0).
 # slurmctld, slurmd, slurm-client, munge: the campaign test starts a one-node Slurm cluster of
 # its own (its own munged, ports and state folder) and runs kq sweep --slurm on it.
-test_packages=(chromium clang libclang-rt-dev python3-torch slurmctld slurmd slurm-client munge)
+# clang-format, pyflakes3: the style test (tools/check_style.sh).
+test_packages=(chromium clang libclang-rt-dev python3-torch slurmctld slurmd slurm-client munge
+               clang-format pyflakes3)
 for arg in "$@"; do
   case "$arg" in
     --test) packages+=("${test_packages[@]}") ;;
