@@ -57,12 +57,13 @@ std::unique_ptr<Light> make_device_light(double moved, bool blocking_kernel,
 #if KQ_HAVE_CUDA
   // `want` is read + written: its buffers are want / 2 each, and halving it halves both.
   const double least = 2.0 * static_cast<double>(kMinDeviceCopy);
+  const std::size_t need = kLightHeadroom + 2 * kMinDeviceCopy;  // the least copy, the headroom
   std::size_t free_bytes = 0, total = 0;
   cuda_check(cudaMemGetInfo(&free_bytes, &total), "cudaMemGetInfo for the device copy");
-  if (static_cast<double>(free_bytes) < static_cast<double>(kLightHeadroom) + least)
+  if (free_bytes < need)
     throw CudaError("no device memory for the device copy: " + std::to_string(free_bytes >> 20) +
                         " MiB free, where the least copy and its headroom need " +
-                        std::to_string((kLightHeadroom >> 20) + 2 * (kMinDeviceCopy >> 20)),
+                        std::to_string(need >> 20),
                     static_cast<int>(cudaErrorMemoryAllocation), false);
   double want = std::min(moved, static_cast<double>(free_bytes - kLightHeadroom));
   for (;; want /= 2) {

@@ -501,31 +501,32 @@ std::vector<std::size_t> setup_order(const std::vector<TimedArm>& arms, const De
   // others are candidates here (kept in order when it cannot be set up: next_baseline_first).
   std::size_t first = rule.baselines.size();
   for (const TimedArm& a : arms) first = std::min(first, baseline_rank(a, rule));
+  auto is_baseline = [&](const TimedArm& a) {
+    return first < rule.baselines.size() && baseline_rank(a, rule) == first;
+  };
+  auto timed_before = [&](const TimedArm& a) { return last_medians.count(a.identity.name) > 0; };
+  auto median = [&](const TimedArm& a) {
+    return timed_before(a) ? last_medians.at(a.identity.name) : 0.0;
+  };
   // The baseline's median at the size before, where it was timed there.
   double baseline_median = 0;
   for (const TimedArm& a : arms)
-    if (first < rule.baselines.size() && baseline_rank(a, rule) == first)
-      if (const auto m = last_medians.find(a.identity.name); m != last_medians.end())
-        baseline_median = m->second;
-  auto rank = [&](const TimedArm& a) {
-    if (first < rule.baselines.size() && baseline_rank(a, rule) == first) return 0;
+    if (is_baseline(a) && timed_before(a)) baseline_median = median(a);
+  // The tiers, set up in this order; within the timed ones, the faster first.
+  enum Tier { kBaseline, kTimed, kNotTimed, kEager, kSlow };
+  auto tier = [&](const TimedArm& a) {
+    if (is_baseline(a)) return kBaseline;
     const std::string arm = instance_arm(a.identity.name);
-    if (std::find(rule.eager.begin(), rule.eager.end(), arm) != rule.eager.end()) return 3;
-    const auto m = last_medians.find(a.identity.name);
-    if (m == last_medians.end()) return 2;
-    return baseline_median > 0 && m->second > kContender * baseline_median ? 4 : 1;
-  };
-  // Among the candidates timed at the size before, the faster first.
-  auto median = [&](const TimedArm& a) {
-    const auto m = last_medians.find(a.identity.name);
-    return m == last_medians.end() ? 0.0 : m->second;
+    if (std::find(rule.eager.begin(), rule.eager.end(), arm) != rule.eager.end()) return kEager;
+    if (!timed_before(a)) return kNotTimed;
+    return baseline_median > 0 && median(a) > kContender * baseline_median ? kSlow : kTimed;
   };
   std::vector<std::size_t> order(arms.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
-    const int rx = rank(arms[x]), ry = rank(arms[y]);
-    if (rx != ry) return rx < ry;
-    return (rx == 1 || rx == 4) && median(arms[x]) < median(arms[y]);
+    const Tier tx = tier(arms[x]), ty = tier(arms[y]);
+    if (tx != ty) return tx < ty;
+    return (tx == kTimed || tx == kSlow) && median(arms[x]) < median(arms[y]);
   });
   return order;
 }

@@ -1,10 +1,9 @@
 """Whole format-2 programs that torch computes in one function: softmax and log-softmax over the
 last dim of a matrix, the mean cross-entropy of rows of logits against integer targets, and
 batch, instance, group and layer norm as KernelBench states them, recognised by their canonical
-form (kq.computes: the statements' structure, names by place,
-never the op's name). torch_eager then runs what a PyTorch user writes (torch.softmax: one
-kernel, where the statements are four: max, exp, sum, divide) and torch_compile compiles it
-(Inductor's own softmax lowering). On the H200 at KernelBench 23's 4096 x 393216, eager
+form (kq.computes: the statements' structure, names by place, never the op's name). torch_eager
+then runs what a PyTorch user writes (torch.softmax: one kernel, where the statements are four:
+max, exp, sum, divide) and torch_compile compiles it (Inductor's own softmax lowering). On the H200 at KernelBench 23's 4096 x 393216, eager
 torch.softmax took 6.1 ms and the four statements 18.2 ms: against the latter every candidate's
 speed-up over eager read three times too high.
 """

@@ -64,8 +64,8 @@ of a named constant; nodes or ops this module does not know. Library calls are r
 structure, never the spec's op name: a pointwise activation (_torch_activations.py: an
 expression that is elu, leaky_relu, softplus, hardsigmoid or silu becomes that one torch call)
 and a whole program that is softmax or log-softmax over a matrix's last dim, a mean
-cross-entropy or one of four norms (_torch_library.py, by its canonical form). Convolutions and attention are arms of their own (torch_conv,
-torch_sdpa): their statements stay statements here.
+cross-entropy or one of four norms (_torch_library.py, by its canonical form). Convolutions and
+attention are arms of their own (torch_conv, torch_sdpa): their statements stay statements here.
 """
 import keyword
 import math
