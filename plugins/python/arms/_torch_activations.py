@@ -11,9 +11,10 @@ what a PyTorch user writes, F.elu and not five kernels of where, exp, sub and mu
 X is any expression that holds a tensor (the same one at each place); c, s, k and t are
 constants (numbers, params, dims, products of them), s and k possibly absent (1); a condition
 may read 0 < X as well. torch's kernels agree with kq's semantics on NaN (kept) and, but for
-elu's sign of a zero, at 0 and -0; they are no less accurate (elu's expm1). Each
-form's function is torch._C._nn's, which takes out= (the eager arm's last operation writes the
-output itself) and which torch.compile traces as F.elu's own call.
+elu's sign of a zero, at 0 and -0; they are no less accurate (elu's expm1), but for
+hardsigmoid in float64 on CUDA (accurate()). Each form's function is torch._C._nn's, which
+takes out= (the eager arm's last operation writes the output itself) and which torch.compile
+traces as F.elu's own call.
 """
 import collections
 
@@ -25,6 +26,11 @@ Ratio = collections.namedtuple("Ratio", "over under")
 
 _TENSOR_KINDS = {"access", "index", "reduce", "scan"}
 
+# torch's CUDA hardsigmoid multiplies by 1.0f / 6.0f, a float constant, whatever the dtype: in
+# float64 it is 3e-8 off (seen on torch 2.11), so a float64 computation on CUDA keeps the
+# statement's own operations there.
+_FLOAT_CONSTANT_ON_CUDA = {"hardsigmoid"}
+
 
 def match(nodes, n):
     """The activation that node n (of `nodes`) computes, or None."""
@@ -35,6 +41,12 @@ def match(nodes, n):
         if m is not None:
             return m
     return None
+
+
+def accurate(fn, compute, device):
+    """Whether torch's `fn` computes in `compute` (a kq dtype name) on `device` as its dtype
+    allows."""
+    return not (device == "cuda" and compute == "f64" and fn in _FLOAT_CONSTANT_ON_CUDA)
 
 
 def _leaky_or_elu(nodes, n):

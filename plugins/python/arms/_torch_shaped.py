@@ -569,9 +569,11 @@ class _Translator:
     def activation(self, n):
         """A pointwise activation that torch runs in one kernel (_torch_activations), as that
         call; None where n is none, its operand is not a float tensor (integer arithmetic stays
-        exact) or this torch lacks the function."""
+        exact), this torch lacks the function or computes it less precisely than the compute
+        dtype allows."""
         m = _torch_activations.match(self.nodes, n)
-        if m is None or not _has_nn(m.fn):
+        if m is None or not _has_nn(m.fn) or \
+                not _torch_activations.accurate(m.fn, self.spec.compute, self.device_name):
             return None
         x = self.value(m.x)
         if x.kind != "float":
