@@ -12,6 +12,13 @@
 set -euo pipefail
 build=${1:?usage: tools/bundle.sh BUILD_DIR DEST}
 dest=${2:?usage: tools/bundle.sh BUILD_DIR DEST}
+# Runs record the commit kq was built from; a build of uncommitted changes says "dirty" and
+# kq merge flags its tasks. Said here, while a rebuild can still fix it.
+version=$("$build/bin/kq" --version 2>/dev/null || true)
+if [[ $version == *", dirty;"* ]]; then
+  echo "bundle: $version: built from uncommitted changes; commit and rebuild" >&2
+  git status --short --untracked-files=no 2>/dev/null | sed 's/^/  /' >&2 || true
+fi
 rm -rf "$dest"
 cmake --install "$build" --prefix "$dest" --strip >/dev/null
 mkdir -p "$dest/lib"

@@ -62,6 +62,14 @@ std::string verdict_of(const TaskRow& r) {
   return r.baseline.empty() ? "no decision" : "keep " + r.baseline;
 }
 
+// The ids of up to three tasks, and how many more.
+std::string some_ids(const std::vector<std::string>& ids) {
+  std::vector<std::string> shown(ids.begin(), ids.begin() + std::min<std::size_t>(ids.size(), 3));
+  std::string s = joined(shown);
+  if (ids.size() > 3) s += " and " + std::to_string(ids.size() - 3) + " more";
+  return s;
+}
+
 void flag_provenance(
     CampaignSummary& s,
     const std::map<std::string, std::map<std::string, std::vector<std::string>>>& sources) {
@@ -70,7 +78,7 @@ void flag_provenance(
     if (!r.kq_commit.empty()) commits[r.kq_commit].push_back(r.task.id);
   if (commits.size() > 1) {
     std::vector<std::string> builds;
-    for (const auto& [c, ids] : commits) builds.push_back(c + " (" + joined(ids) + ")");
+    for (const auto& [c, ids] : commits) builds.push_back(c + " (" + some_ids(ids) + ")");
     s.flags.push_back("the tasks ran " + std::to_string(commits.size()) +
                       " kq builds: " + joined(builds, "; "));
   }
@@ -94,19 +102,12 @@ void flag_provenance(
                         " GPU models: " + joined(seen, "; ") +
                         ": their timings and decisions do not compare");
     }
+  std::vector<std::string> dirty;
   for (const TaskRow& r : s.tasks)
-    if (r.kq_commit.find("+dirty") != std::string::npos) {
-      s.flags.push_back("task " + r.task.id + " ran a kq built from uncommitted sources");
-      break;
-    }
-}
-
-// The ids of up to three tasks, and how many more.
-std::string some_ids(const std::vector<std::string>& ids) {
-  std::vector<std::string> shown(ids.begin(), ids.begin() + std::min<std::size_t>(ids.size(), 3));
-  std::string s = joined(shown);
-  if (ids.size() > 3) s += " and " + std::to_string(ids.size() - 3) + " more";
-  return s;
+    if (r.kq_commit.find("+dirty") != std::string::npos) dirty.push_back(r.task.id);
+  if (!dirty.empty())
+    s.flags.push_back(std::to_string(dirty.size()) + (dirty.size() == 1 ? " task" : " tasks") +
+                      " ran a kq built from uncommitted sources: " + some_ids(dirty));
 }
 
 // Specs whose decision differs between GPU types, said plainly.

@@ -148,9 +148,13 @@ TEST_CASE("kq sweep runs a campaign, names failed and lost tasks, resumes them, 
       << "\n";
   nlohmann::json other = read_json(dir / "runs" / lost / "manifest.json");
   other["machine"]["gpus"] = nlohmann::json::array({{{"name", "NVIDIA H200"}}});
+  other["kq"]["dirty"] = true;  // built from uncommitted sources (this build may be too)
   write_json(dir / "runs" / lost / "manifest.json", other);
   r = run_kq("merge " + c);
   const std::string md4 = read_file(dir / "campaign.md");
+  const std::size_t dirty = md4.find(" ran a kq built from uncommitted sources: ");
+  REQUIRE(dirty != std::string::npos);
+  CHECK(md4.substr(dirty, md4.find('\n', dirty) - dirty).find(lost) != std::string::npos);
   CHECK(md4.find("- flag: GPU type local ran on 2 GPU models: NVIDIA H100 80GB HBM3 (1 task); "
                  "NVIDIA H200 (1 task): their timings and decisions do not compare") !=
         std::string::npos);
