@@ -70,6 +70,8 @@ attention are arms of their own (torch_conv, torch_sdpa): their statements stay 
 import keyword
 import math
 
+import _index_poly
+import _kq_fold
 import _torch_activations
 import _torch_library
 import kq
@@ -191,98 +193,6 @@ def _const(v):
     integral = math.isfinite(v) and v == int(v) and abs(v) < 2 ** 53
     return _Val(_literal(v), (), "const", _UNARY if v < 0 or str(v).startswith("-") else _ATOM,
                 number=v, integral=integral)
-
-
-# kq's float64 semantics (kq/semantics.hpp), for folding operations on literals.
-def _kq_max(a, b):
-    if a != a:
-        return a
-    if b != b:
-        return b
-    if a == b:
-        return b if math.copysign(1.0, a) < 0 else a
-    return a if a > b else b
-
-
-def _kq_min(a, b):
-    if a != a:
-        return a
-    if b != b:
-        return b
-    if a == b:
-        return a if math.copysign(1.0, a) < 0 else b
-    return a if a < b else b
-
-
-def _exp(x):
-    try:
-        return math.exp(x)
-    except OverflowError:
-        return math.inf
-
-
-def _log(x):
-    if x != x or x == math.inf:
-        return x
-    return -math.inf if x == 0 else math.nan if x < 0 else math.log(x)
-
-
-def _div(a, b):
-    if b == 0:
-        if a != a or a == 0:
-            return math.nan
-        return math.copysign(math.inf, a) * math.copysign(1.0, b)
-    return a / b
-
-
-def _sigmoid(x):
-    return 1.0 / (1.0 + _exp(-x))
-
-
-_FOLD = {
-    "neg": lambda a: -a,
-    "relu": lambda a: a if a != a else (a if a > 0 else 0.0),
-    "abs": abs, "exp": _exp, "log": _log,
-    "sqrt": lambda a: math.nan if a < 0 else math.sqrt(a),
-    "tanh": math.tanh, "sigmoid": _sigmoid, "erf": math.erf,
-    "gelu": lambda a: 0.5 * a * math.erfc(-a / math.sqrt(2.0)),
-    "silu": lambda a: a * _sigmoid(a),
-    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-    "div": _div, "max": _kq_max, "min": _kq_min,
-    "lt": lambda a, b: float(a < b), "le": lambda a, b: float(a <= b),
-    "gt": lambda a, b: float(a > b), "ge": lambda a, b: float(a >= b),
-    "eq": lambda a, b: float(a == b), "ne": lambda a, b: float(a != b),
-    "select": lambda c, a, b: a if c != 0 else b,
-    "clamp": lambda x, lo, hi: _kq_min(_kq_max(x, lo), hi),
-}
-
-
-# Index arithmetic as polynomials: {(index variable or None, dims as a sorted tuple): int}.
-def _poly_mul(p, q):
-    out = {}
-    for (v, d), c in p.items():
-        for (w, e), k in q.items():
-            if v is not None and w is not None:
-                return None  # a product of two index variables: not affine
-            key = (v if v is not None else w, tuple(sorted(d + e)))
-            out[key] = out.get(key, 0) + c * k
-    return {k: c for k, c in out.items() if c != 0}
-
-
-def _poly_add(p, q, sign=1):
-    out = dict(p)
-    for k, c in q.items():
-        out[k] = out.get(k, 0) + sign * c
-    return {k: c for k, c in out.items() if c != 0}
-
-
-def _monomial(extent):
-    """An extent (a dim's name or an int) as (coefficient, dims)."""
-    return (1, (extent,)) if isinstance(extent, str) else (int(extent), ())
-
-
-def _times(m, n):
-    return (m[0] * n[0], tuple(sorted(m[1] + n[1])))
 
 
 class _Names:
@@ -505,9 +415,9 @@ class _Translator:
             return act
         op = n.op
         args = [self.value(a) for a in n.args]
-        if op in _FOLD and all(a.kind == "const" and a.number is not None for a in args):
+        if op in _kq_fold.FOLD and all(a.kind == "const" and a.number is not None for a in args):
             try:
-                return _const(_FOLD[op](*[a.number for a in args]))
+                return _const(_kq_fold.FOLD[op](*[a.number for a in args]))
             except (ValueError, OverflowError, ZeroDivisionError):
                 pass
         if all(a.kind == "const" for a in args):
@@ -692,8 +602,8 @@ class _Translator:
             if n.op == "neg":
                 return {k: -c for k, c in parts[0].items()}
             if n.op == "mul":
-                return _poly_mul(parts[0], parts[1])
-            return _poly_add(parts[0], parts[1], 1 if n.op == "add" else -1)
+                return _index_poly.mul(parts[0], parts[1])
+            return _index_poly.add(parts[0], parts[1], 1 if n.op == "add" else -1)
         return None
 
     def view_item(self, sub, extent, shift=0):
@@ -706,7 +616,7 @@ class _Translator:
         if poly is None:
             return None
         if shift:
-            poly = _poly_add(poly, {(None, ()): shift})
+            poly = _index_poly.add(poly, {(None, ()): shift})
         terms = {v: (c, d) for (v, d), c in poly.items() if v is not None}
         if len(terms) != len([k for k in poly if k[0] is not None]):
             return None  # an index variable in two terms (g * C + g)
@@ -749,10 +659,10 @@ class _Translator:
             v = found[0]
             chain.append(v)
             del left[v]
-            current = _times(current, _monomial(self.indices[v].extent))
+            current = _index_poly.times(current, _index_poly.monomial(self.indices[v].extent))
         # Over a dim longer than the variables cover (its extent another dim), the view is of the
         # dim's first G * CG elements: in range wherever the subscripts are.
-        return ("split", chain[::-1], current == _monomial(extent))
+        return ("split", chain[::-1], current == _index_poly.monomial(extent))
 
     def access(self, n):
         t = self.tensors[n.ref]
