@@ -62,11 +62,18 @@ Token Lexer::next() {
     pos_ = start + 2;
     return make(kind, start, 2);
   };
+  const bool statement = grammar_ == Grammar::statement;
   switch (c) {
     case '(':
       return one(Tok::lparen);
     case ')':
       return one(Tok::rparen);
+    case '[':
+      return statement ? one(Tok::lbracket) : unexpected(start);
+    case ']':
+      return statement ? one(Tok::rbracket) : unexpected(start);
+    case ':':
+      return statement ? one(Tok::colon) : unexpected(start);
     case ',':
       return one(Tok::comma);
     case '+':
@@ -83,6 +90,7 @@ Token Lexer::next() {
       return c1 == '=' ? two(Tok::ge) : one(Tok::gt);
     case '=':
       if (c1 == '=') return two(Tok::eq);
+      if (statement) return one(Tok::assign);
       return fail(start, 1, "unexpected character '=' (equality is written '==')");
     case '!':
       if (c1 == '=') return two(Tok::ne);
@@ -139,11 +147,11 @@ int column_at(std::string_view text, std::size_t pos) {
   return column;
 }
 
-std::string describe(const Token& t, std::string_view text) {
+std::string describe(const Token& t, std::string_view text, Grammar grammar) {
   const std::string spelled(text.substr(t.pos, t.len));
   switch (t.kind) {
     case Tok::end:
-      return "the end of the expression";
+      return grammar == Grammar::statement ? "the end of the line" : "the end of the expression";
     case Tok::number:
       return "number '" + spelled + "'";
     default:

@@ -11,12 +11,14 @@
 
 #include "expr/lexer.hpp"
 #include "expr/syntax.hpp"
-#include "indexed/lexer.hpp"
 #include "indexed/names.hpp"
 #include "indexed/nearest.hpp"
 
 namespace kq::ix {
 namespace {
+
+using syntax::Tok;
+using syntax::Token;
 
 constexpr int kMaxDepth = 256;
 
@@ -36,7 +38,7 @@ class StatementParser {
  public:
   StatementParser(Program& p, Progress& progress, std::string_view line, int line_number)
       : p_(p), progress_(progress), line_(line), line_number_(line_number) {
-    Lexer lexer(line);
+    syntax::Lexer lexer(line, syntax::Grammar::statement);
     for (;;) {
       Token t = lexer.next();
       if (t.kind == Tok::error) throw Failure{t.pos, t.error};
@@ -87,7 +89,7 @@ class StatementParser {
     if (at_ + 1 < tokens_.size()) ++at_;
   }
   std::string spelled(const Token& t) const { return std::string(line_.substr(t.pos, t.len)); }
-  std::string found() const { return describe(tok(), line_); }
+  std::string found() const { return describe(tok(), line_, syntax::Grammar::statement); }
   int column(std::size_t pos) const { return syntax::column_at(line_, pos); }
   [[noreturn]] void fail(std::string message) const {
     throw Failure{tok().pos, std::move(message)};

@@ -283,6 +283,8 @@ TEST_CASE("errors carry the column of the offending token and say what is wrong"
   check_error("", 1, "empty expression");
   check_error("   ", 1, "empty expression");
   check_error("x + $", 5, "unexpected character '$'");
+  check_error("x[0] + 1", 2, "unexpected character '['");  // statement tokens: format 2 only
+  check_error("x = 1", 3, "equality is written '=='");
   check_error("x + \x01", 5, "unexpected control character 0x01");
   check_error("x + \xC3\xA9", 5, "unexpected character '\xC3\xA9'");
   check_error("x +", 4, "unexpected end");

@@ -177,6 +177,10 @@ TEST_CASE("syntax errors name their column") {
   check_error("r[m] 0", "1:6", "expected '='");
   check_error("r[m] = exp(1, 2)", "1:8", "exp takes 1 argument(s), got 2");
   check_error("r[m] = 1 $ 2", "1:10", "unexpected character '$'");
+  // The expression language's lexer: a whole UTF-8 character, a number past float64's range.
+  check_error("r[m] = 1 \xC3\xA9 2", "1:10", "unexpected character '\xC3\xA9'");
+  check_error("r[m] = 1e999 * x[m, 0]", "1:8", "outside the float64 range");
+  check_error("r[m] = x[m, 0] +\ny[m, n] = 0", "1:17", "the end of the line");
 }
 
 TEST_CASE("the range of a reduction's index must be learnt from a plain subscript") {
