@@ -139,6 +139,25 @@ Token Lexer::unexpected(std::size_t start) const {
   return fail(start, len, "unexpected character '" + std::string(text_.substr(start, len)) + "'");
 }
 
+std::optional<Op> comparison(Tok t) {
+  switch (t) {
+    case Tok::lt:
+      return Op::lt;
+    case Tok::le:
+      return Op::le;
+    case Tok::gt:
+      return Op::gt;
+    case Tok::ge:
+      return Op::ge;
+    case Tok::eq:
+      return Op::eq;
+    case Tok::ne:
+      return Op::ne;
+    default:
+      return std::nullopt;
+  }
+}
+
 int column_at(std::string_view text, std::size_t pos) {
   int column = 1;
   for (std::size_t i = 0; i < pos && i < text.size(); ++i)

@@ -3,8 +3,11 @@
 // (core/indexed) are lexed by the same code, with '[', ']', ':' and '=' besides.
 #pragma once
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
+
+#include "kq/expr.hpp"
 
 namespace kq::syntax {
 
@@ -67,9 +70,7 @@ int column_at(std::string_view text, std::size_t pos);
 // (of a statement: "the end of the line").
 std::string describe(const Token& t, std::string_view text, Grammar grammar = Grammar::expression);
 
-inline bool is_comparison(Tok t) {
-  return t == Tok::lt || t == Tok::le || t == Tok::gt || t == Tok::ge || t == Tok::eq ||
-         t == Tok::ne;
-}
+// The comparison a token spells ('<' is Op::lt ...), or nothing.
+std::optional<Op> comparison(Tok t);
 
 }  // namespace kq::syntax

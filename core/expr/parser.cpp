@@ -86,32 +86,11 @@ class Parser {
 
   int parse_compare() {
     const int lhs = parse_additive();
-    Op op;
-    switch (tok_.kind) {
-      case Tok::lt:
-        op = Op::lt;
-        break;
-      case Tok::le:
-        op = Op::le;
-        break;
-      case Tok::gt:
-        op = Op::gt;
-        break;
-      case Tok::ge:
-        op = Op::ge;
-        break;
-      case Tok::eq:
-        op = Op::eq;
-        break;
-      case Tok::ne:
-        op = Op::ne;
-        break;
-      default:
-        return lhs;
-    }
+    const std::optional<Op> op = syntax::comparison(tok_.kind);
+    if (!op) return lhs;
     advance();
     const int rhs = parse_additive();
-    return emit(op, lhs, rhs);
+    return emit(*op, lhs, rhs);
   }
 
   int parse_additive() {
@@ -238,7 +217,7 @@ class Parser {
 
   // The failures below all happen where an operand is complete and something else follows it.
   void fail_if_chained_comparison() const {
-    if (syntax::is_comparison(tok_.kind))
+    if (syntax::comparison(tok_.kind))
       throw Failure{tok_.pos, "comparisons do not chain: parenthesise one side, e.g. (a < b) < c"};
   }
 

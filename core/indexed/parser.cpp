@@ -216,33 +216,12 @@ class StatementParser {
 
   int parse_compare() {
     const int lhs = parse_additive();
-    Op op;
-    switch (tok().kind) {
-      case Tok::lt:
-        op = Op::lt;
-        break;
-      case Tok::le:
-        op = Op::le;
-        break;
-      case Tok::gt:
-        op = Op::gt;
-        break;
-      case Tok::ge:
-        op = Op::ge;
-        break;
-      case Tok::eq:
-        op = Op::eq;
-        break;
-      case Tok::ne:
-        op = Op::ne;
-        break;
-      default:
-        return lhs;
-    }
+    const std::optional<Op> op = syntax::comparison(tok().kind);
+    if (!op) return lhs;
     const std::size_t pos = tok().pos;
     advance();
     const int rhs = parse_additive();
-    return apply(op, pos, {lhs, rhs});
+    return apply(*op, pos, {lhs, rhs});
   }
 
   int apply(Op op, std::size_t pos, std::vector<int> args) {
