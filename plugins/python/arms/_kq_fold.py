@@ -49,6 +49,7 @@ def _sigmoid(x):
     return 1.0 / (1.0 + _exp(-x))
 
 
+# An operation's value on literal operands, by kq's name of the operation.
 FOLD = {
     "neg": lambda a: -a,
     "relu": lambda a: a if a != a else (a if a > 0 else 0.0),
