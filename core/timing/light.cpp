@@ -56,8 +56,8 @@ std::unique_ptr<Light> make_device_light(double moved, bool blocking_kernel,
                                          const std::shared_ptr<Stream>& stream) {
 #if KQ_HAVE_CUDA
   // `want` is read + written: its buffers are want / 2 each, and halving it halves both.
-  const double least = 2.0 * static_cast<double>(kMinDeviceCopy);
-  const std::size_t need = kLightHeadroom + 2 * kMinDeviceCopy;  // the least copy, the headroom
+  const std::size_t least = 2 * kMinDeviceCopy;
+  const std::size_t need = kLightHeadroom + least;  // the least copy and its headroom
   std::size_t free_bytes = 0, total = 0;
   cuda_check(cudaMemGetInfo(&free_bytes, &total), "cudaMemGetInfo for the device copy");
   if (free_bytes < need)
@@ -70,7 +70,7 @@ std::unique_ptr<Light> make_device_light(double moved, bool blocking_kernel,
     try {
       return make_light(want, Device::cuda, blocking_kernel, stream);
     } catch (const CudaError& e) {
-      if (!out_of_device_memory(e) || want / 2 < least) throw;
+      if (!out_of_device_memory(e) || want / 2 < static_cast<double>(least)) throw;
     }
   }
 #else
